@@ -1,0 +1,31 @@
+#!/bin/bash
+# Installs what ratchet needs to build, test and demo (Debian 12), then builds it.
+# Safe to run twice: installs only what is missing, rebuilds incrementally.
+#   scripts/setup.sh            packages + build (build/ratchet)
+#   SETUP_NO_BUILD=1 scripts/setup.sh   packages only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  # build
+  build-essential cmake ninja-build pkg-config
+  libssh-dev libcli11-dev libtomlplusplus-dev libfmt-dev catch2 nlohmann-json3-dev libssl-dev
+  # tests and demo: real sshd hosts and a real systemd host (systemd-nspawn)
+  openssh-server openssh-client systemd-container debootstrap zstd psmisc procps iproute2 util-linux
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "${SETUP_NO_BUILD:-0}" != 1 ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build -j"$(nproc)"
+fi

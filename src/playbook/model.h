@@ -1,0 +1,96 @@
+#pragma once
+// The validated playbook and inventory model (design.md §2–3). Plain data: the
+// loader fills it, the planner renders it per host, the engine runs it.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/duration.h"
+
+namespace ratchet::playbook {
+
+/// A TOML value as data (string, integer, float, boolean, array, table).
+using Value = nlohmann::json;
+
+/// A place in a source file; line and col are 1-based (0 = unknown).
+struct SourcePos {
+  std::string file;
+  int line = 0;
+  int col = 0;
+  /// "file:line:col" (or just "file" when the position is unknown).
+  std::string str() const;
+};
+
+/// One action: a step's own (rung 0) or one escalation rung (1..n).
+/// `fields` holds the kind-specific keys exactly as written; strings may hold
+/// {{ }} templates that are rendered per host.
+struct Action {
+  std::string kind;                      ///< run | service | kill | verify | write
+  Value fields = Value::object();        ///< kind-specific keys, unrendered
+  std::map<std::string, SourcePos> pos;  ///< where each field was written
+  SourcePos where;                       ///< the table that holds this action
+};
+
+enum class OnFailure { stop, cont };
+
+/// A step: a check and an action of one kind, escalation rungs, and timing.
+struct Step {
+  std::string id;    ///< [a-z0-9_]+; default: slug of name
+  std::string name;
+  std::string kind;
+  Action body;                  ///< rung 0: the step's own check and action
+  std::vector<Action> escalate;  ///< rungs 1..n in file order
+  util::Millis timeout{60'000};  ///< bounds each remote command
+  util::Millis settle{0};        ///< wait once after an action, before the check
+  int retries = 0;               ///< extra check attempts while it fails
+  util::Millis delay{1'000};     ///< between check retries
+  size_t capture = 1 << 20;      ///< bytes kept per stream and command (head + tail)
+  std::string when;              ///< boolean var name, or "not NAME"; "" = always
+  OnFailure on_failure = OnFailure::stop;
+  std::string register_as;       ///< extra name for this step's results ("" = none)
+  bool become = false;
+  std::string become_user;
+  SourcePos where;
+};
+
+/// One host of the inventory (design.md §3).
+struct Host {
+  std::string name;
+  std::string address;      ///< "" = the name, resolved through ssh config
+  int port = 0;             ///< 0 = from ssh config, else 22
+  std::string user;         ///< "" = from ssh config, else the local user
+  std::string identity;     ///< private key file ("~" expanded by the transport)
+  std::string known_hosts;  ///< file used instead of ~/.ssh/known_hosts
+  std::string jump;         ///< user@bastion:port (v0.2)
+  bool become = false;
+  std::string become_user;
+  Value vars = Value::object();
+  SourcePos where;
+};
+
+struct Inventory {
+  std::string path;
+  std::map<std::string, Host> hosts;
+  std::map<std::string, std::vector<std::string>> groups;
+  std::map<std::string, Value> group_vars;  ///< group name -> vars table
+};
+
+struct Playbook {
+  std::string path;         ///< as given on the command line
+  std::string dir;          ///< directory of the playbook (templates are relative to it)
+  std::string source;       ///< the file's bytes
+  std::string sha256;       ///< of `source`
+  std::string name;
+  std::string description;
+  std::vector<std::string> targets;
+  Value vars = Value::object();
+  std::map<std::string, SourcePos> var_pos;
+  std::map<std::string, std::string> secrets;  ///< name -> "env:NAME" | "file:PATH"
+  std::vector<Step> steps;
+  std::optional<Inventory> inventory;  ///< an [inventory] table in the playbook
+};
+
+}  // namespace ratchet::playbook

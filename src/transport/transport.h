@@ -1,0 +1,91 @@
+#pragma once
+// The seam between the engine and a host: connect, run a command, close.
+// Backends: ssh (libssh, ssh_transport.h) and local (/bin/sh, unit speed only).
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/duration.h"
+
+namespace ratchet::transport {
+
+/// Where and how to connect. Empty fields fall back to ~/.ssh/config, then to
+/// OpenSSH's defaults (port 22, the local user name).
+struct Endpoint {
+  std::string name;         ///< inventory name; also the ssh config Host to match
+  std::string address;      ///< HostName override ("" = name / ssh config)
+  int port = 0;             ///< 0 = ssh config or 22
+  std::string user;         ///< "" = ssh config or local user
+  std::string identity;     ///< extra private key file, tried first
+  std::string known_hosts;  ///< "" = ~/.ssh/known_hosts
+  std::string ssh_config;   ///< "" = ~/.ssh/config; "none" = read no config
+  bool accept_new = false;  ///< record a first-seen host key (StrictHostKeyChecking=accept-new)
+  util::Millis connect_timeout{10'000};
+};
+
+/// What connect() learned, for the transcript's `connect` event.
+struct ConnectInfo {
+  std::string address;
+  int port = 0;
+  std::string user;
+  std::string fingerprint;  ///< "SHA256:..." as ssh-keygen -l prints it
+  std::string auth_method;  ///< "publickey (agent)", "publickey (FILE)", ...
+  long long ms = 0;
+};
+
+enum class FailureKind { dns, refused, timeout, host_key_unknown, host_key_changed, auth, other };
+
+/// Why connect() failed. Host-key failures map to exit 4, the rest to exit 3.
+struct ConnectError {
+  FailureKind kind = FailureKind::other;
+  std::string message;                    ///< one line, names the host and the fix
+  std::vector<std::string> methods_tried;  ///< for auth failures
+};
+
+/// "dns", "refused", "timeout", "host_key", "auth", "other" (transcript `cause`).
+std::string cause_name(FailureKind k);
+
+/// One remote command. `command` is the exact wire string.
+struct ExecRequest {
+  std::string command;
+  std::string stdin_data;         ///< written then EOF; empty = EOF at once
+  util::Millis timeout{60'000};   ///< client-side deadline for the whole exchange
+  size_t capture = 1 << 20;       ///< bytes kept per stream: head and tail halves
+};
+
+/// Output of one stream, capped: head and tail kept, the middle dropped.
+struct Captured {
+  std::string data;
+  unsigned long long total = 0;    ///< bytes the command wrote
+  unsigned long long dropped = 0;  ///< bytes not kept (total - data.size() - marker)
+};
+
+/// The result of one command. A failed command is a result, not an error.
+struct ExecResult {
+  int exit_code = -1;      ///< -1 when killed by a signal or no status came
+  std::string signal;      ///< "TERM", "KILL", ... when killed by a signal
+  bool timed_out = false;  ///< the deadline passed before the command ended
+  long long ms = 0;
+  Captured out, err;
+  std::string error;       ///< transport failure (channel could not open, ...); "" = none
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  /// Opens the session. Returns nullopt on success and fills *info.
+  virtual std::optional<ConnectError> connect(ConnectInfo* info) = 0;
+  /// Runs one command on its own channel (one session per host, a channel per command).
+  virtual ExecResult exec(const ExecRequest& req) = 0;
+  /// Closes the session; safe to call twice.
+  virtual void close() = 0;
+};
+
+/// A libssh session to `ep` (not yet connected).
+std::unique_ptr<Transport> make_ssh_transport(const Endpoint& ep);
+
+/// Runs commands with /bin/sh -c on this machine: for unit tests only.
+std::unique_ptr<Transport> make_local_transport();
+
+}  // namespace ratchet::transport
