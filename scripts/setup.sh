@@ -3,6 +3,7 @@
 # Safe to run twice: installs only what is missing, rebuilds incrementally.
 #   scripts/setup.sh            packages + build (build/ratchet)
 #   SETUP_NO_BUILD=1 scripts/setup.sh   packages only
+#   SETUP_NO_LAB=1 scripts/setup.sh     skip the lab rootfs (tests tagged [systemd] need it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,4 +29,11 @@ fi
 if [ "${SETUP_NO_BUILD:-0}" != 1 ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build build -j"$(nproc)"
+fi
+
+# The rootfs of the real systemd lab host (tests/lab/systemd-host.sh): instant when it is
+# there, ~5 s from the cached tarball, 2-3 min with debootstrap the first time.
+if [ "${SETUP_NO_LAB:-0}" != 1 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO tests/lab/systemd-host.sh ensure
 fi

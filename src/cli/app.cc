@@ -3,16 +3,82 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "ratchet/version.h"
 
 namespace ratchet::cli {
 
+static void add_selectors(CLI::App* sub, Options& o) {
+  sub->add_option("-i,--inventory", o.inventory, "inventory file (TOML)");
+  sub->add_option("--limit", o.limit, "narrow to these hosts, groups or globs")->delimiter(',');
+  sub->add_option("-e,--extra-var", o.extra, "set a var: key=value (value read as TOML, else text)");
+  sub->add_option("--target", o.target, "ad hoc host [user@]host[:port] instead of an inventory");
+  sub->add_option("-F,--ssh-config", o.ssh_config, "ssh config file (default ~/.ssh/config)");
+  sub->add_option("--known-hosts", o.known_hosts, "known_hosts file (default ~/.ssh/known_hosts)");
+}
+
 int main(int argc, char** argv) {
-  CLI::App app{"ratchet: runbooks over SSH that check, act, escalate and record"};
+  CLI::App app{"ratchet: runbooks over SSH: check, act gently, verify, escalate, record"};
   app.set_version_flag("--version", RATCHET_VERSION);
-  app.require_subcommand(1);
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  app.require_subcommand(1, 1);
+  app.failure_message(CLI::FailureMessage::help);
+
+  Options o;
+  auto* run = app.add_subcommand("run", "run a playbook against its hosts");
+  run->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
+  add_selectors(run, o);
+  run->add_option("--forks", o.forks, "hosts at once (default 10)")->check(CLI::Range(1, 1000));
+  run->add_option("--transcript", o.transcript,
+                  "transcript file (default transcripts/<playbook>-<UTC time>.jsonl)");
+  run->add_flag("--accept-new", o.accept_new, "trust and record a host key seen for the first time");
+
+  auto* plan = app.add_subcommand("plan", "dry run: print every command; connects to nothing");
+  plan->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
+  add_selectors(plan, o);
+  plan->add_flag("--json", o.json, "print the plan as JSON");
+
+  auto* validate = app.add_subcommand("validate", "load and validate a playbook; connects to nothing");
+  validate->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
+  add_selectors(validate, o);
+
+  ShowOptions so;
+  auto* show = app.add_subcommand("show", "render a transcript for a person");
+  show->add_option("transcript", so.path, "transcript file (.jsonl)")->required();
+  show->add_option("--host", so.host, "only this host");
+  show->add_option("--step", so.step, "only this step id");
+  show->add_flag("--json", so.json, "print the matching events as JSON Lines");
+
+  ExecOptions eo;
+  auto* exec = app.add_subcommand("exec", "run one ad hoc command on a host");
+  exec->add_option("host", eo.host, "inventory host name, or [user@]host[:port]")->required();
+  exec->add_option("command", eo.command, "the command (after --)")->required();
+  exec->add_option("-i,--inventory", eo.base.inventory, "inventory file (TOML)");
+  exec->add_option("-F,--ssh-config", eo.base.ssh_config, "ssh config file");
+  exec->add_option("--known-hosts", eo.base.known_hosts, "known_hosts file");
+  exec->add_flag("--accept-new", eo.base.accept_new, "trust and record a first-seen host key");
+  exec->add_option("--timeout", eo.timeout, "deadline for the command (default 60s)");
+  exec->add_option("--transcript", eo.base.transcript, "also record a transcript here");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    if (*run) return cmd_run(o, std::vector<std::string>(argv, argv + argc));
+    if (*plan) return cmd_plan(o);
+    if (*validate) return cmd_validate(o);
+    if (*show) return cmd_show(so);
+    if (*exec) return cmd_exec(eo);
+  } catch (const std::exception& e) {
+    std::cerr << "ratchet: error: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return kExitUsage;
 }
 
 }  // namespace ratchet::cli

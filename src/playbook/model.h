@@ -32,6 +32,9 @@ struct Action {
   Value fields = Value::object();        ///< kind-specific keys, unrendered
   std::map<std::string, SourcePos> pos;  ///< where each field was written
   SourcePos where;                       ///< the table that holds this action
+  /// Rungs only: timing that replaces the step's for this rung (unset = the step's).
+  std::optional<util::Millis> timeout, settle, delay;
+  std::optional<int> retries;
 };
 
 enum class OnFailure { stop, cont };
@@ -76,6 +79,7 @@ struct Inventory {
   std::map<std::string, Host> hosts;
   std::map<std::string, std::vector<std::string>> groups;
   std::map<std::string, Value> group_vars;  ///< group name -> vars table
+  std::vector<std::string> order;           ///< host names in file order (empty: use name order)
 };
 
 struct Playbook {

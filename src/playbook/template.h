@@ -1,5 +1,7 @@
 #pragma once
 // {{ name }} templates (design.md §2 "Templates"). Pure functions: no I/O.
+// A literal "{{" is written {{ '{{' }}: a quoted string inside the braces is
+// literal text. There is no other escape.
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +35,20 @@ std::optional<Value> render_tree(const Value& v, const Value& scope, bool plan, 
 /// The references a template uses, in order ("unit", "steps.stop.status").
 /// Returns nullopt and sets *err on a syntax error (unclosed "{{", empty name).
 std::optional<std::vector<std::string>> template_refs(const std::string& tmpl, std::string* err);
+
+/// One "{{ ref }}" in a template: the reference and the byte span of the whole
+/// "{{ ... }}" in the template text. A literal "{{ '{{' }}" is not a reference.
+struct TemplateRef {
+  std::string name;
+  size_t offset = 0;
+  size_t length = 0;
+};
+
+/// Like template_refs, with spans. On a syntax error returns nullopt, sets *err
+/// and, when given, *err_offset (byte offset of the offending "{{").
+std::optional<std::vector<TemplateRef>> template_ref_spans(const std::string& tmpl,
+                                                           std::string* err,
+                                                           size_t* err_offset = nullptr);
 
 /// Text form of a value: strings as they are, numbers and booleans as TOML writes
 /// them; arrays of holders (objects with "pid") one holder a line ("PID 42 user

@@ -52,6 +52,9 @@ struct ExecRequest {
   std::string stdin_data;         ///< written then EOF; empty = EOF at once
   util::Millis timeout{60'000};   ///< client-side deadline for the whole exchange
   size_t capture = 1 << 20;       ///< bytes kept per stream: head and tail halves
+  /// The deadline the wire wrapper enforces on the host (wire.h); a death by
+  /// signal at or after it is reported as timed_out. 0 = no host deadline.
+  util::Millis host_timeout{0};
 };
 
 /// Output of one stream, capped: head and tail kept, the middle dropped.
@@ -59,6 +62,25 @@ struct Captured {
   std::string data;
   unsigned long long total = 0;    ///< bytes the command wrote
   unsigned long long dropped = 0;  ///< bytes not kept (total - data.size() - marker)
+};
+
+/// Inserted between head and tail when a stream exceeded its cap, exactly
+/// "\n[ratchet: N bytes dropped]\n" (N = Captured::dropped, decimal).
+std::string capture_marker(unsigned long long dropped);
+
+/// Accumulates one stream under a cap of `cap` bytes: keeps the first cap/2 and
+/// the last cap - cap/2 bytes, counts the rest as dropped.
+class CaptureBuffer {
+ public:
+  explicit CaptureBuffer(size_t cap);
+  void append(const char* data, size_t n);
+  /// All bytes when total <= cap, else head + capture_marker(dropped) + tail.
+  Captured finish() const;
+
+ private:
+  size_t head_cap_, tail_cap_;
+  std::string head_, tail_;  // tail_ may hold up to 2*tail_cap_ before trimming
+  unsigned long long total_ = 0;
 };
 
 /// The result of one command. A failed command is a result, not an error.

@@ -1,0 +1,93 @@
+// `ratchet exec HOST -- COMMAND`: one ad hoc command over the same transport
+// (host keys, deadline wrapper); the remote exit status is passed through.
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstring>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "playbook/inventory.h"
+#include "playbook/loader.h"
+#include "transcript/writer.h"
+#include "transport/wire.h"
+
+namespace ratchet::cli {
+
+static int signal_number(const std::string& name) {
+  for (int s = 1; s < 32; ++s) {
+    const char* abbrev = sigabbrev_np(s);
+    if (abbrev && name == abbrev) return s;
+  }
+  return 0;
+}
+
+int cmd_exec(const ExecOptions& o) {
+  playbook::Host host;
+  bool found = false;
+  if (!o.base.inventory.empty()) {
+    std::vector<playbook::LoadError> errors;
+    auto inv = playbook::load_inventory(o.base.inventory, &errors);
+    if (!inv) {
+      for (const auto& e : errors) std::cerr << playbook::format_error(e) << "\n";
+      return kExitUsage;
+    }
+    auto it = inv->hosts.find(o.host);
+    if (it != inv->hosts.end()) {
+      host = it->second;
+      found = true;
+    }
+  }
+  if (!found) {
+    std::string err;
+    auto h = parse_target(o.host, &err);
+    if (!h) {
+      std::cerr << "ratchet: error: " << err << "\n";
+      return kExitUsage;
+    }
+    host = *h;
+  }
+  std::string why;
+  auto timeout = util::parse_duration(o.timeout, &why);
+  if (!timeout) {
+    std::cerr << fmt::format("ratchet: error: --timeout {}: {}\n", o.timeout, why);
+    return kExitUsage;
+  }
+  std::string command;
+  for (const auto& w : o.command) command += (command.empty() ? "" : " ") + w;
+
+  auto t = transport::make_ssh_transport(endpoint_for(host, o.base));
+  transport::ConnectInfo info;
+  if (auto err = t->connect(&info)) {
+    std::cerr << "ratchet: " << err->message << "\n";
+    bool key = err->kind == transport::FailureKind::host_key_unknown ||
+               err->kind == transport::FailureKind::host_key_changed;
+    return key ? kExitHostKey : kExitUnreachable;
+  }
+  transport::ExecRequest req;
+  req.command = transport::wire_command(command, *timeout, {});
+  req.timeout = transport::client_deadline(*timeout);
+  auto r = t->exec(req);
+  t->close();
+  if (!o.base.transcript.empty()) {
+    transcript::Writer w(o.base.transcript);
+    w.emit("command", {{"host", host.name}, {"role", "action"}, {"command", command}, {"sent", req.command}});
+    w.emit("exit", {{"host", host.name}, {"code", r.exit_code}, {"ms", r.ms}, {"timed_out", r.timed_out}});
+  }
+  std::cout << r.out.data << std::flush;
+  std::cerr << r.err.data << std::flush;
+  if (!r.error.empty()) {
+    std::cerr << "ratchet: " << host.name << ": " << r.error << "\n";
+    return kExitUnreachable;
+  }
+  if (r.timed_out) std::cerr << fmt::format("ratchet: {}: timed out after {}\n", host.name, o.timeout);
+  if (!r.signal.empty()) {
+    std::cerr << fmt::format("ratchet: {}: killed by SIG{}\n", host.name, r.signal);
+    int n = signal_number(r.signal);
+    return 128 + (n ? n : 0);
+  }
+  return r.exit_code;
+}
+
+}  // namespace ratchet::cli

@@ -1,0 +1,51 @@
+#pragma once
+// Options shared by run, plan, validate and exec, and loading what they name.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/scope.h"
+#include "playbook/model.h"
+#include "transport/transport.h"
+
+namespace ratchet::cli {
+
+struct Options {
+  std::string playbook;
+  std::string inventory;                ///< -i FILE
+  std::vector<std::string> limit;       ///< --limit H,G,glob
+  std::vector<std::string> extra;       ///< -e key=value
+  std::vector<std::string> target;      ///< --target [user@]host[:port]
+  std::string ssh_config;               ///< -F FILE
+  std::string known_hosts;              ///< --known-hosts FILE
+  bool accept_new = false;              ///< --accept-new
+  int forks = 10;
+  std::string transcript;               ///< --transcript FILE
+  bool json = false;                    ///< plan --json
+};
+
+/// A loaded playbook with its hosts resolved; what plan/run/validate work on.
+struct Loaded {
+  playbook::Playbook pb;
+  std::optional<playbook::Inventory> inv;   ///< -i, the playbook's [inventory], or ad hoc
+  std::vector<playbook::Host> hosts;        ///< selected, in order
+  std::vector<std::string> extra_keys;      ///< names given with -e
+};
+
+/// Loads and validates the playbook and inventory, checks references and
+/// resolves the selected hosts. Prints errors to stderr; nullopt = exit 2.
+std::optional<Loaded> load_all(const Options& o);
+
+/// Parses "[user@]host[:port]" into an ad hoc host named "host" or "host:port".
+std::optional<playbook::Host> parse_target(const std::string& spec, std::string* err);
+
+/// The transport endpoint for `h`, with -F/--known-hosts/--accept-new applied.
+transport::Endpoint endpoint_for(const playbook::Host& h, const Options& o);
+
+/// Secret values from their sources (env:NAME, file:PATH) as name → value;
+/// in a dry run every value is "***". Prints an error and returns nullopt when
+/// a source is missing.
+std::optional<nlohmann::json> resolve_secrets(const playbook::Playbook& pb, bool dry_run);
+
+}  // namespace ratchet::cli

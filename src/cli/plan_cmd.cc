@@ -1,0 +1,104 @@
+// `ratchet plan` and `ratchet validate`: load, render every step for every
+// host, print; nothing connects.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "engine/planner.h"
+#include "engine/scope.h"
+
+namespace ratchet::cli {
+
+/// Builds every host's plan; prints errors and returns false when any step fails to render.
+bool build_plans(const Loaded& L, const nlohmann::json& secrets, std::vector<engine::HostPlan>* out) {
+  std::vector<std::string> errors;
+  for (const auto& h : L.hosts) {
+    auto scope = engine::host_scope(L.pb, L.inv ? &*L.inv : nullptr, h, L.extra_keys, secrets, nullptr);
+    engine::HostPlan hp;
+    engine::plan_host(L.pb, h, scope, &hp, &errors);
+    out->push_back(std::move(hp));
+  }
+  for (const auto& e : errors) std::cerr << "ratchet: error: " << e << "\n";
+  return errors.empty();
+}
+
+static std::string indent_block(const std::string& text, const std::string& pad) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += pad + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+static std::string address_of(const playbook::Host& h) {
+  std::string a = h.address.empty() ? h.name : h.address;
+  std::string u = h.user.empty() ? "" : h.user + "@";
+  return h.port ? fmt::format("{}{}:{}", u, a, h.port) : u + a;
+}
+
+static void print_plan_text(const Loaded& L, const std::vector<engine::HostPlan>& plans) {
+  std::cout << fmt::format("plan: {} ({}, sha256 {}) — a dry run: nothing connects, nothing is sent\n",
+                           L.pb.name, L.pb.path, L.pb.sha256.substr(0, 12));
+  std::cout << "commands call the host library (ratchet_*; docs/host-library.md); "
+               "<name> marks a value known only at run time\n";
+  for (const auto& hp : plans) {
+    std::cout << fmt::format("\nhost {} ({})\n", hp.host.name, address_of(hp.host));
+    int n = 0;
+    for (const auto& p : hp.steps) {
+      const auto& s = *p.step;
+      std::cout << fmt::format("  {}. {} [{}] {}{}\n", ++n, s.id, s.kind, s.name,
+                               p.when_note.empty() ? "" : "  (" + p.when_note + ")");
+      for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
+        const auto& r = p.prepared.rungs[k];
+        std::string label = k == 0 ? "" : fmt::format("rung {} ", k);
+        for (const auto& c : r.check)
+          std::cout << indent_block(c.text, fmt::format("       {:<14}", label + "check")).substr(0);
+        if (r.action) {
+          std::cout << indent_block(r.action->text, fmt::format("       {:<14}", label + "action"));
+          if (!r.action->stdin_data.empty()) {
+            std::cout << fmt::format("       {:<14}{} bytes on stdin{}\n", "", r.action->stdin_data.size(),
+                                     r.action->stdin_secret ? " (secret)" : ":");
+            if (!r.action->stdin_secret) std::cout << indent_block(r.action->stdin_data, "         | ");
+          }
+        }
+      }
+    }
+  }
+}
+
+int cmd_plan(const Options& o) {
+  auto L = load_all(o);
+  if (!L) return kExitUsage;
+  auto secrets = resolve_secrets(L->pb, true);
+  std::vector<engine::HostPlan> plans;
+  if (!build_plans(*L, *secrets, &plans)) return kExitUsage;
+  if (o.json) {
+    nlohmann::json hosts = nlohmann::json::array();
+    for (const auto& hp : plans) hosts.push_back(engine::plan_json(hp));
+    nlohmann::json j = {{"playbook", L->pb.name}, {"path", L->pb.path}, {"sha256", L->pb.sha256},
+                        {"hosts", hosts}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_plan_text(*L, plans);
+  }
+  return kExitOk;
+}
+
+int cmd_validate(const Options& o) {
+  auto L = load_all(o);
+  if (!L) return kExitUsage;
+  auto secrets = resolve_secrets(L->pb, true);
+  std::vector<engine::HostPlan> plans;
+  if (!build_plans(*L, *secrets, &plans)) return kExitUsage;
+  std::cout << fmt::format("{}: ok: playbook `{}`, {} steps, {} host(s)\n", L->pb.path, L->pb.name,
+                           L->pb.steps.size(), L->hosts.size());
+  return kExitOk;
+}
+
+}  // namespace ratchet::cli

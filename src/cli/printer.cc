@@ -1,0 +1,42 @@
+#include "cli/printer.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "util/duration.h"
+
+namespace ratchet::cli {
+
+void LinePrinter::line(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::cout << text << std::endl;
+}
+
+void LinePrinter::connected(const std::string& host, const std::string& detail) {
+  line(fmt::format("{}: connected {}", host, detail));
+}
+
+void LinePrinter::unreachable(const std::string& host, const std::string& message) {
+  line(fmt::format("{}: UNREACHABLE {}", host, message));
+}
+
+void LinePrinter::step_started(const std::string&, const std::string&, const std::string&) {}
+
+void LinePrinter::step_done(const std::string& host, const std::string& step_id,
+                            const engine::StepOutcome& o) {
+  std::string rung = o.status == "escalated" || (o.status == "failed" && o.rung > 0)
+                         ? fmt::format(" (rung {})", o.rung)
+                         : "";
+  std::string why = o.reason.empty() ? "" : ": " + o.reason;
+  if (why.size() > 160) why = why.substr(0, 157) + "...";
+  line(fmt::format("{}: {:<10} {:<24} {:>6}{}", host, o.status + rung, step_id,
+                   util::format_duration(util::Millis(o.ms)), o.status == "ok" && o.reason.empty() ? "" : why));
+}
+
+void LinePrinter::step_skipped(const std::string& host, const std::string& step_id,
+                               const std::string& why) {
+  line(fmt::format("{}: {:<10} {:<24}        {}", host, "skipped", step_id, why));
+}
+
+}  // namespace ratchet::cli

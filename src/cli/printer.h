@@ -1,0 +1,26 @@
+#pragma once
+// Line-oriented progress on stdout: one line per event, prefixed by host.
+#include <mutex>
+#include <string>
+
+#include "engine/progress.h"
+
+namespace ratchet::cli {
+
+class LinePrinter : public engine::Progress {
+ public:
+  void connected(const std::string& host, const std::string& detail) override;
+  void unreachable(const std::string& host, const std::string& message) override;
+  void step_started(const std::string& host, const std::string& step_id,
+                    const std::string& name) override;
+  void step_done(const std::string& host, const std::string& step_id,
+                 const engine::StepOutcome& o) override;
+  void step_skipped(const std::string& host, const std::string& step_id,
+                    const std::string& why) override;
+
+ private:
+  void line(const std::string& text);
+  std::mutex mu_;
+};
+
+}  // namespace ratchet::cli

@@ -1,0 +1,71 @@
+#include "engine/executor.h"
+
+#include "steps/library.h"
+#include "transport/wire.h"
+#include "util/hash.h"
+
+namespace ratchet::engine {
+
+Executor::Executor(transport::Transport& t, transcript::Writer& w, std::string host,
+                   const std::atomic<bool>* interrupted)
+    : t_(t), w_(w), host_(std::move(host)), interrupted_(interrupted) {}
+
+void Executor::set_step(const std::string& step_id, bool become, const std::string& become_user) {
+  step_ = step_id;
+  become_ = become;
+  become_user_ = become_user;
+}
+
+std::string Executor::sent_for(const steps::Command& c) const {
+  transport::Become b;
+  b.enabled = become_;
+  b.user = become_user_;
+  return transport::wire_command(steps::with_library(c.text), c.timeout, b);
+}
+
+transport::ExecResult Executor::run(const steps::Command& c, int rung, const std::string& input) {
+  transport::ExecResult r;
+  if (interrupted()) {
+    r.error = "interrupted";
+    return r;
+  }
+  transport::ExecRequest req;
+  req.command = sent_for(c);
+  req.stdin_data = input;
+  req.timeout = transport::client_deadline(c.timeout);
+  nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", c.role},
+                       {"command", c.text}, {"sent", req.command},
+                       {"timeout_ms", c.timeout.count()}};
+  if (!input.empty()) {
+    ev["stdin_bytes"] = input.size();
+    if (c.stdin_secret) ev["stdin"] = "***";
+    else ev["stdin_sha256"] = util::sha256_hex(input);
+  }
+  w_.emit("command", ev);
+  r = t_.exec(req);
+  nlohmann::json base = {{"host", host_}, {"step", step_}, {"rung", rung}};
+  for (auto [name, cap] : {std::pair<const char*, const transport::Captured*>{"stdout", &r.out},
+                           {"stderr", &r.err}}) {
+    if (cap->total == 0 && cap->data.empty()) continue;
+    auto f = transcript::output_fields(name, cap->data, cap->total, cap->dropped);
+    f.update(base);
+    w_.emit("output", f);
+  }
+  nlohmann::json ex = base;
+  if (!r.signal.empty()) ex["signal"] = r.signal;
+  else ex["code"] = r.exit_code;
+  ex["ms"] = r.ms;
+  ex["timed_out"] = r.timed_out;
+  if (!r.error.empty()) ex["error"] = r.error;
+  w_.emit("exit", ex);
+  return r;
+}
+
+void Executor::evidence(int rung, nlohmann::json fields) {
+  fields["host"] = host_;
+  fields["step"] = step_;
+  fields["rung"] = rung;
+  w_.emit("evidence", fields);
+}
+
+}  // namespace ratchet::engine

@@ -1,0 +1,44 @@
+#pragma once
+// Runs a step's commands on one host and records each in the transcript:
+// command (rendered and as sent), output, exit, evidence.
+#include <atomic>
+#include <string>
+
+#include "steps/action.h"
+#include "transcript/writer.h"
+#include "transport/transport.h"
+
+namespace ratchet::engine {
+
+class Executor {
+ public:
+  /// `interrupted` (may be null) is polled between commands: once set, run()
+  /// returns a result with error "interrupted" without sending anything.
+  Executor(transport::Transport& t, transcript::Writer& w, std::string host,
+           const std::atomic<bool>* interrupted = nullptr);
+
+  /// Sets the step id (and become) recorded with the following events.
+  void set_step(const std::string& step_id, bool become, const std::string& become_user);
+
+  /// Runs `c` (wrapped with the host library, the deadline and become) with
+  /// `input` on stdin; records command/output/exit events under `rung`.
+  transport::ExecResult run(const steps::Command& c, int rung, const std::string& input);
+
+  /// Records an evidence event for the current step.
+  void evidence(int rung, nlohmann::json fields);
+
+  /// The exact wire string for `c` (the transcript's `sent`).
+  std::string sent_for(const steps::Command& c) const;
+
+  bool interrupted() const { return interrupted_ && interrupted_->load(); }
+
+ private:
+  transport::Transport& t_;
+  transcript::Writer& w_;
+  std::string host_, step_;
+  bool become_ = false;
+  std::string become_user_;
+  const std::atomic<bool>* interrupted_;
+};
+
+}  // namespace ratchet::engine

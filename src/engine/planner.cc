@@ -1,0 +1,55 @@
+#include "engine/planner.h"
+
+#include <fmt/format.h>
+
+#include "steps/prepare.h"
+
+namespace ratchet::engine {
+
+bool plan_host(const playbook::Playbook& pb, const playbook::Host& host,
+               const nlohmann::json& scope, HostPlan* out, std::vector<std::string>* errors) {
+  out->host = host;
+  out->steps.clear();
+  steps::PrepareOptions opt;
+  opt.plan = true;
+  opt.playbook_dir = pb.dir;
+  bool ok = true;
+  for (const auto& s : pb.steps) {
+    PlannedStep p;
+    p.step = &s;
+    if (!s.when.empty()) p.when_note = fmt::format("runs only when `{}`", s.when);
+    std::string err;
+    if (!steps::prepare_step(s, scope, opt, &p.prepared, &err)) {
+      errors->push_back(fmt::format("host {}: {}", host.name, err));
+      ok = false;
+      continue;
+    }
+    out->steps.push_back(std::move(p));
+  }
+  return ok;
+}
+
+nlohmann::json plan_json(const HostPlan& hp) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& p : hp.steps) {
+    nlohmann::json cmds = nlohmann::json::array();
+    for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
+      const auto& r = p.prepared.rungs[k];
+      auto add = [&](const steps::Command& c) {
+        nlohmann::json j = {{"rung", k}, {"role", c.role}, {"command", c.text},
+                            {"timeout_ms", c.timeout.count()}};
+        if (!c.stdin_data.empty()) j["stdin"] = c.stdin_secret ? "***" : c.stdin_data;
+        cmds.push_back(j);
+      };
+      for (const auto& c : r.check) add(c);
+      if (r.action) add(*r.action);
+    }
+    nlohmann::json s = {{"id", p.step->id}, {"kind", p.step->kind}, {"name", p.step->name},
+                        {"commands", cmds}};
+    if (!p.when_note.empty()) s["when"] = p.step->when;
+    steps.push_back(s);
+  }
+  return {{"host", hp.host.name}, {"steps", steps}};
+}
+
+}  // namespace ratchet::engine

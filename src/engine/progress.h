@@ -1,0 +1,32 @@
+#pragma once
+// What the engine tells the person watching (cli/ implements it).
+#include <string>
+
+#include "engine/ratchet_loop.h"
+
+namespace ratchet::engine {
+
+class Progress {
+ public:
+  virtual ~Progress() = default;
+  virtual void connected(const std::string& host, const std::string& detail) = 0;
+  virtual void unreachable(const std::string& host, const std::string& message) = 0;
+  virtual void step_started(const std::string& host, const std::string& step_id,
+                            const std::string& name) = 0;
+  virtual void step_done(const std::string& host, const std::string& step_id,
+                         const StepOutcome& o) = 0;
+  virtual void step_skipped(const std::string& host, const std::string& step_id,
+                            const std::string& why) = 0;
+};
+
+/// A Progress that prints nothing.
+class SilentProgress : public Progress {
+ public:
+  void connected(const std::string&, const std::string&) override {}
+  void unreachable(const std::string&, const std::string&) override {}
+  void step_started(const std::string&, const std::string&, const std::string&) override {}
+  void step_done(const std::string&, const std::string&, const StepOutcome&) override {}
+  void step_skipped(const std::string&, const std::string&, const std::string&) override {}
+};
+
+}  // namespace ratchet::engine

@@ -1,0 +1,145 @@
+#include "engine/ratchet_loop.h"
+
+#include <chrono>
+#include <sstream>
+
+#include "util/clock.h"
+
+namespace ratchet::engine {
+
+namespace {
+
+// The process lines of a kill action (tag "signalled"), untagged, to feed the
+// kill check on stdin: those PIDs must be gone (same PID and start time).
+std::string selection_of(const std::string& action_out) {
+  std::istringstream in(action_out);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    static const std::string tag = "signalled\t";
+    if (line.rfind(tag, 0) == 0) out += line.substr(tag.size()) + "\n";
+  }
+  return out;
+}
+
+struct Loop {
+  const steps::PreparedStep& ps;
+  Executor& ex;
+  const Sleeper& sleep;
+  StepOutcome o;
+  std::string selection;  // stdin for a kill check
+  bool acted = false;     // once an action ran, o.out/o.err keep its output
+
+  void note_holders(const nlohmann::json& h) {
+    if (o.holders.empty() && !h.empty()) o.holders = h;
+  }
+
+  steps::Verdict check_once() {
+    steps::Verdict all;
+    all.holds = true;
+    for (const auto& c : ps.rungs[0].check) {
+      auto r = ex.run(c, 0, c.stdin_from_action ? selection : "");
+      o.rc = r.exit_code;
+      if (!acted) o.out = r.out.data, o.err = r.err.data;
+      auto v = steps::judge_check(c, r);
+      for (const auto& h : v.holders) all.holders.push_back(h);
+      if (!v.holds) {
+        all.holds = false;
+        all.reason += (all.reason.empty() ? "" : "; ") + v.reason;
+      } else if (!v.reason.empty() && all.holds) {
+        all.reason += (all.reason.empty() ? "" : "; ") + v.reason;
+      }
+      if (ex.interrupted()) {
+        all.holds = false;
+        all.reason = "interrupted";
+        break;
+      }
+    }
+    o.holders_left = all.holders;
+    if (!all.holders.empty() || !all.reason.empty()) {
+      nlohmann::json ev = {{"role", "check"}, {"holds", all.holds}};
+      if (!all.holders.empty()) ev["holders"] = all.holders;
+      if (!all.reason.empty()) ev["note"] = all.reason;
+      ex.evidence(0, ev);
+    }
+    return all;
+  }
+
+  steps::Verdict check_with_retries(const steps::Rung& r) {
+    auto v = check_once();
+    for (int i = 0; i < r.retries && !v.holds && !ex.interrupted(); ++i) {
+      sleep(r.delay);
+      v = check_once();
+    }
+    return v;
+  }
+
+  void act(const steps::Rung& r, int k) {
+    const steps::Command& c = *r.action;
+    auto res = ex.run(c, k, c.stdin_data);
+    o.rc = res.exit_code;
+    acted = true;
+    o.out = res.out.data;
+    o.err = res.err.data;
+    auto v = steps::judge_action(c, res, ps.expect_exit);
+    if (c.judge == "kill_action") {
+      selection = selection_of(res.out.data);
+      // A kill step's holders are what its own action selected (tree included).
+      if (k == 0) o.holders = v.holders;
+      else note_holders(v.holders);
+    }
+    if (!v.holders.empty() || !v.holds || !v.reason.empty()) {
+      nlohmann::json ev = {{"role", "action"}, {"ok", v.holds}};
+      if (!v.holders.empty()) ev["signalled"] = v.holders;
+      if (!v.reason.empty()) ev["note"] = v.reason;
+      ex.evidence(k, ev);
+    }
+    if (!v.holds) o.reason = v.reason;
+  }
+};
+
+}  // namespace
+
+StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleeper& sleep) {
+  auto t0 = std::chrono::steady_clock::now();
+  Loop L{ps, ex, sleep, {}, {}, false};
+  StepOutcome& o = L.o;
+  auto finish = [&](std::string status, int rung) {
+    o.status = std::move(status);
+    o.rung = rung;
+    o.ms = util::ms_since(t0);
+    return o;
+  };
+  const steps::Rung& own = ps.rungs.at(0);
+
+  if (ps.action_is_result) {  // run without a check: its exit status is the result
+    L.act(own, 0);
+    return finish(o.reason.empty() && !ex.interrupted() ? "changed" : "failed", 0);
+  }
+  if (!own.always_act) {
+    auto v = L.check_once();
+    L.note_holders(v.holders);
+    if (v.holds) {
+      o.reason = v.reason;
+      return finish("ok", 0);
+    }
+    o.reason = v.reason;
+  }
+  int last = 0;
+  for (size_t k = 0; k < ps.rungs.size(); ++k) {
+    const steps::Rung& r = ps.rungs[k];
+    if (!r.action) continue;  // verify: no action of its own
+    if (ex.interrupted()) break;
+    last = static_cast<int>(k);
+    L.act(r, last);
+    if (r.settle.count() > 0) sleep(r.settle);
+    auto v = L.check_with_retries(r);
+    if (v.holds) {
+      o.reason.clear();  // notes of the passing check ("nothing to kill") would mislead here
+      return finish(k == 0 ? "changed" : "escalated", last);
+    }
+    o.reason = v.reason;
+  }
+  return finish("failed", last);
+}
+
+}  // namespace ratchet::engine

@@ -1,0 +1,31 @@
+#pragma once
+// The ratchet loop (design.md §1): check → act → settle → check (with retries)
+// → rungs in order → ok / changed / escalated (rung k) / failed.
+#include <functional>
+#include <string>
+
+#include "engine/executor.h"
+#include "steps/action.h"
+
+namespace ratchet::engine {
+
+/// What one step did on one host; also the template values steps.ID.*.
+struct StepOutcome {
+  std::string status;  ///< ok | changed | escalated | failed
+  int rung = 0;        ///< rung after which the check passed; last tried when failed
+  int rc = -1;         ///< exit status of the last command (-1: signal or none)
+  std::string out, err;  ///< output of the last action (or check, when none acted)
+  long long ms = 0;
+  nlohmann::json holders = nlohmann::json::array();       ///< processes found first
+  nlohmann::json holders_left = nlohmann::json::array();  ///< processes the last check found
+  std::string reason;  ///< why it failed, or a note
+};
+
+/// Waits (injectable so unit tests do not sleep).
+using Sleeper = std::function<void(util::Millis)>;
+
+/// Runs one prepared step through `ex`. Never throws for remote failures: a
+/// failed or timed-out command is part of the outcome.
+StepOutcome run_ratchet(const steps::PreparedStep& step, Executor& ex, const Sleeper& sleep);
+
+}  // namespace ratchet::engine

@@ -1,0 +1,54 @@
+#include "engine/scope.h"
+
+#include <fmt/format.h>
+
+#include "playbook/inventory.h"
+#include "ratchet/version.h"
+
+namespace ratchet::engine {
+
+using nlohmann::json;
+
+json host_scope(const playbook::Playbook& pb, const playbook::Inventory* inv,
+                const playbook::Host& host, const std::vector<std::string>& extra_keys,
+                const json& secrets, const RunInfo* run) {
+  json s = pb.vars.is_object() ? pb.vars : json::object();
+  if (inv) {
+    json hv = playbook::host_scope_vars(*inv, host);
+    if (hv.is_object()) s.update(hv);
+  } else if (host.vars.is_object()) {
+    s.update(host.vars);
+  }
+  for (const auto& k : extra_keys)
+    if (pb.vars.contains(k)) s[k] = pb.vars[k];
+  if (secrets.is_object()) s.update(secrets);
+  s["host"] = {{"name", host.name}, {"address", host.address.empty() ? host.name : host.address}};
+  s["playbook"] = {{"name", pb.name}, {"sha256", pb.sha256}, {"path", pb.path}};
+  s["ratchet"] = {{"version", RATCHET_VERSION}};
+  if (run) s["run"] = {{"id", run->id}, {"started", run->started}};
+  s["steps"] = json::object();
+  return s;
+}
+
+bool eval_when(const std::string& when, const json& scope, bool* out, std::string* err) {
+  std::string name = when;
+  bool negate = false;
+  if (name.rfind("not ", 0) == 0) {
+    negate = true;
+    name = name.substr(4);
+  }
+  while (!name.empty() && name.front() == ' ') name.erase(0, 1);
+  if (!scope.contains(name)) {
+    *err = fmt::format("`when`: undefined variable `{}`", name);
+    return false;
+  }
+  const json& v = scope[name];
+  if (!v.is_boolean()) {
+    *err = fmt::format("`when`: `{}` must be true or false, got {}", name, v.dump());
+    return false;
+  }
+  *out = v.get<bool>() != negate;
+  return true;
+}
+
+}  // namespace ratchet::engine

@@ -1,0 +1,174 @@
+#include "playbook/doc.h"
+
+#include <fcntl.h>
+#include <toml++/toml.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <tuple>
+
+namespace ratchet::playbook {
+namespace {
+
+SourcePos to_pos(const std::string& file, const toml::source_position& p) {
+  return {file, static_cast<int>(p.line), static_cast<int>(p.column)};
+}
+
+// Converts a node to a Value and records positions under `path`.
+Value convert(const toml::node& n, const DocPath& path, Doc* doc) {
+  if (doc) doc->value_pos[path.to_string()] = to_pos(doc->file, n.source().begin);
+  if (auto t = n.as_table()) {
+    Value out = Value::object();
+    for (auto&& [k, v] : *t) {
+      DocPath child = path / std::string(k.str());
+      if (doc) doc->key_pos[child.to_string()] = to_pos(doc->file, k.source().begin);
+      out[std::string(k.str())] = convert(v, child, doc);
+    }
+    return out;
+  }
+  if (auto a = n.as_array()) {
+    Value out = Value::array();
+    for (size_t i = 0; i < a->size(); ++i) out.push_back(convert(*a->get(i), path / i, doc));
+    return out;
+  }
+  if (auto s = n.as_string()) return s->get();
+  if (auto i = n.as_integer()) return i->get();
+  if (auto f = n.as_floating_point()) return f->get();
+  if (auto b = n.as_boolean()) return b->get();
+  // Dates and times become their TOML text ("1979-05-27T07:32:00Z").
+  std::ostringstream os;
+  if (auto d = n.as_date())
+    os << d->get();
+  else if (auto t = n.as_time())
+    os << t->get();
+  else if (auto dt = n.as_date_time())
+    os << dt->get();
+  return os.str();
+}
+
+}  // namespace
+
+SourcePos Doc::at(const DocPath& p) const {
+  for (DocPath q = p;; q = q.parent_pointer()) {
+    auto it = value_pos.find(q.to_string());
+    if (it != value_pos.end()) return it->second;
+    if (q.empty()) return {file, 0, 0};
+  }
+}
+
+SourcePos Doc::key_at(const DocPath& p) const {
+  auto it = key_pos.find(p.to_string());
+  return it != key_pos.end() ? it->second : at(p);
+}
+
+std::optional<Doc> parse_doc(std::string text, const std::string& file,
+                             std::vector<LoadError>* errors) {
+  Doc doc;
+  doc.file = file;
+  doc.text = std::move(text);
+  try {
+    toml::table tbl = toml::parse(std::string_view(doc.text), std::string_view(file));
+    doc.root = convert(tbl, DocPath(), &doc);
+    doc.value_pos[""] = {file, 1, 1};
+  } catch (const toml::parse_error& e) {
+    errors->push_back(
+        make_error(to_pos(file, e.source().begin), std::string(e.description()), "", doc.text));
+    return std::nullopt;
+  }
+  return doc;
+}
+
+std::optional<Value> parse_toml_value(const std::string& text) {
+  try {
+    toml::table tbl = toml::parse(std::string_view("x = " + text), std::string_view("-e"));
+    if (tbl.size() != 1 || !tbl.contains("x")) return std::nullopt;
+    return convert(*tbl.get("x"), DocPath(), nullptr);
+  } catch (const toml::parse_error&) {
+    return std::nullopt;
+  }
+}
+
+std::string source_line(const std::string& text, int line) {
+  if (line < 1) return "";
+  size_t b = 0;
+  for (int l = 1; l < line; ++l) {
+    b = text.find('\n', b);
+    if (b == std::string::npos) return "";
+    ++b;
+  }
+  size_t e = text.find('\n', b);
+  std::string out = text.substr(b, e == std::string::npos ? std::string::npos : e - b);
+  if (!out.empty() && out.back() == '\r') out.pop_back();
+  return out;
+}
+
+LoadError make_error(const SourcePos& pos, std::string message, std::string hint,
+                     const std::string& text) {
+  return {pos, std::move(message), std::move(hint), source_line(text, pos.line)};
+}
+
+bool read_text_file(const std::string& path, std::string* out, std::string* err) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err = std::strerror(errno);
+    return false;
+  }
+  out->clear();
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *err = std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return true;
+}
+
+void sort_errors(std::vector<LoadError>* errors, size_t from, const std::string& file) {
+  auto key = [&](const LoadError& e) {
+    bool here = e.pos.file == file;
+    return std::make_tuple(!here, here ? e.pos.line : 0, here ? e.pos.col : 0);
+  };
+  std::stable_sort(errors->begin() + static_cast<long>(from), errors->end(),
+                   [&](const LoadError& a, const LoadError& b) { return key(a) < key(b); });
+}
+
+SourcePos pos_of_offset(const std::string& file, const std::string& text, size_t offset) {
+  SourcePos p{file, 1, 1};
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      p.col = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++p.col;  // count code points, as toml++ does
+    }
+  }
+  return p;
+}
+
+size_t offset_of_pos(const std::string& text, const SourcePos& pos) {
+  if (pos.line < 1 || pos.col < 1) return std::string::npos;
+  size_t i = 0;
+  for (int l = 1; l < pos.line; ++l) {
+    i = text.find('\n', i);
+    if (i == std::string::npos) return std::string::npos;
+    ++i;
+  }
+  for (int c = 1; c < pos.col; ++c) {
+    if (i >= text.size() || text[i] == '\n') return std::string::npos;
+    ++i;
+    while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
+  }
+  return i;
+}
+
+}  // namespace ratchet::playbook

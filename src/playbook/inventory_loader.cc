@@ -1,0 +1,203 @@
+// Inventory files and [inventory] tables -> Inventory (design.md §3).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "playbook/loader_internal.h"
+#include "playbook/schema.h"
+#include "util/spell.h"
+
+namespace ratchet::playbook {
+namespace {
+
+using T = FieldType;
+
+const std::vector<std::pair<std::string, FieldType>> kHostKeys = {
+    {"address", T::string},  {"port", T::integer},       {"user", T::string},
+    {"identity", T::string}, {"known_hosts", T::string}, {"jump", T::string},
+    {"become", T::boolean},  {"become_user", T::string}, {"vars", T::table}};
+
+std::string hint_for(const std::string& word, const std::vector<std::string>& cands) {
+  std::string n = util::nearest(word, cands);
+  return n.empty() ? "" : fmt::format("did you mean `{}`?", n);
+}
+
+std::vector<std::string> key_names() {
+  std::vector<std::string> out;
+  for (const auto& [k, t] : kHostKeys) out.push_back(k);
+  return out;
+}
+
+void read_host(const Diag& d, const DocPath& p, const std::string& name, const Value& t, Host* h) {
+  h->name = name;
+  h->where = d.doc.key_at(p);
+  for (auto it = t.begin(); it != t.end(); ++it) {
+    const std::string& k = it.key();
+    auto spec = std::find_if(kHostKeys.begin(), kHostKeys.end(),
+                             [&](const auto& e) { return e.first == k; });
+    if (spec == kHostKeys.end()) {
+      d.error(d.doc.key_at(p / k), fmt::format("unknown key `{}` in host `{}`", k, name),
+              hint_for(k, key_names()));
+      continue;
+    }
+    if (std::string err = type_error(k, it.value(), spec->second, false); !err.empty()) {
+      d.error(d.doc.at(p / k), err);
+      continue;
+    }
+    const Value& v = it.value();
+    if (k == "address") h->address = v.get<std::string>();
+    if (k == "port") {
+      if (v.get<long long>() < 1 || v.get<long long>() > 65535)
+        d.error(d.doc.at(p / k), fmt::format("`port` {} is outside 1..65535", v.get<long long>()));
+      else
+        h->port = v.get<int>();
+    }
+    if (k == "user") h->user = v.get<std::string>();
+    if (k == "identity") h->identity = v.get<std::string>();
+    if (k == "known_hosts") h->known_hosts = v.get<std::string>();
+    if (k == "jump") h->jump = v.get<std::string>();
+    if (k == "become") h->become = v.get<bool>();
+    if (k == "become_user") h->become_user = v.get<std::string>();
+    if (k == "vars") h->vars = v;
+  }
+}
+
+// Groups: members must exist; no group may contain itself.
+void check_groups(const Diag& d, const DocPath& at, Inventory* inv) {
+  std::vector<std::string> names;
+  for (const auto& [h, _] : inv->hosts) names.push_back(h);
+  for (const auto& [g, _] : inv->groups) names.push_back(g);
+  for (const auto& [g, members] : inv->groups) {
+    for (size_t i = 0; i < members.size(); ++i) {
+      const std::string& m = members[i];
+      if (inv->hosts.contains(m) || inv->groups.contains(m)) continue;
+      d.error(d.doc.at(at / "groups" / g / i),
+              fmt::format("unknown host or group `{}` in group `{}`", m, g), hint_for(m, names));
+    }
+  }
+  // Depth-first search; a group met again on the current path closes a cycle.
+  std::set<std::string> done;
+  std::vector<std::string> stack;
+  std::function<bool(const std::string&)> visit = [&](const std::string& g) {
+    auto on = std::find(stack.begin(), stack.end(), g);
+    if (on != stack.end()) {
+      std::string path;
+      for (auto it = on; it != stack.end(); ++it) path += *it + " -> ";
+      d.error(d.doc.key_at(at / "groups" / g),
+              fmt::format("group `{}` contains itself ({}{})", g, path, g));
+      return false;
+    }
+    if (done.contains(g)) return true;
+    stack.push_back(g);
+    for (const auto& m : inv->groups[g])
+      if (inv->groups.contains(m) && !visit(m)) return false;
+    stack.pop_back();
+    done.insert(g);
+    return true;
+  };
+  for (const auto& [g, _] : inv->groups) {
+    stack.clear();
+    if (!visit(g)) break;  // one report per inventory is enough
+  }
+}
+
+}  // namespace
+
+std::optional<Inventory> read_inventory(const Doc& doc, const DocPath& at,
+                                        std::vector<LoadError>* errors) {
+  Diag d{doc, errors};
+  size_t before = errors->size();
+  Inventory inv;
+  inv.path = doc.file;
+  const Value& root = doc.root[at];
+  const std::vector<std::string> top = {"hosts", "groups", "group_vars"};
+  for (auto it = root.begin(); it != root.end(); ++it)
+    if (std::find(top.begin(), top.end(), it.key()) == top.end())
+      d.error(doc.key_at(at / it.key()), fmt::format("unknown inventory key `{}`", it.key()),
+              hint_for(it.key(), top));
+  auto table = [&](const char* key) -> const Value* {
+    if (!root.contains(key)) return nullptr;
+    std::string err = type_error(key, root[key], T::table, false);
+    if (err.empty()) return &root[key];
+    d.error(doc.at(at / key), err);
+    return nullptr;
+  };
+  if (auto hosts = table("hosts")) {
+    std::vector<std::pair<std::pair<int, int>, std::string>> order;
+    for (auto it = hosts->begin(); it != hosts->end(); ++it) {
+      DocPath p = at / "hosts" / it.key();
+      if (it.key() == "all") {
+        d.error(doc.key_at(p), "`all` names every host; a host cannot be called that");
+        continue;
+      }
+      if (std::string err = type_error(it.key(), it.value(), T::table, false); !err.empty()) {
+        d.error(doc.at(p), fmt::format("host `{}` must be a table, not {}", it.key(),
+                                       value_type_name(it.value())));
+        continue;
+      }
+      Host& h = inv.hosts[it.key()];
+      read_host(d, p, it.key(), it.value(), &h);
+      order.push_back({{h.where.line, h.where.col}, it.key()});
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [_, name] : order) inv.order.push_back(name);
+  }
+  if (auto groups = table("groups")) {
+    for (auto it = groups->begin(); it != groups->end(); ++it) {
+      DocPath p = at / "groups" / it.key();
+      if (std::string err = type_error(it.key(), it.value(), T::strings, false); !err.empty()) {
+        d.error(doc.at(p),
+                fmt::format("group `{}` must be an array of host or group names", it.key()));
+        continue;
+      }
+      if (it.key() == "all")
+        d.error(doc.key_at(p), "`all` names every host already; pick another group name");
+      if (inv.hosts.contains(it.key()))
+        d.error(doc.key_at(p), fmt::format("`{}` is both a host and a group", it.key()));
+      auto& members = inv.groups[it.key()];
+      if (it.value().is_string())
+        members.push_back(it.value().get<std::string>());
+      else
+        for (const auto& m : it.value()) members.push_back(m.get<std::string>());
+    }
+    check_groups(d, at, &inv);
+  }
+  if (auto gv = table("group_vars")) {
+    std::vector<std::string> names = {"all"};
+    for (const auto& [g, _] : inv.groups) names.push_back(g);
+    for (auto it = gv->begin(); it != gv->end(); ++it) {
+      DocPath p = at / "group_vars" / it.key();
+      if (it.key() != "all" && !inv.groups.contains(it.key())) {
+        d.error(doc.key_at(p), fmt::format("group_vars for unknown group `{}`", it.key()),
+                hint_for(it.key(), names));
+        continue;
+      }
+      if (!it.value().is_object()) {
+        d.error(doc.at(p), fmt::format("group_vars.{} must be a table, not {}", it.key(),
+                                       value_type_name(it.value())));
+        continue;
+      }
+      inv.group_vars[it.key()] = it.value();
+    }
+  }
+  if (errors->size() != before) return std::nullopt;
+  return inv;
+}
+
+std::optional<Inventory> load_inventory(const std::string& path, std::vector<LoadError>* errors) {
+  std::string text, err;
+  if (!read_text_file(path, &text, &err)) {
+    errors->push_back({{path, 0, 0}, "cannot read the inventory: " + err, "", ""});
+    return std::nullopt;
+  }
+  auto doc = parse_doc(std::move(text), path, errors);
+  if (!doc) return std::nullopt;
+  size_t before = errors->size();
+  auto inv = read_inventory(*doc, DocPath(), errors);
+  sort_errors(errors, before, path);
+  return inv;
+}
+
+}  // namespace ratchet::playbook

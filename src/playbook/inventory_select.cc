@@ -1,0 +1,146 @@
+// Selecting hosts by name, group and glob; the vars each host sees.
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <set>
+
+#include "playbook/inventory.h"
+#include "util/spell.h"
+
+namespace ratchet::playbook {
+namespace {
+
+// Host names in inventory order: file order when known, else name order.
+std::vector<std::string> host_order(const Inventory& inv) {
+  if (inv.order.size() == inv.hosts.size()) return inv.order;
+  std::vector<std::string> out;
+  for (const auto& [name, _] : inv.hosts) out.push_back(name);
+  return out;
+}
+
+// Adds the hosts `name` stands for to *out; false when the name is unknown.
+bool expand(const Inventory& inv, const std::string& name, std::set<std::string>* out,
+            std::set<std::string>* seen) {
+  if (name == "all") {
+    for (const auto& [h, _] : inv.hosts) out->insert(h);
+    return true;
+  }
+  if (inv.hosts.contains(name)) {
+    out->insert(name);
+    return true;
+  }
+  auto g = inv.groups.find(name);
+  if (g == inv.groups.end()) return false;
+  if (!seen->insert(name).second) return true;  // cycles are load errors; stay finite anyway
+  for (const auto& m : g->second) expand(inv, m, out, seen);
+  return true;
+}
+
+std::string unknown(const Inventory& inv, const std::string& name, const char* where) {
+  std::vector<std::string> names = {"all"};
+  for (const auto& [h, _] : inv.hosts) names.push_back(h);
+  for (const auto& [g, _] : inv.groups) names.push_back(g);
+  std::string msg = fmt::format("unknown host or group `{}` in {}", name, where);
+  std::string near = util::nearest(name, names);
+  if (!near.empty()) msg += fmt::format(" (did you mean `{}`?)", near);
+  return msg;
+}
+
+bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+}  // namespace
+
+std::vector<const Host*> group_hosts(const Inventory& inv, const std::string& name) {
+  std::set<std::string> picked, seen;
+  if (!expand(inv, name, &picked, &seen)) return {};
+  std::vector<const Host*> out;
+  for (const auto& h : host_order(inv))
+    if (picked.contains(h)) out.push_back(&inv.hosts.at(h));
+  return out;
+}
+
+std::vector<const Host*> resolve_targets(const Inventory& inv,
+                                         const std::vector<std::string>& targets,
+                                         const std::vector<std::string>& limit, std::string* err) {
+  if (targets.empty()) {
+    *err = "no targets: name hosts or groups in the playbook's `targets`";
+    return {};
+  }
+  std::set<std::string> picked;
+  for (const auto& t : targets) {
+    std::set<std::string> seen;
+    if (!expand(inv, t, &picked, &seen)) {
+      *err = unknown(inv, t, "targets");
+      return {};
+    }
+  }
+  if (!limit.empty()) {
+    std::set<std::string> allowed;
+    for (const auto& l : limit) {
+      std::set<std::string> seen;
+      if (!is_glob(l)) {
+        if (!expand(inv, l, &allowed, &seen)) {
+          *err = unknown(inv, l, "--limit");
+          return {};
+        }
+        continue;
+      }
+      bool matched = false;
+      for (const auto& [h, _] : inv.hosts) {
+        if (fnmatch(l.c_str(), h.c_str(), 0) != 0) continue;
+        allowed.insert(h);
+        matched = true;
+      }
+      for (const auto& [g, _] : inv.groups) {
+        if (fnmatch(l.c_str(), g.c_str(), 0) != 0) continue;
+        expand(inv, g, &allowed, &seen);
+        matched = true;
+      }
+      if (!matched) {
+        *err = fmt::format("--limit `{}` matches no host or group", l);
+        return {};
+      }
+    }
+    std::erase_if(picked, [&](const std::string& h) { return !allowed.contains(h); });
+  }
+  std::vector<const Host*> out;
+  for (const auto& h : host_order(inv))
+    if (picked.contains(h)) out.push_back(&inv.hosts.at(h));
+  if (out.empty()) *err = "no host selected: --limit excludes every target";
+  return out;
+}
+
+Value host_scope_vars(const Inventory& inv, const Host& host) {
+  // Distance of each group from the host: 1 = holds it directly, 2 = holds such a group, ...
+  std::map<std::string, int> dist;
+  std::set<std::string> frontier = {host.name};
+  for (int d = 1; !frontier.empty() && d <= static_cast<int>(inv.groups.size()); ++d) {
+    std::set<std::string> next;
+    for (const auto& [g, members] : inv.groups) {
+      if (dist.contains(g)) continue;
+      for (const auto& m : members)
+        if (frontier.contains(m)) {
+          dist[g] = d;
+          next.insert(g);
+          break;
+        }
+    }
+    frontier = std::move(next);
+  }
+  std::vector<std::pair<int, std::string>> order;
+  for (const auto& [g, d] : dist) order.push_back({-d, g});
+  std::sort(order.begin(), order.end());
+  Value out = Value::object();
+  auto merge = [&](const Value& vars) {
+    if (!vars.is_object()) return;
+    for (auto it = vars.begin(); it != vars.end(); ++it) out[it.key()] = it.value();
+  };
+  if (auto all = inv.group_vars.find("all"); all != inv.group_vars.end()) merge(all->second);
+  for (const auto& [_, g] : order)
+    if (auto gv = inv.group_vars.find(g); gv != inv.group_vars.end()) merge(gv->second);
+  merge(host.vars);
+  return out;
+}
+
+}  // namespace ratchet::playbook

@@ -1,0 +1,163 @@
+// load_playbook: the top-level table, vars, secrets, -e; steps are read in
+// step_loader.cc, the inventory in inventory_loader.cc.
+#include "playbook/loader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "playbook/loader_internal.h"
+#include "playbook/schema.h"
+#include "util/hash.h"
+#include "util/spell.h"
+
+namespace ratchet::playbook {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name",     "description", "targets",   "vars",
+                                           "defaults", "secrets",     "inventory", "step"};
+// Scope roots that templates reach without a var (template.h).
+const std::vector<std::string> kReserved = {"host", "run", "playbook", "ratchet", "steps"};
+
+bool reserved(const std::string& name) {
+  return std::find(kReserved.begin(), kReserved.end(), name) != kReserved.end();
+}
+
+bool plain_var_name(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-') return false;
+  for (unsigned char c : s)
+    if (!std::isalnum(c) && c != '_' && c != '-') return false;
+  return true;
+}
+
+void read_top(const Diag& d, Playbook* pb) {
+  const Value& root = d.doc.root;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), it.key()) != kTopKeys.end()) continue;
+    std::string near = util::nearest(it.key(), kTopKeys);
+    d.error(d.doc.key_at(DocPath() / it.key()), fmt::format("unknown top-level key `{}`", it.key()),
+            near.empty() ? "" : fmt::format("did you mean `{}`?", near));
+  }
+  auto typed = [&](const char* key, FieldType type) -> const Value* {
+    if (!root.contains(key)) return nullptr;
+    std::string err = type_error(key, root[key], type, false);
+    if (err.empty()) return &root[key];
+    d.error(d.doc.at(DocPath() / key), err);
+    return nullptr;
+  };
+  if (!root.contains("name"))
+    d.error({d.doc.file, 1, 1}, "playbook has no `name`", "add name = \"...\" at the top");
+  if (auto v = typed("name", FieldType::string)) pb->name = v->get<std::string>();
+  if (auto v = typed("description", FieldType::string)) pb->description = v->get<std::string>();
+  if (auto v = typed("targets", FieldType::strings)) {
+    if (v->is_string())
+      pb->targets.push_back(v->get<std::string>());
+    else
+      for (const auto& t : *v) pb->targets.push_back(t.get<std::string>());
+  }
+  if (auto v = typed("vars", FieldType::table)) {
+    for (auto it = v->begin(); it != v->end(); ++it) {
+      DocPath p = DocPath("/vars") / it.key();
+      if (reserved(it.key()))
+        d.error(d.doc.key_at(p), fmt::format("`{}` is a built-in name, not a var", it.key()),
+                "pick another name");
+      pb->vars[it.key()] = it.value();
+      pb->var_pos[it.key()] = d.doc.at(p);
+    }
+  }
+  if (auto v = typed("secrets", FieldType::table)) {
+    for (auto it = v->begin(); it != v->end(); ++it) {
+      DocPath p = DocPath("/secrets") / it.key();
+      const Value& s = it.value();
+      std::string src = s.is_string() ? s.get<std::string>() : "";
+      bool env = src.rfind("env:", 0) == 0 && src.size() > 4;
+      bool file = src.rfind("file:", 0) == 0 && src.size() > 5;
+      if (!env && !file) {
+        d.error(d.doc.at(p), "secrets take a source, not a value",
+                "write \"env:NAME\" or \"file:PATH\"");
+        continue;
+      }
+      if (pb->vars.contains(it.key()) || reserved(it.key()))
+        d.error(d.doc.key_at(p), fmt::format("secret `{}` has the name of a var", it.key()),
+                "give the secret its own name");
+      pb->secrets[it.key()] = src;
+    }
+  }
+  if (auto v = typed("inventory", FieldType::table)) {
+    (void)v;
+    pb->inventory = read_inventory(d.doc, DocPath("/inventory"), d.out);
+    if (pb->inventory) pb->inventory->path = pb->path;
+  }
+}
+
+void apply_extra_vars(const LoadOptions& opt, Playbook* pb, std::vector<LoadError>* errors) {
+  for (const auto& [key, text] : opt.extra_vars) {
+    SourcePos pos{"-e", 0, 0};
+    if (!plain_var_name(key)) {
+      errors->push_back({pos, fmt::format("`{}={}`: `{}` is not a variable name", key, text, key),
+                         "write -e name=value", ""});
+      continue;
+    }
+    if (reserved(key) || pb->secrets.contains(key)) {
+      errors->push_back({pos,
+                         fmt::format("`{}` is a {}; -e sets vars only", key,
+                                     reserved(key) ? "built-in name" : "secret"),
+                         "", ""});
+      continue;
+    }
+    pb->vars[key] = parse_toml_value(text).value_or(Value(text));
+    pb->var_pos[key] = pos;
+  }
+}
+
+}  // namespace
+
+std::string format_error(const LoadError& e) {
+  std::string out = e.pos.str() + ": error: " + e.message;
+  if (!e.hint.empty()) out += " (" + e.hint + ")";
+  out += '\n';
+  if (e.pos.line <= 0 || e.source_line.empty()) return out;
+  out += "    " + e.source_line + '\n';
+  if (e.pos.col <= 0) return out;
+  // The caret sits under the column (code points); tabs stay tabs to keep it aligned.
+  std::string pad = "    ";
+  int col = 1;
+  for (size_t i = 0; i < e.source_line.size() && col < e.pos.col; ++i) {
+    unsigned char c = static_cast<unsigned char>(e.source_line[i]);
+    if ((c & 0xC0) == 0x80) continue;
+    pad += c == '\t' ? '\t' : ' ';
+    ++col;
+  }
+  pad.append(static_cast<size_t>(e.pos.col - col), ' ');
+  return out + pad + "^\n";
+}
+
+std::optional<Playbook> load_playbook(const std::string& path, const LoadOptions& opt,
+                                      std::vector<LoadError>* errors) {
+  size_t before = errors->size();
+  std::string text, err;
+  if (!read_text_file(path, &text, &err)) {
+    errors->push_back({{path, 0, 0}, "cannot read the playbook: " + err, "", ""});
+    return std::nullopt;
+  }
+  auto doc = parse_doc(text, path, errors);
+  if (!doc) return std::nullopt;
+  Playbook pb;
+  pb.path = path;
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  pb.dir = dir.empty() ? "." : dir;
+  pb.source = std::move(text);
+  pb.sha256 = util::sha256_hex(pb.source);
+  Diag d{*doc, errors};
+  read_top(d, &pb);
+  pb.steps = read_steps(*doc, errors);
+  apply_extra_vars(opt, &pb, errors);
+  check_step_templates(pb, errors);
+  if (errors->size() == before) return pb;
+  sort_errors(errors, before, path);  // file order, then -e
+  return std::nullopt;
+}
+
+}  // namespace ratchet::playbook

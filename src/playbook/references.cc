@@ -1,0 +1,251 @@
+// Template checks: syntax, quoting and secrets at load time (check_step_templates),
+// and every reference against what will be in scope (check_references).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <set>
+
+#include "playbook/loader_internal.h"
+#include "playbook/schema.h"
+#include "playbook/template.h"
+#include "util/spell.h"
+
+namespace ratchet::playbook {
+namespace {
+
+const std::vector<std::string> kStepFields = {"status", "rung", "rc",      "stdout",
+                                              "stderr", "ms",   "holders", "holders_left"};
+const std::vector<std::string> kBuiltins = {"host.name",      "host.address",  "run.id",
+                                            "run.started",    "playbook.name", "playbook.sha256",
+                                            "ratchet.version"};
+
+std::string hint_for(const std::string& word, const std::vector<std::string>& cands) {
+  std::string n = util::nearest(word, cands);
+  return n.empty() ? "" : fmt::format("did you mean `{}`?", n);
+}
+
+// One string found in a step field, with the source positions of its templates.
+struct FieldString {
+  const std::string* text;
+  const FieldSpec* spec;  // nullptr for keys outside the schema (none after loading)
+  std::string key;
+  std::vector<TemplateRef> refs;
+  std::vector<SourcePos> ref_pos;  // parallel to refs
+  std::string syntax_error;        // "" = parsed
+  SourcePos syntax_pos;
+  SourcePos value_pos;  // where the field's value starts
+};
+
+// Finds template text in the playbook source, moving forward through one field's
+// value; falls back to the value's own position when the text is not found
+// verbatim (escapes inside the template).
+struct Locator {
+  const Playbook& pb;
+  SourcePos value_pos;
+  size_t cursor, limit;
+
+  Locator(const Playbook& p, const SourcePos& at, size_t span) : pb(p), value_pos(at) {
+    cursor = offset_of_pos(pb.source, at);
+    limit = cursor == std::string::npos ? cursor : cursor + 2 * span + 256;
+  }
+  SourcePos find(const std::string& needle, bool advance) {
+    if (cursor == std::string::npos) return value_pos;
+    size_t at = pb.source.find(needle, cursor);
+    if (at == std::string::npos || at > limit) return value_pos;
+    if (advance) cursor = at + needle.size();
+    return pos_of_offset(pb.path, pb.source, at);
+  }
+};
+
+void collect(const Value& v, std::vector<const std::string*>* out, size_t* span) {
+  if (v.is_string()) {
+    out->push_back(&v.get_ref<const std::string&>());
+    *span += out->back()->size();
+  } else if (v.is_array() || v.is_object()) {
+    for (const auto& e : v) collect(e, out, span);
+  }
+}
+
+// Calls fn for every string of every field of every action of step `s`.
+void each_string(const Playbook& pb, const Step& s,
+                 const std::function<void(const Action&, FieldString&)>& fn) {
+  auto visit = [&](const Action& a, TableRole role) {
+    for (auto it = a.fields.begin(); it != a.fields.end(); ++it) {
+      std::vector<const std::string*> strings;
+      size_t span = 0;
+      collect(it.value(), &strings, &span);
+      auto p = a.pos.find(it.key());
+      Locator loc(pb, p == a.pos.end() ? a.where : p->second, span);
+      for (const std::string* str : strings) {
+        FieldString f{str,          find_field(role, a.kind, it.key()), it.key(), {}, {}, "", {},
+                      loc.value_pos};
+        size_t off = 0;
+        if (auto refs = template_ref_spans(*str, &f.syntax_error, &off)) {
+          f.refs = std::move(*refs);
+          for (const auto& r : f.refs)
+            f.ref_pos.push_back(loc.find(str->substr(r.offset, r.length), true));
+        } else {
+          f.syntax_pos = loc.find(str->substr(off, 2), false);
+        }
+        fn(a, f);
+      }
+    }
+  };
+  visit(s.body, TableRole::step);
+  for (const auto& r : s.escalate) visit(r, TableRole::rung);
+}
+
+std::string first_segment(const std::string& name) { return name.substr(0, name.find('.')); }
+
+// What references may name at one step.
+struct Scope {
+  std::set<std::string> vars;     // playbook vars, -e, secrets, inventory vars
+  std::set<std::string> earlier;  // ids and register names of steps already run
+  std::set<std::string> all_steps;
+};
+
+// What is wrong with reference `name` (message, hint), or nothing.
+std::optional<std::pair<std::string, std::string>> check_ref(const std::string& name,
+                                                             const Scope& sc) {
+  std::vector<std::string> seg;
+  for (size_t b = 0, e;; b = e + 1) {
+    e = name.find('.', b);
+    seg.push_back(name.substr(b, e == std::string::npos ? e : e - b));
+    if (e == std::string::npos) break;
+  }
+  auto msg = [](std::string m, std::string h = "") { return std::make_pair(m, h); };
+  if (seg[0] == "steps") {
+    std::string fields = "status, rung, rc, stdout, stderr, ms, holders or holders_left";
+    if (seg.size() < 2) return msg("`steps` needs a step and a field: steps.ID.FIELD");
+    const std::string& id = seg[1];
+    if (!sc.earlier.contains(id)) {
+      if (sc.all_steps.contains(id))
+        return msg(fmt::format("`{}`: step `{}` has not run yet at this point", name, id),
+                   "only earlier steps' results can be used");
+      return msg(fmt::format("unknown step `{}` in `{}`", id, name),
+                 hint_for(id, {sc.earlier.begin(), sc.earlier.end()}));
+    }
+    if (seg.size() < 3) return msg(fmt::format("`{}` needs a field: {}", name, fields));
+    if (std::find(kStepFields.begin(), kStepFields.end(), seg[2]) == kStepFields.end())
+      return msg(fmt::format("unknown step result `{}` in `{}`", seg[2], name),
+                 hint_for(seg[2], kStepFields));
+    return std::nullopt;
+  }
+  if (seg[0] == "host" || seg[0] == "run" || seg[0] == "playbook" || seg[0] == "ratchet") {
+    if (std::find(kBuiltins.begin(), kBuiltins.end(), name) != kBuiltins.end()) return std::nullopt;
+    return msg(fmt::format("unknown built-in `{}`", name), hint_for(name, kBuiltins));
+  }
+  if (sc.vars.contains(seg[0])) return std::nullopt;
+  return msg(fmt::format("undefined variable `{}`", name),
+             hint_for(seg[0], {sc.vars.begin(), sc.vars.end()}));
+}
+
+std::string template_path(const Playbook& pb, const std::string& name) {
+  std::filesystem::path p(name);
+  return p.is_absolute() ? name : (std::filesystem::path(pb.dir) / p).string();
+}
+
+// Reads a write step's template file and checks its references (secrets allowed).
+void check_template_file(const Playbook& pb, const Action& a, const Scope& sc,
+                         std::vector<LoadError>* errors) {
+  if (!a.fields.contains("template")) return;
+  const Value& t = a.fields["template"];
+  if (!t.is_string() || t.get<std::string>().find("{{") != std::string::npos) return;
+  std::string file = template_path(pb, t.get<std::string>()), text, err;
+  auto pos = a.pos.find("template");
+  SourcePos at = pos == a.pos.end() ? a.where : pos->second;
+  if (!read_text_file(file, &text, &err)) {
+    errors->push_back(
+        make_error(at, fmt::format("cannot read template `{}`: {}", file, err), "", pb.source));
+    return;
+  }
+  size_t off = 0;
+  auto refs = template_ref_spans(text, &err, &off);
+  if (!refs) {
+    errors->push_back(make_error(pos_of_offset(file, text, off), err, "", text));
+    return;
+  }
+  for (const auto& r : *refs)
+    if (auto bad = check_ref(r.name, sc))
+      errors->push_back(
+          make_error(pos_of_offset(file, text, r.offset), bad->first, bad->second, text));
+}
+
+}  // namespace
+
+void check_step_templates(const Playbook& pb, std::vector<LoadError>* errors) {
+  auto err = [&](const SourcePos& p, std::string m, std::string h = "") {
+    errors->push_back(make_error(p, std::move(m), std::move(h), pb.source));
+  };
+  for (const auto& s : pb.steps) {
+    each_string(pb, s, [&](const Action&, FieldString& f) {
+      if (!f.syntax_error.empty())
+        return err(f.syntax_pos, fmt::format("`{}`: {}", f.key, f.syntax_error));
+      if (f.spec && f.spec->shell) {
+        long q = quoted_template_offset(*f.text);
+        if (q >= 0) {
+          size_t close = f.text->find("}}", static_cast<size_t>(q));
+          std::string tmpl = f.text->substr(q, close == std::string::npos ? 2 : close + 2 - q);
+          size_t line_start = f.text->rfind('\n', static_cast<size_t>(q));
+          line_start = line_start == std::string::npos ? 0 : line_start + 1;
+          int col = pos_of_offset("", f.text->substr(line_start), q - line_start).col;
+          SourcePos p = f.value_pos;
+          for (size_t i = 0; i < f.refs.size(); ++i)
+            if (f.refs[i].offset == static_cast<size_t>(q)) p = f.ref_pos[i];
+          err(p, fmt::format(
+                     "`{}` inside quotes at col {}: values are quoted for you; remove the quotes",
+                     tmpl, col));
+        }
+      }
+      if (f.spec && f.spec->secret_ok) return;
+      for (size_t i = 0; i < f.refs.size(); ++i) {
+        std::string first = first_segment(f.refs[i].name);
+        if (pb.secrets.contains(first))
+          err(f.ref_pos[i], fmt::format("secret `{}` used in `{}`", first, f.key),
+              "secrets go on stdin or into file content only");
+      }
+    });
+  }
+}
+
+void check_references(const Playbook& pb, const Inventory* inv, std::vector<LoadError>* errors) {
+  size_t before = errors->size();
+  if (!inv && pb.inventory) inv = &*pb.inventory;
+  Scope sc;
+  for (auto it = pb.vars.begin(); it != pb.vars.end(); ++it) sc.vars.insert(it.key());
+  for (const auto& [name, _] : pb.secrets) sc.vars.insert(name);
+  if (inv) {
+    for (const auto& [_, h] : inv->hosts)
+      for (auto it = h.vars.begin(); it != h.vars.end(); ++it) sc.vars.insert(it.key());
+    for (const auto& [_, gv] : inv->group_vars)
+      for (auto it = gv.begin(); it != gv.end(); ++it) sc.vars.insert(it.key());
+  }
+  for (const auto& s : pb.steps) {
+    sc.all_steps.insert(s.id);
+    if (!s.register_as.empty()) sc.all_steps.insert(s.register_as);
+  }
+  for (const auto& s : pb.steps) {
+    if (!s.when.empty()) {
+      std::string name = s.when.rfind("not ", 0) == 0 ? s.when.substr(4) : s.when;
+      name.erase(0, name.find_first_not_of(' '));
+      auto p = s.body.pos.find("when");
+      SourcePos at = p == s.body.pos.end() ? s.where : p->second;
+      if (!sc.vars.contains(first_segment(name)))
+        errors->push_back(make_error(at, fmt::format("undefined variable `{}` in `when`", name),
+                                     hint_for(name, {sc.vars.begin(), sc.vars.end()}), pb.source));
+    }
+    each_string(pb, s, [&](const Action&, FieldString& f) {
+      for (size_t i = 0; i < f.refs.size(); ++i)
+        if (auto bad = check_ref(f.refs[i].name, sc))
+          errors->push_back(make_error(f.ref_pos[i], bad->first, bad->second, pb.source));
+    });
+    if (s.kind == "write") check_template_file(pb, s.body, sc, errors);
+    sc.earlier.insert(s.id);
+    if (!s.register_as.empty()) sc.earlier.insert(s.register_as);
+  }
+  sort_errors(errors, before, pb.path);
+}
+
+}  // namespace ratchet::playbook

@@ -1,0 +1,98 @@
+#pragma once
+// The keys each step kind takes, their types and the kind's rules (design.md §2).
+// Pure data and checks on a table already read into a Value; no TOML, no I/O.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "playbook/model.h"
+
+namespace ratchet::playbook {
+
+/// The type a key's value must have.
+enum class FieldType {
+  string,
+  boolean,
+  integer,
+  duration,  ///< a string with a unit: "250ms", "10s", "5m", "1h"
+  strings,   ///< a string or an array of strings
+  ints,      ///< an integer or an array of integers
+  table,
+  tables,  ///< an array of tables (`escalate`)
+};
+
+/// One key a step, rung or [defaults] table may hold.
+struct FieldSpec {
+  std::string name;
+  FieldType type;
+  bool shell = false;      ///< a shell command: a template must not sit inside quotes
+  bool secret_ok = false;  ///< may reference secrets (`stdin`, `content`)
+};
+
+/// A step kind and its own keys (beyond the common step fields).
+struct KindSpec {
+  std::string name;
+  std::vector<FieldSpec> fields;
+  bool rung = false;  ///< may be an escalation rung
+};
+
+/// The step kinds, in the order design.md lists them: run, service, kill, verify, write.
+const std::vector<KindSpec>& step_kinds();
+
+/// The kind named `name`, or nullptr.
+const KindSpec* find_kind(std::string_view name);
+
+/// Keys every step takes: id, name, kind, timeout, settle, retries, delay, become,
+/// become_user, when, on_failure, register, escalate, capture.
+const std::vector<FieldSpec>& common_step_fields();
+
+/// Keys every rung takes besides its kind's: kind, timeout, settle, retries, delay, wait.
+const std::vector<FieldSpec>& rung_fields();
+
+/// Keys [defaults] takes: timeout, settle, retries, delay, capture, become, become_user.
+const std::vector<FieldSpec>& defaults_fields();
+
+/// Whether a table is a step or one of its rungs.
+enum class TableRole { step, rung };
+
+/// The spec of `key` in a `kind` step or rung, or nullptr when the key does not belong.
+const FieldSpec* find_field(TableRole role, std::string_view kind, std::string_view key);
+
+/// Every key a `kind` step or rung may hold, common keys first.
+std::vector<std::string> allowed_keys(TableRole role, std::string_view kind);
+
+/// "a string", "an array of integers", ... for messages.
+std::string type_name(FieldType t);
+
+/// The TOML type name of a value for messages: "a string", "an integer", "a table".
+std::string value_type_name(const Value& v);
+
+/// "" when `v` fits `type`, else the reason ("`retries` must be an integer, not a
+/// string"). With `templates_ok` a string holding "{{" fits any type but table(s).
+std::string type_error(std::string_view key, const Value& v, FieldType type, bool templates_ok);
+
+/// A problem in one table. `key` "" means the table itself; `unknown_key` marks
+/// unknown-key problems (the caller adds where: "in step `x`").
+struct SchemaProblem {
+  std::string key;
+  std::string message;
+  std::string hint;  ///< "did you mean `pid_file`?" or ""
+  bool at_key = false;
+  bool unknown_key = false;
+};
+
+/// Checks a step or rung table: `kind` present and known, unknown keys (with
+/// "did you mean"), types, and the kind's rules (one kill selector, verify
+/// conditions, enum values, octal modes, ports). Normalises in place: `signal`
+/// "SIGTERM" -> "TERM", run's `expect_exit` becomes an array (default [0]).
+/// `escalate` rung tables are not looked into (check each with role rung).
+std::vector<SchemaProblem> check_table(TableRole role, Value* table);
+
+/// The default step id for a name: lowercase ASCII letters and digits, each run
+/// of other characters one "_", none at either end ("" when nothing is left).
+std::string slug(std::string_view name);
+
+/// Normalises a signal name ("SIGTERM", "term" -> "TERM"); "" when unknown.
+std::string normalize_signal(std::string_view name);
+
+}  // namespace ratchet::playbook

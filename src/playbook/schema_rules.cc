@@ -1,0 +1,265 @@
+// The rules of each step kind: check_table and what it needs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "playbook/schema.h"
+#include "util/spell.h"
+
+namespace ratchet::playbook {
+namespace {
+
+// The common ones first: "did you mean" prefers earlier candidates on a tie.
+const std::vector<std::string> kSignals = {
+    "TERM", "KILL", "HUP",  "INT",  "QUIT",  "USR1", "USR2", "STOP", "CONT",  "ALRM",
+    "ABRT", "PIPE", "SEGV", "ILL",  "TRAP",  "BUS",  "FPE",  "TSTP", "TTIN",  "TTOU",
+    "URG",  "XCPU", "XFSZ", "PROF", "WINCH", "IO",   "PWR",  "SYS",  "VTALRM"};
+
+bool has_template(const Value& v) {
+  return v.is_string() && v.get_ref<const std::string&>().find("{{") != std::string::npos;
+}
+
+bool is_ident(const std::string& s) {  // [a-z0-9_]+
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+bool is_var_name(const std::string& s) {  // dotted [A-Za-z0-9_-] segments
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.' ||
+      s.back() == '.' || s.find("..") != std::string::npos)
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& cands) {
+  std::string n = util::nearest(word, cands);
+  return n.empty() ? "" : fmt::format("did you mean `{}`?", n);
+}
+
+// Collects problems for one table and answers "is this key present and well typed".
+struct Checker {
+  Value* t;
+  std::vector<SchemaProblem> out;
+  std::vector<std::string> bad;  // keys whose type was wrong
+
+  bool has(const char* k) const {
+    return t->contains(k) && std::find(bad.begin(), bad.end(), k) == bad.end();
+  }
+  bool literal(const char* k) const { return has(k) && !has_template((*t)[k]); }
+  void add(std::string key, std::string msg, std::string hint = "") {
+    out.push_back({std::move(key), std::move(msg), std::move(hint)});
+  }
+  void one_of(const char* k, const std::vector<std::string>& allowed, std::string what) {
+    if (!literal(k) || !(*t)[k].is_string()) return;
+    const auto& v = (*t)[k].get_ref<const std::string&>();
+    if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
+    add(k, fmt::format("`{}` must be {}, not `{}`", k, what, v), did_you_mean(v, allowed));
+  }
+  void required(const char* k, std::string_view kind) {
+    if (!t->contains(k)) add("", fmt::format("{} needs `{}`", kind, k));
+  }
+};
+
+void check_common(Checker& c) {
+  if (c.literal("id") && !is_ident((*c.t)["id"].get<std::string>())) {
+    auto id = (*c.t)["id"].get<std::string>();
+    c.add("id", fmt::format("step id `{}` must match [a-z0-9_]+", id),
+          slug(id).empty() ? "" : fmt::format("try `{}`", slug(id)));
+  }
+  if (c.literal("register") && !is_ident((*c.t)["register"].get<std::string>()))
+    c.add("register", fmt::format("`register` name `{}` must match [a-z0-9_]+",
+                                  (*c.t)["register"].get<std::string>()));
+  if (c.literal("when")) {
+    auto w = (*c.t)["when"].get<std::string>();
+    std::string name = w.rfind("not ", 0) == 0 ? w.substr(4) : w;
+    while (!name.empty() && name[0] == ' ') name.erase(0, 1);
+    if (!is_var_name(name))
+      c.add("when",
+            fmt::format("`when` must name a boolean variable or be `not NAME`, not `{}`", w));
+  }
+  c.one_of("on_failure", {"stop", "continue"}, "`stop` or `continue`");
+  if (c.literal("retries") && (*c.t)["retries"].get<long long>() < 0)
+    c.add("retries", "`retries` must be 0 or more");
+  if (c.literal("capture") && (*c.t)["capture"].get<long long>() < 1)
+    c.add("capture", "`capture` must be at least 1 (bytes)");
+}
+
+void check_ports(Checker& c, const char* k) {
+  if (!c.literal(k)) return;
+  const Value& v = (*c.t)[k];
+  for (const auto& p : v.is_array() ? v : Value::array({v}))
+    if (p.get<long long>() < 1 || p.get<long long>() > 65535)
+      return c.add(k, fmt::format("`{}`: port {} is outside 1..65535", k, p.get<long long>()));
+}
+
+void check_kill(Checker& c) {
+  std::vector<std::string> sel;
+  for (const char* k : {"pid", "pid_file", "pattern", "holders_of"})
+    if (c.t->contains(k)) sel.push_back(k);
+  if (sel.empty())
+    c.add("", "kill needs one selector: `pid`, `pid_file`, `pattern` or `holders_of`");
+  else if (sel.size() > 1)
+    c.add(sel[1], fmt::format("kill takes one selector, got `{}` and `{}`", sel[0], sel[1]));
+  if (c.literal("pid")) {
+    auto pid = (*c.t)["pid"].get<long long>();
+    if (pid < 1) c.add("pid", "`pid` must be a positive process id");
+    if (pid == 1) c.add("pid", "`pid` 1 is init: ratchet never signals it");
+  }
+  if (c.literal("signal")) {
+    auto s = (*c.t)["signal"].get<std::string>();
+    std::string n = normalize_signal(s);
+    if (n.empty()) {
+      std::string up = s;
+      for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      if (up.rfind("SIG", 0) == 0) up.erase(0, 3);
+      c.add("signal", fmt::format("unknown signal `{}`", s), did_you_mean(up, kSignals));
+    } else {
+      (*c.t)["signal"] = n;
+    }
+  }
+}
+
+void check_verify(Checker& c) {
+  int conditions = 0;
+  for (const char* k : {"no_holders", "absent", "port_free", "port_open", "service_active",
+                        "file_exists", "command"})
+    conditions += c.t->contains(k);
+  if (conditions == 0)
+    c.add("",
+          "verify needs a condition: `no_holders`, `absent`, `port_free`, `port_open`, "
+          "`service_active`, `file_exists` or `command`");
+  if (c.t->contains("stdout_matches") && !c.t->contains("command"))
+    c.add("stdout_matches", "`stdout_matches` needs `command` (whose stdout it matches)");
+  for (const char* k : {"user", "exclude", "missing_ok"})
+    if (c.t->contains(k) && !c.t->contains("no_holders"))
+      c.add(k, fmt::format("`{}` goes with `no_holders`, which this step lacks", k));
+  check_ports(c, "port_free");
+  check_ports(c, "port_open");
+}
+
+void check_service(Checker& c) {
+  c.required("unit", "service");
+  c.one_of("state", {"started", "stopped", "restarted", "reloaded"},
+           "`started`, `stopped`, `restarted` or `reloaded`");
+  if (!c.t->contains("state") && !c.t->contains("enabled") && !c.t->contains("unit_file"))
+    c.add("", "service needs `state`, `enabled` or `unit_file`");
+}
+
+void check_write(Checker& c) {
+  c.required("path", "write");
+  bool content = c.t->contains("content"), tmpl = c.t->contains("template");
+  if (!content && !tmpl) c.add("", "write needs `content` or `template`");
+  if (content && tmpl) c.add("template", "write takes `content` or `template`, not both");
+  if (c.literal("mode")) {
+    auto m = (*c.t)["mode"].get<std::string>();
+    std::string d = m.size() > 3 && m[0] == '0' ? m.substr(1) : m;
+    bool ok =
+        (d.size() == 3 || d.size() == 4) && d.find_first_not_of("01234567") == std::string::npos;
+    if (!ok) c.add("mode", fmt::format("`mode` must be octal such as \"0644\", not \"{}\"", m));
+  }
+}
+
+void check_run(Checker& c) {
+  c.required("command", "run");
+  if (!c.t->contains("expect_exit")) (*c.t)["expect_exit"] = Value::array({0});
+  if (!c.literal("expect_exit")) return;
+  Value& v = (*c.t)["expect_exit"];
+  if (!v.is_array()) v = Value::array({v});
+  for (const auto& e : v)
+    if (e.get<long long>() < 0 || e.get<long long>() > 255)
+      return c.add("expect_exit", fmt::format("`expect_exit`: {} is outside 0..255", e.dump()));
+}
+
+}  // namespace
+
+std::string normalize_signal(std::string_view name) {
+  std::string up;
+  for (char ch : name) up += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (up.rfind("SIG", 0) == 0) up.erase(0, 3);
+  return std::find(kSignals.begin(), kSignals.end(), up) != kSignals.end() ? up : "";
+}
+
+std::string slug(std::string_view name) {
+  std::string out;
+  bool gap = false;
+  for (unsigned char ch : name) {
+    if (std::isalnum(ch) && ch < 0x80) {
+      if (gap && !out.empty()) out += '_';
+      out += static_cast<char>(std::tolower(ch));
+      gap = false;
+    } else {
+      gap = true;
+    }
+  }
+  return out;
+}
+
+std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
+  Checker c{table, {}, {}};
+  const char* what = role == TableRole::step ? "step" : "rung";
+  const KindSpec* kind = nullptr;
+  if (!table->contains("kind")) {
+    c.add("", fmt::format("{} has no `kind`", what),
+          role == TableRole::step
+              ? "add kind = \"run\", \"service\", \"kill\", \"verify\" or \"write\""
+              : "add kind = \"run\", \"service\" or \"kill\"");
+  } else if ((*table)["kind"].is_string()) {
+    auto k = (*table)["kind"].get<std::string>();
+    std::vector<std::string> names;
+    for (const auto& s : step_kinds()) names.push_back(s.name);
+    kind = find_kind(k);
+    if (!kind) {
+      c.add("kind", fmt::format("unknown kind `{}`", k), did_you_mean(k, names));
+    } else if (role == TableRole::rung && !kind->rung) {
+      c.add("kind", fmt::format("a rung must be of kind run, service or kill, not `{}`", k));
+      kind = nullptr;
+    }
+  }
+  // With the kind unknown, keys of any kind pass: only plain typos are reported.
+  std::vector<std::string> allowed = allowed_keys(role, kind ? kind->name : "");
+  if (!kind)
+    for (const auto& k : step_kinds())
+      for (const auto& f : k.fields) allowed.push_back(f.name);
+  for (auto it = table->begin(); it != table->end(); ++it) {
+    const std::string& key = it.key();
+    const FieldSpec* f = nullptr;
+    if (kind) {
+      f = find_field(role, kind->name, key);
+    } else {
+      for (const auto& k : step_kinds())
+        if (!f) f = find_field(role, k.name, key);
+    }
+    if (!f) {
+      std::string hint = did_you_mean(key, allowed);
+      std::vector<std::string> owners;
+      for (const auto& k : step_kinds())
+        for (const auto& kf : k.fields)
+          if (kf.name == key) owners.push_back("`" + k.name + "`");
+      if (hint.empty() && !owners.empty())
+        hint = fmt::format("`{}` belongs to {} steps", key, fmt::join(owners, ", "));
+      c.out.push_back({key, fmt::format("unknown key `{}`", key), hint, true, true});
+      continue;
+    }
+    // Kind keys may hold a template whose type shows only after rendering.
+    bool kind_field = find_field(role, "", key) != f;
+    std::string err = type_error(key, it.value(), f->type, kind_field);
+    if (!err.empty()) {
+      c.add(key, err);
+      c.bad.push_back(key);
+    }
+  }
+  check_common(c);
+  if (!kind) return c.out;
+  if (kind->name == "kill") check_kill(c);
+  if (kind->name == "verify") check_verify(c);
+  if (kind->name == "service") check_service(c);
+  if (kind->name == "write") check_write(c);
+  if (kind->name == "run") check_run(c);
+  return c.out;
+}
+
+}  // namespace ratchet::playbook

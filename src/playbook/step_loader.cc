@@ -1,0 +1,206 @@
+// [defaults] and [[step]] tables -> Step (design.md §2).
+#include <fmt/format.h>
+
+#include "playbook/loader_internal.h"
+#include "playbook/schema.h"
+#include "util/spell.h"
+
+namespace ratchet::playbook {
+namespace {
+
+struct Defaults {
+  std::optional<util::Millis> timeout, settle, delay;
+  std::optional<int> retries;
+  std::optional<size_t> capture;
+  std::optional<bool> become;
+  std::optional<std::string> become_user;
+};
+
+util::Millis millis(const Value& v) {
+  std::string err;
+  return util::parse_duration(v.get<std::string>(), &err).value_or(util::Millis(0));
+}
+
+// Reports schema problems of the table at `path`; `ctx` names it ("step `stop`").
+void report(const Diag& d, const DocPath& path, const std::vector<SchemaProblem>& probs,
+            const std::string& ctx) {
+  for (const auto& p : probs) {
+    if (p.key.empty()) {
+      // "step has no `kind`" -> "step `a` has no `kind`"; others -> "step `a`: ..."
+      std::string m = p.message;
+      for (std::string w : {"step ", "rung "})
+        if (m.rfind(w + "has no", 0) == 0) m.erase(0, w.size());
+      d.error(d.doc.at(path), ctx + (m.rfind("has no", 0) == 0 ? " " : ": ") + m, p.hint);
+    } else if (p.unknown_key) {
+      d.error(d.doc.key_at(path / p.key), p.message + " in " + ctx, p.hint);
+    } else {
+      d.error(p.at_key ? d.doc.key_at(path / p.key) : d.doc.at(path / p.key), p.message, p.hint);
+    }
+  }
+}
+
+Defaults read_defaults(const Diag& d) {
+  Defaults def;
+  if (!d.doc.root.contains("defaults")) return def;
+  const Value& t = d.doc.root["defaults"];
+  DocPath path("/defaults");
+  if (!t.is_object()) {
+    d.error(d.doc.at(path), type_error("defaults", t, FieldType::table, false));
+    return def;
+  }
+  std::vector<std::string> names;
+  for (const auto& f : defaults_fields()) names.push_back(f.name);
+  for (auto it = t.begin(); it != t.end(); ++it) {
+    const FieldSpec* spec = nullptr;
+    for (const auto& f : defaults_fields())
+      if (f.name == it.key()) spec = &f;
+    if (!spec) {
+      std::string near = util::nearest(it.key(), names);
+      d.error(d.doc.key_at(path / it.key()),
+              fmt::format("unknown key `{}` in [defaults]", it.key()),
+              near.empty() ? "" : fmt::format("did you mean `{}`?", near));
+      continue;
+    }
+    std::string err = type_error(it.key(), it.value(), spec->type, false);
+    if (!err.empty()) {
+      d.error(d.doc.at(path / it.key()), err);
+      continue;
+    }
+    const Value& v = it.value();
+    const std::string& k = it.key();
+    if (k == "timeout") def.timeout = millis(v);
+    if (k == "settle") def.settle = millis(v);
+    if (k == "delay") def.delay = millis(v);
+    if (k == "retries") {
+      if (v.get<long long>() < 0)
+        d.error(d.doc.at(path / k), "`retries` must be 0 or more");
+      else
+        def.retries = static_cast<int>(v.get<long long>());
+    }
+    if (k == "capture") {
+      if (v.get<long long>() < 1)
+        d.error(d.doc.at(path / k), "`capture` must be at least 1 (bytes)");
+      else
+        def.capture = static_cast<size_t>(v.get<long long>());
+    }
+    if (k == "become") def.become = v.get<bool>();
+    if (k == "become_user") def.become_user = v.get<std::string>();
+  }
+  return def;
+}
+
+bool is_common(TableRole role, const std::string& key) {
+  for (const auto& f : role == TableRole::step ? common_step_fields() : rung_fields())
+    if (f.name == key && key != "wait") return true;
+  return false;
+}
+
+// Fills an Action from a checked table; common keys stay out of `fields`.
+Action make_action(const Doc& doc, const DocPath& path, const Value& t, TableRole role) {
+  Action a;
+  if (t.contains("kind") && t["kind"].is_string()) a.kind = t["kind"].get<std::string>();
+  a.where = doc.at(path);
+  for (auto it = t.begin(); it != t.end(); ++it) {
+    a.pos[it.key()] = doc.at(path / it.key());
+    if (!is_common(role, it.key())) a.fields[it.key()] = it.value();
+  }
+  return a;
+}
+
+// A value of the right type, or nullptr (wrong types were reported already).
+const Value* get(const Value& t, const char* key, FieldType type) {
+  if (!t.contains(key) || !type_error(key, t[key], type, false).empty()) return nullptr;
+  return &t[key];
+}
+
+}  // namespace
+
+std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
+  Diag d{doc, errors};
+  Defaults def = read_defaults(d);
+  std::vector<Step> steps;
+  if (!doc.root.contains("step")) {
+    d.error({doc.file, 1, 1}, "playbook has no steps", "add a [[step]] table");
+    return steps;
+  }
+  const Value& arr = doc.root["step"];
+  if (std::string err = type_error("step", arr, FieldType::tables, false); !err.empty()) {
+    d.error(doc.at(DocPath("/step")), err, "write each step as a [[step]] table");
+    return steps;
+  }
+  std::map<std::string, SourcePos> names;  // step ids and register names -> where
+  for (size_t i = 0; i < arr.size(); ++i) {
+    DocPath path = DocPath("/step") / i;
+    Value t = arr[i];
+    auto probs = check_table(TableRole::step, &t);
+    Step s;
+    s.where = doc.at(path);
+    if (auto v = get(t, "name", FieldType::string)) s.name = v->get<std::string>();
+    SourcePos id_pos = s.where;
+    if (auto v = get(t, "id", FieldType::string)) {
+      s.id = v->get<std::string>();
+      id_pos = doc.at(path / "id");
+    } else if (!s.name.empty()) {
+      s.id = slug(s.name);
+      id_pos = doc.at(path / "name");
+    }
+    std::string ctx = s.id.empty() ? fmt::format("step {}", i + 1) : fmt::format("step `{}`", s.id);
+    report(d, path, probs, ctx);
+    if (!t.contains("id") && !t.contains("name")) {
+      d.error(s.where, ctx + " has no `name` or `id`");
+    } else if (s.id.empty() && !s.name.empty()) {
+      d.error(id_pos, fmt::format("cannot make a step id from the name `{}`", s.name),
+              "set `id`: letters, digits and _");
+    }
+    if (s.name.empty()) s.name = s.id;
+    if (auto v = get(t, "kind", FieldType::string)) s.kind = v->get<std::string>();
+    if (!s.id.empty()) {
+      if (auto [it, fresh] = names.emplace(s.id, id_pos); !fresh)
+        d.error(id_pos,
+                fmt::format("duplicate step id `{}` (first at {})", s.id, it->second.str()));
+    }
+    s.timeout = def.timeout.value_or(s.timeout);
+    s.settle = def.settle.value_or(s.settle);
+    s.delay = def.delay.value_or(s.delay);
+    s.retries = def.retries.value_or(s.retries);
+    s.capture = def.capture.value_or(s.capture);
+    s.become = def.become.value_or(s.become);
+    s.become_user = def.become_user.value_or(s.become_user);
+    if (auto v = get(t, "timeout", FieldType::duration)) s.timeout = millis(*v);
+    if (auto v = get(t, "settle", FieldType::duration)) s.settle = millis(*v);
+    if (auto v = get(t, "delay", FieldType::duration)) s.delay = millis(*v);
+    if (auto v = get(t, "retries", FieldType::integer)) s.retries = v->get<int>();
+    if (auto v = get(t, "capture", FieldType::integer)) s.capture = v->get<size_t>();
+    if (auto v = get(t, "become", FieldType::boolean)) s.become = v->get<bool>();
+    if (auto v = get(t, "become_user", FieldType::string)) s.become_user = v->get<std::string>();
+    if (auto v = get(t, "when", FieldType::string)) s.when = v->get<std::string>();
+    if (auto v = get(t, "on_failure", FieldType::string))
+      s.on_failure = *v == "continue" ? OnFailure::cont : OnFailure::stop;
+    if (auto v = get(t, "register", FieldType::string)) {
+      s.register_as = v->get<std::string>();
+      SourcePos rp = doc.at(path / "register");
+      if (auto [it, fresh] = names.emplace(s.register_as, rp); !fresh)
+        d.error(rp, fmt::format("`register` name `{}` is already used (at {})", s.register_as,
+                                it->second.str()));
+    }
+    s.body = make_action(doc, path, t, TableRole::step);
+    if (get(t, "escalate", FieldType::tables)) {
+      for (size_t j = 0; j < t["escalate"].size(); ++j) {
+        DocPath rpath = path / "escalate" / j;
+        Value r = t["escalate"][j];
+        report(d, rpath, check_table(TableRole::rung, &r),
+               fmt::format("rung {} of {}", j + 1, ctx));
+        Action a = make_action(doc, rpath, r, TableRole::rung);
+        if (auto v = get(r, "timeout", FieldType::duration)) a.timeout = millis(*v);
+        if (auto v = get(r, "settle", FieldType::duration)) a.settle = millis(*v);
+        if (auto v = get(r, "delay", FieldType::duration)) a.delay = millis(*v);
+        if (auto v = get(r, "retries", FieldType::integer)) a.retries = v->get<int>();
+        s.escalate.push_back(std::move(a));
+      }
+    }
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+}  // namespace ratchet::playbook

@@ -1,0 +1,307 @@
+#include "playbook/template.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "util/shell.h"
+#include "util/spell.h"
+
+namespace ratchet::playbook {
+namespace {
+
+// A template split into literal text and references.
+struct Piece {
+  bool is_ref = false;
+  std::string text;  // literal text, or the reference name
+  size_t offset = 0;
+  size_t length = 0;
+};
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+// Reference names: dotted segments of [A-Za-z0-9_-], starting with a letter or '_'.
+bool valid_name(const std::string& s) {
+  if (s.empty() || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+    return false;
+  bool seg_empty = true;
+  for (char c : s) {
+    if (c == '.') {
+      if (seg_empty) return false;
+      seg_empty = true;
+    } else if (is_name_char(c)) {
+      seg_empty = false;
+    } else {
+      return false;
+    }
+  }
+  return !seg_empty;
+}
+
+std::optional<std::vector<Piece>> parse(const std::string& t, std::string* err, size_t* err_off) {
+  std::vector<Piece> out;
+  std::string lit;
+  size_t lit_start = 0, i = 0;
+  auto flush = [&](size_t end) {
+    if (!lit.empty()) out.push_back({false, lit, lit_start, end - lit_start});
+    lit.clear();
+  };
+  while (i < t.size()) {
+    if (t.compare(i, 2, "{{") != 0) {
+      if (lit.empty()) lit_start = i;
+      lit += t[i++];
+      continue;
+    }
+    size_t close = t.find("}}", i + 2);
+    auto fail = [&](std::string msg) {
+      *err = std::move(msg);
+      if (err_off) *err_off = i;
+      return std::nullopt;
+    };
+    if (close == std::string::npos) return fail("unclosed `{{`");
+    std::string inner = trim(std::string_view(t).substr(i + 2, close - i - 2));
+    size_t len = close + 2 - i;
+    flush(i);
+    if (inner.size() >= 2 && (inner[0] == '\'' || inner[0] == '"') && inner.back() == inner[0]) {
+      out.push_back({false, inner.substr(1, inner.size() - 2), i, len});
+    } else if (inner.empty()) {
+      return fail("empty `{{ }}`");
+    } else if (!valid_name(inner)) {
+      return fail(fmt::format("`{}` is not a variable name", inner));
+    } else {
+      out.push_back({true, inner, i, len});
+    }
+    i = close + 2;
+  }
+  flush(t.size());
+  return out;
+}
+
+std::vector<std::string> split_dots(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  for (size_t e; (e = s.find('.', b)) != std::string::npos; b = e + 1)
+    out.push_back(s.substr(b, e - b));
+  out.push_back(s.substr(b));
+  return out;
+}
+
+// Walks a dotted name into `scope`. On failure returns null and puts a
+// "did you mean" candidate (full dotted name) into *suggest when one is near.
+const Value* lookup(const Value& scope, const std::string& name, std::string* suggest) {
+  const Value* cur = &scope;
+  std::string prefix;
+  for (const auto& seg : split_dots(name)) {
+    const Value* next = nullptr;
+    if (cur->is_object()) {
+      auto it = cur->find(seg);
+      if (it != cur->end()) next = &*it;
+    } else if (cur->is_array() && !seg.empty() &&
+               seg.find_first_not_of("0123456789") == std::string::npos && seg.size() < 9) {
+      size_t idx = std::stoul(seg);
+      if (idx < cur->size()) next = &(*cur)[idx];
+    }
+    if (!next) {
+      if (cur->is_object()) {
+        std::vector<std::string> keys;
+        for (auto it = cur->begin(); it != cur->end(); ++it) keys.push_back(it.key());
+        std::string near = util::nearest(seg, keys);
+        if (!near.empty()) *suggest = prefix + near;
+      }
+      return nullptr;
+    }
+    prefix += seg + ".";
+    cur = next;
+  }
+  return cur;
+}
+
+bool is_holders(const Value& v) {
+  if (!v.is_array() || v.empty()) return false;
+  for (const auto& e : v)
+    if (!e.is_object() || !e.contains("pid")) return false;
+  return true;
+}
+
+std::string holder_line(const Value& h) {
+  std::string out = "PID " + to_text(h["pid"]);
+  if (h.contains("user")) out += " user " + to_text(h["user"]);
+  if (h.contains("started")) out += " started " + to_text(h["started"]);
+  if (h.contains("cmdline")) {
+    const Value& c = h["cmdline"];
+    std::string cmd;
+    if (c.is_array()) {
+      for (const auto& w : c) cmd += (cmd.empty() ? "" : " ") + to_text(w);
+    } else {
+      cmd = to_text(c);
+    }
+    out += " cmd: " + cmd;
+  }
+  if (h.contains("files")) out += " files: " + to_text(h["files"]);
+  return out;
+}
+
+bool plan_placeholder(const std::string& name) {
+  return name.rfind("steps.", 0) == 0 || name.rfind("run.", 0) == 0 || name == "steps" ||
+         name == "run";
+}
+
+std::string shell_text(const Value& v) {
+  if (!v.is_array()) return util::shell_quote(to_text(v));
+  std::string out;
+  for (const auto& e : v) out += (out.empty() ? "" : " ") + util::shell_quote(to_text(e));
+  return out;
+}
+
+}  // namespace
+
+std::string to_text(const Value& v) {
+  switch (v.type()) {
+    case Value::value_t::null:
+      return "";
+    case Value::value_t::string:
+      return v.get<std::string>();
+    case Value::value_t::boolean:
+      return v.get<bool>() ? "true" : "false";
+    case Value::value_t::number_integer:
+      return std::to_string(v.get<long long>());
+    case Value::value_t::number_unsigned:
+      return std::to_string(v.get<unsigned long long>());
+    case Value::value_t::number_float: {
+      double d = v.get<double>();
+      if (std::isnan(d)) return "nan";
+      if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+      std::string s = fmt::format("{}", d);
+      if (s.find_first_of(".eE") == std::string::npos) s += ".0";  // TOML writes 3.0
+      return s;
+    }
+    case Value::value_t::array: {
+      std::string out;
+      if (is_holders(v)) {
+        for (const auto& h : v) out += (out.empty() ? "" : "\n") + holder_line(h);
+        return out;
+      }
+      bool first = true;
+      for (const auto& e : v) {
+        if (!first) out += ", ";
+        out += to_text(e);
+        first = false;
+      }
+      return out;
+    }
+    default:
+      return v.dump();
+  }
+}
+
+std::optional<std::vector<TemplateRef>> template_ref_spans(const std::string& tmpl,
+                                                           std::string* err, size_t* err_offset) {
+  auto pieces = parse(tmpl, err, err_offset);
+  if (!pieces) return std::nullopt;
+  std::vector<TemplateRef> out;
+  for (const auto& p : *pieces)
+    if (p.is_ref) out.push_back({p.text, p.offset, p.length});
+  return out;
+}
+
+std::optional<std::vector<std::string>> template_refs(const std::string& tmpl, std::string* err) {
+  auto spans = template_ref_spans(tmpl, err);
+  if (!spans) return std::nullopt;
+  std::vector<std::string> out;
+  for (const auto& r : *spans) out.push_back(r.name);
+  return out;
+}
+
+std::optional<Value> render(const std::string& tmpl, const Value& scope, const RenderOptions& opt,
+                            std::string* err) {
+  auto pieces = parse(tmpl, err, nullptr);
+  if (!pieces) return std::nullopt;
+  std::string out;
+  for (const auto& p : *pieces) {
+    if (!p.is_ref) {
+      out += p.text;
+      continue;
+    }
+    std::string suggest;
+    const Value* v = lookup(scope, p.text, &suggest);
+    if (!v) {
+      if (opt.plan && plan_placeholder(p.text)) {
+        std::string ph = "<" + p.text + ">";
+        if (pieces->size() == 1 && opt.mode == RenderMode::text) return Value(ph);
+        out += ph;  // unquoted even in shell mode: it names a value, it is not one
+        continue;
+      }
+      *err = fmt::format("undefined variable `{}`", p.text);
+      if (!suggest.empty()) *err += fmt::format(" (did you mean `{}`?)", suggest);
+      return std::nullopt;
+    }
+    if (opt.mode == RenderMode::text && pieces->size() == 1 && p.length == tmpl.size()) return *v;
+    out += opt.mode == RenderMode::shell ? shell_text(*v) : to_text(*v);
+  }
+  return Value(out);
+}
+
+std::optional<Value> render_tree(const Value& v, const Value& scope, bool plan, std::string* err) {
+  if (v.is_string()) return render(v.get<std::string>(), scope, {RenderMode::text, plan}, err);
+  if (v.is_array()) {
+    Value out = Value::array();
+    for (const auto& e : v) {
+      auto r = render_tree(e, scope, plan, err);
+      if (!r) return std::nullopt;
+      out.push_back(std::move(*r));
+    }
+    return out;
+  }
+  if (v.is_object()) {
+    Value out = Value::object();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      auto r = render_tree(it.value(), scope, plan, err);
+      if (!r) return std::nullopt;
+      out[it.key()] = std::move(*r);
+    }
+    return out;
+  }
+  return v;
+}
+
+long quoted_template_offset(const std::string& cmd) {
+  enum { none, single, dbl } state = none;
+  for (size_t i = 0; i < cmd.size(); ++i) {
+    char c = cmd[i];
+    bool open = cmd.compare(i, 2, "{{") == 0;
+    if (state == single) {
+      if (open) return static_cast<long>(i);
+      if (c == '\'') state = none;
+    } else if (state == dbl) {
+      if (open) return static_cast<long>(i);
+      if (c == '\\')
+        ++i;  // \" \\ \$ stay inside the double quotes
+      else if (c == '"')
+        state = none;
+    } else if (open) {
+      // An unquoted template: skip it whole (a literal '{{' inside is no quote).
+      size_t close = cmd.find("}}", i + 2);
+      if (close == std::string::npos) return -1;
+      i = close + 1;
+    } else if (c == '\\') {
+      ++i;
+    } else if (c == '\'') {
+      state = single;
+    } else if (c == '"') {
+      state = dbl;
+    }
+  }
+  return -1;
+}
+
+}  // namespace ratchet::playbook

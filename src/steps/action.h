@@ -1,0 +1,63 @@
+#pragma once
+// What a step turns into: commands to run and how to judge their results.
+// Steps never do I/O; the engine runs these commands through a transport.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "transport/transport.h"
+#include "util/duration.h"
+
+namespace ratchet::steps {
+
+using Json = nlohmann::json;
+
+/// One remote command a step wants run.
+struct Command {
+  std::string role;         ///< "check" or "action" (the transcript's `role`)
+  std::string text;         ///< as the playbook asked, rendered: what plan prints
+  std::string stdin_data;   ///< sent on stdin, never in the command line
+  bool stdin_secret = false;     ///< stdin holds a secret: never recorded
+  bool stdin_from_action = false;  ///< kill check: stdin = the action's selection
+  util::Millis timeout{60'000};  ///< host-side deadline for this command
+  std::string judge;        ///< how to read the result ("exit0", "kill", "service", ...)
+  Json expect;              ///< what the judge compares against (kind-specific)
+};
+
+/// What one check command found.
+struct Verdict {
+  bool holds = false;
+  std::string reason;    ///< why not (one line), or a note ("unit not found: stopped")
+  Json holders = Json::array();  ///< processes found (holders, live kill targets)
+};
+
+/// One rung: 0 is the step's own check and action, k the k-th escalation.
+struct Rung {
+  std::string kind;
+  std::vector<Command> check;      ///< rung 0 only; all must hold
+  std::optional<Command> action;   ///< none for verify
+  util::Millis settle{0};
+  int retries = 0;
+  util::Millis delay{1'000};
+  bool always_act = false;         ///< service restarted/reloaded: skip the first check
+};
+
+/// A step ready to run on one host: rung 0 and its escalation rungs.
+struct PreparedStep {
+  std::vector<Rung> rungs;
+  /// run without check/creates/unless: the action's exit status is the result.
+  bool action_is_result = false;
+  std::vector<int> expect_exit{0};
+};
+
+/// Judges a check command's result.
+Verdict judge_check(const Command& c, const transport::ExecResult& r);
+
+/// Whether an action succeeded on its own terms (exit status in `expect_exit`,
+/// or 0). Kill actions also return their selection as holders.
+Verdict judge_action(const Command& c, const transport::ExecResult& r,
+                     const std::vector<int>& expect_exit);
+
+}  // namespace ratchet::steps

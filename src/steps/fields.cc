@@ -1,0 +1,115 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "steps/kinds.h"
+
+namespace ratchet::steps {
+
+bool field_string(const Json& f, const char* key, std::string* out, std::string* err) {
+  if (!f.contains(key)) return true;
+  const Json& v = f[key];
+  if (v.is_string()) *out = v.get<std::string>();
+  else if (v.is_number_integer()) *out = std::to_string(v.get<long long>());
+  else {
+    *err = fmt::format("`{}` must be a string, got {}", key, v.dump());
+    return false;
+  }
+  return true;
+}
+
+bool field_strings(const Json& f, const char* key, std::vector<std::string>* out,
+                   std::string* err) {
+  if (!f.contains(key)) return true;
+  const Json& v = f[key];
+  auto one = [&](const Json& x) {
+    if (x.is_string()) out->push_back(x.get<std::string>());
+    else if (x.is_number_integer()) out->push_back(std::to_string(x.get<long long>()));
+    else {
+      *err = fmt::format("`{}` must be a string or an array of strings, got {}", key, v.dump());
+      return false;
+    }
+    return true;
+  };
+  if (v.is_array()) {
+    for (const auto& x : v)
+      if (!one(x)) return false;
+    return true;
+  }
+  return one(v);
+}
+
+bool field_bool(const Json& f, const char* key, bool* out, std::string* err) {
+  if (!f.contains(key)) return true;
+  const Json& v = f[key];
+  if (v.is_boolean()) *out = v.get<bool>();
+  else if (v.is_string() && (v == "true" || v == "false")) *out = v == "true";
+  else {
+    *err = fmt::format("`{}` must be true or false, got {}", key, v.dump());
+    return false;
+  }
+  return true;
+}
+
+bool field_int(const Json& f, const char* key, long long* out, std::string* err) {
+  if (!f.contains(key)) return true;
+  const Json& v = f[key];
+  if (v.is_number_integer()) {
+    *out = v.get<long long>();
+    return true;
+  }
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    if (!s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      *out = std::stoll(s);
+      return true;
+    }
+  }
+  *err = fmt::format("`{}` must be an integer, got {}", key, v.dump());
+  return false;
+}
+
+bool field_duration(const Json& f, const char* key, util::Millis* out, std::string* err) {
+  if (!f.contains(key)) return true;
+  const Json& v = f[key];
+  if (!v.is_string()) {
+    *err = fmt::format("`{}` must be a duration such as \"5s\", got {}", key, v.dump());
+    return false;
+  }
+  std::string why;
+  auto d = util::parse_duration(v.get<std::string>(), &why);
+  if (!d) {
+    *err = fmt::format("`{}`: {}", key, why);
+    return false;
+  }
+  *out = *d;
+  return true;
+}
+
+std::string signal_name(const std::string& s) {
+  static const char* names[] = {"HUP", "INT",  "QUIT", "KILL", "USR1", "USR2", "TERM",
+                                "CONT", "STOP", "ABRT", "ALRM", "PIPE"};
+  static const int numbers[] = {1, 2, 3, 9, 10, 12, 15, 18, 19, 6, 14, 13};
+  std::string u;
+  for (char c : s) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (u.rfind("SIG", 0) == 0) u = u.substr(3);
+  for (size_t i = 0; i < std::size(names); ++i) {
+    if (u == names[i] || u == std::to_string(numbers[i])) return names[i];
+  }
+  return "";
+}
+
+bool build_rung(const std::string& kind, const Json& f, const BuildContext& ctx, Rung* out,
+                std::string* err) {
+  out->kind = kind;
+  if (kind == "run") return build_run(f, ctx, out, err);
+  if (kind == "service") return build_service(f, ctx, out, err);
+  if (kind == "kill") return build_kill(f, ctx, out, err);
+  if (kind == "verify") return build_verify(f, ctx, out, err);
+  if (kind == "write") return build_write(f, ctx, out, err);
+  *err = fmt::format("unknown kind `{}`", kind);
+  return false;
+}
+
+}  // namespace ratchet::steps

@@ -1,0 +1,81 @@
+#include "steps/holders.h"
+
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "util/clock.h"
+
+namespace ratchet::steps {
+
+static std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    size_t i = s.find(sep, start);
+    if (i == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, i - start));
+    start = i + 1;
+  }
+}
+
+static bool to_ll(std::string_view s, long long* v) {
+  if (s.empty()) return false;
+  long long n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + (c - '0');
+  }
+  *v = n;
+  return true;
+}
+
+nlohmann::json parse_process_line(std::string_view line) {
+  auto f = split(line, '\t');
+  if (f.size() < 6) return nullptr;
+  long long pid = 0, ticks = 0;
+  if (!to_ll(f[0], &pid) || !to_ll(f[2], &ticks)) return nullptr;
+  double epoch = 0;
+  try {
+    epoch = std::stod(std::string(f[3]));
+  } catch (...) {
+    return nullptr;
+  }
+  auto tp = util::WallTime(std::chrono::milliseconds(static_cast<long long>(std::llround(epoch * 1000))));
+  nlohmann::json files = nlohmann::json::array();
+  if (f.size() >= 7 && !f[6].empty()) {
+    for (auto part : split(f[6], '|')) {
+      while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+      while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+      if (!part.empty()) files.push_back(std::string(part));
+    }
+  }
+  return {{"pid", pid},          {"user", std::string(f[1])},
+          {"start_ticks", ticks}, {"started", util::rfc3339(tp)},
+          {"comm", std::string(f[4])}, {"cmdline", std::string(f[5])},
+          {"files", files}};
+}
+
+nlohmann::json parse_process_lines(std::string_view text, std::string_view tag) {
+  nlohmann::json out = nlohmann::json::array();
+  std::set<long long> seen;
+  for (auto line : split(text, '\n')) {
+    if (!tag.empty()) {
+      if (line.size() <= tag.size() || line.substr(0, tag.size()) != tag || line[tag.size()] != '\t')
+        continue;
+      line.remove_prefix(tag.size() + 1);
+    }
+    auto h = parse_process_line(line);
+    if (h.is_null()) continue;
+    if (!seen.insert(h["pid"].get<long long>()).second) continue;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+}  // namespace ratchet::steps

@@ -1,0 +1,19 @@
+#pragma once
+// Process lines printed by the host library, read into JSON holder objects.
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace ratchet::steps {
+
+/// Parses one tab-separated process line ("pid user ticks epoch comm cmdline
+/// files") into {pid, user, start_ticks, started (RFC 3339 UTC), comm, cmdline,
+/// files[]}. Returns null when the line does not have that shape.
+nlohmann::json parse_process_line(std::string_view line);
+
+/// Parses every line of `text` that starts with `tag` + TAB (or every line when
+/// tag is ""), skipping malformed ones; one holder per PID, first wins.
+nlohmann::json parse_process_lines(std::string_view text, std::string_view tag);
+
+}  // namespace ratchet::steps

@@ -1,0 +1,182 @@
+// Reading command results into verdicts, per Command::judge.
+#include <fmt/format.h>
+
+#include <regex>
+#include <sstream>
+
+#include "steps/action.h"
+#include "steps/holders.h"
+
+namespace ratchet::steps {
+
+static std::string first_line(const std::string& s) {
+  auto i = s.find('\n');
+  std::string l = s.substr(0, i);
+  while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.pop_back();
+  return l;
+}
+
+static std::string status_text(const transport::ExecResult& r) {
+  if (!r.error.empty()) return r.error;
+  if (r.timed_out) return "timed out";
+  if (!r.signal.empty()) return "killed by SIG" + r.signal;
+  return fmt::format("exit {}", r.exit_code);
+}
+
+static std::map<std::string, std::string> key_values(const std::string& text) {
+  std::map<std::string, std::string> kv;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return kv;
+}
+
+static Verdict judge_service(const Command& c, const transport::ExecResult& r) {
+  Verdict v;
+  if (r.exit_code != 0) {
+    v.reason = "service state unreadable: " + status_text(r);
+    return v;
+  }
+  auto kv = key_values(r.out.data);
+  std::vector<std::string> wrong;
+  const Json& e = c.expect;
+  if (e.contains("file_sha256") && kv["file"] != e["file_sha256"].get<std::string>())
+    wrong.push_back(kv["file"] == "absent" ? "unit file not installed" : "unit file differs");
+  if (e.contains("enabled")) {
+    bool is_on = kv["enabled"] == "enabled" || kv["enabled"] == "enabled-runtime";
+    if (is_on != e["enabled"].get<bool>())
+      wrong.push_back(fmt::format("is-enabled says \"{}\"", kv["enabled"]));
+  }
+  if (e.contains("state")) {
+    const std::string& a = kv["active"];
+    if (e["state"] == "started" && a != "active")
+      wrong.push_back(fmt::format("is-active says \"{}\"", a));
+    if (e["state"] == "stopped") {
+      if (kv["load"] == "not-found") v.reason = "unit not found: counts as stopped";
+      else if (a != "inactive" && a != "failed") wrong.push_back(fmt::format("is-active says \"{}\"", a));
+    }
+  }
+  v.holds = wrong.empty();
+  if (!v.holds) {
+    v.reason.clear();
+    for (size_t i = 0; i < wrong.size(); ++i) v.reason += (i ? "; " : "") + wrong[i];
+  }
+  return v;
+}
+
+static Verdict judge_write(const Command& c, const transport::ExecResult& r) {
+  Verdict v;
+  if (r.exit_code != 0) {
+    v.reason = "file state unreadable: " + status_text(r);
+    return v;
+  }
+  std::istringstream in(r.out.data);
+  std::string sha, mode, owner, group;
+  in >> sha >> mode >> owner >> group;
+  if (sha == "absent") {
+    v.reason = "file does not exist";
+    return v;
+  }
+  if (sha == "notfile") {
+    v.reason = "path exists and is not a regular file";
+    return v;
+  }
+  std::vector<std::string> wrong;
+  const Json& e = c.expect;
+  if (sha != e["sha256"].get<std::string>()) wrong.push_back("content differs");
+  if (!e["mode"].get<std::string>().empty() && mode != e["mode"].get<std::string>())
+    wrong.push_back(fmt::format("mode is {}", mode));
+  if (!e["owner"].get<std::string>().empty() && owner != e["owner"].get<std::string>())
+    wrong.push_back(fmt::format("owner is {}", owner));
+  if (!e["group"].get<std::string>().empty() && group != e["group"].get<std::string>())
+    wrong.push_back(fmt::format("group is {}", group));
+  v.holds = wrong.empty();
+  for (size_t i = 0; i < wrong.size(); ++i) v.reason += (i ? "; " : "") + wrong[i];
+  return v;
+}
+
+Verdict judge_check(const Command& c, const transport::ExecResult& r) {
+  Verdict v;
+  if (!r.error.empty() || r.timed_out || !r.signal.empty()) {
+    v.reason = "check " + status_text(r);
+    return v;
+  }
+  if (c.judge == "service") return judge_service(c, r);
+  if (c.judge == "write") return judge_write(c, r);
+  if (c.judge == "kill") {
+    v.holders = parse_process_lines(r.out.data, "alive");
+    if (r.exit_code != 0) {
+      v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
+      return v;
+    }
+    v.holds = v.holders.empty();
+    v.reason = v.holds ? first_line(r.err.data)
+                       : fmt::format("{} selected process(es) still alive", v.holders.size());
+    return v;
+  }
+  if (c.judge == "holders" || c.judge == "absent") {
+    v.holders = parse_process_lines(r.out.data, c.judge == "holders" ? "holder" : "process");
+    v.holds = r.exit_code == 0;
+    if (r.exit_code == 1)
+      v.reason = c.judge == "holders" ? fmt::format("{} process(es) hold the files", v.holders.size())
+                                      : fmt::format("{} matching process(es) running", v.holders.size());
+    else if (!v.holds)
+      v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
+    return v;
+  }
+  if (c.judge == "matches") {
+    if (r.exit_code != 0) {
+      v.reason = status_text(r);
+      return v;
+    }
+    try {
+      std::regex re(c.expect.get<std::string>(), std::regex::extended);
+      v.holds = std::regex_search(r.out.data, re);
+    } catch (const std::regex_error& ex) {
+      v.reason = fmt::format("bad stdout_matches pattern: {}", ex.what());
+      return v;
+    }
+    if (!v.holds) v.reason = fmt::format("stdout does not match /{}/", c.expect.get<std::string>());
+    return v;
+  }
+  // "exit0": the command's exit status is the check.
+  v.holds = r.exit_code == 0;
+  if (!v.holds) {
+    std::string why = first_line(r.out.data);
+    if (why.empty()) why = first_line(r.err.data);
+    v.reason = why.empty() ? status_text(r) : status_text(r) + ": " + why;
+  }
+  return v;
+}
+
+Verdict judge_action(const Command& c, const transport::ExecResult& r,
+                     const std::vector<int>& expect_exit) {
+  Verdict v;
+  if (!r.error.empty() || r.timed_out || !r.signal.empty()) {
+    v.reason = status_text(r);
+    return v;
+  }
+  if (c.judge == "kill_action") {
+    v.holders = parse_process_lines(r.out.data, "signalled");
+    v.holds = r.exit_code == 0;
+    if (!v.holds) v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
+    else if (v.holders.empty()) v.reason = first_line(r.err.data);
+    return v;
+  }
+  std::vector<int> ok = expect_exit;
+  if (c.expect.is_array()) {
+    ok.clear();
+    for (const auto& x : c.expect) ok.push_back(x.get<int>());
+  }
+  v.holds = std::find(ok.begin(), ok.end(), r.exit_code) != ok.end();
+  if (!v.holds) {
+    std::string why = first_line(r.err.data);
+    v.reason = why.empty() ? status_text(r) : status_text(r) + ": " + why;
+  }
+  return v;
+}
+
+}  // namespace ratchet::steps

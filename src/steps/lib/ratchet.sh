@@ -1,0 +1,296 @@
+# ratchet host library v1: POSIX sh + GNU coreutils/findutils + awk, reads /proc.
+# Prepended to every command that calls a ratchet_* function (the transcript's
+# `sent`); the `command` shown by plan is the call alone. Never uses fuser.
+# Holder/process line format (tab-separated):
+#   pid  user  start_ticks  start_epoch  comm  cmdline  files (joined by " | ")
+RATCHET_TAB=$(printf '\t')
+
+# Clock ticks per second and boot time (epoch seconds), for start times.
+ratchet_hz() { getconf CLK_TCK 2>/dev/null || echo 100; }
+ratchet_btime() { awk '$1=="btime"{print $2}' /proc/stat; }
+
+# Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat; the
+# comm field may hold spaces and parentheses, so cut after the last ") ").
+ratchet_start() { sed -n 's/^.*) //p' "/proc/$1/stat" 2>/dev/null | awk '{print $20}'; }
+
+# True when PID is alive and still the process that started at TICKS
+# (a zombie counts as dead; a different start time is a recycled PID).
+ratchet_same_alive() {
+  _st=$(sed -n 's/^.*) //p' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$_st" ] || return 1
+  set -- "$1" "$2" $_st
+  [ "$3" != Z ] && [ "$3" != X ] && [ "${22}" = "$2" ]
+}
+
+# PIDs never selected: PID 1, this command's ancestry (sshd's session process)
+# and every process of this command's own session (its subshells).
+ratchet_protected() {
+  _p=$$
+  while [ -n "$_p" ] && [ "$_p" -gt 0 ] 2>/dev/null; do
+    echo "$_p"
+    _p=$(awk '$1=="PPid:"{print $2}' "/proc/$_p/status" 2>/dev/null)
+  done
+  echo 1
+  _mysid=$(sed -n 's/^.*) //p' "/proc/$$/stat" | awk '{print $4}')
+  awk -v s="$_mysid" '{ f = FILENAME; sub(/^\/proc\//, "", f); sub(/\/stat$/, "", f); r = $0; sub(/^.*\) /, "", r)
+    split(r, a, " "); if (a[4] == s) print f }' /proc/[0-9]*/stat 2>/dev/null
+}
+
+# Prints the process line for PID (see header); nothing when it is gone.
+ratchet_describe() { # PID FILES
+  [ -d "/proc/$1" ] || return 0
+  _t=$(ratchet_start "$1"); [ -n "$_t" ] || return 0
+  _u=$(stat -c %U "/proc/$1" 2>/dev/null)
+  _c=$(cat "/proc/$1/comm" 2>/dev/null)
+  _a=$(tr '\000\t\n' '   ' 2>/dev/null < "/proc/$1/cmdline" | sed 's/ *$//')
+  [ -n "$_a" ] || _a="[$_c]"
+  _hz=${RATCHET_HZ:=$(ratchet_hz)}; _bt=${RATCHET_BT:=$(ratchet_btime)}
+  _e=$(awk -v b="$_bt" -v t="$_t" -v h="$_hz" 'BEGIN{printf "%.2f", b + t / h}')
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$_u" "$_t" "$_e" "$_c" "$_a" "$2"
+}
+
+# Parses the common options into globals; sets RATCHET_SHIFT to the count used.
+#   --user U  --exclude NAME[,NAME...]  --missing-ok  --signal SIG  --wait-ms N  --tree
+ratchet_opts() {
+  _user= _ex= _sig=TERM _wait=0 _tree=0 MISSING_OK=0 RATCHET_SHIFT=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --user) _user=$2; shift 2; RATCHET_SHIFT=$((RATCHET_SHIFT + 2));;
+      --exclude) _ex=$2; shift 2; RATCHET_SHIFT=$((RATCHET_SHIFT + 2));;
+      --signal) _sig=$2; shift 2; RATCHET_SHIFT=$((RATCHET_SHIFT + 2));;
+      --wait-ms) _wait=$2; shift 2; RATCHET_SHIFT=$((RATCHET_SHIFT + 2));;
+      --tree) _tree=1; shift; RATCHET_SHIFT=$((RATCHET_SHIFT + 1));;
+      --missing-ok) MISSING_OK=1; shift; RATCHET_SHIFT=$((RATCHET_SHIFT + 1));;
+      --) RATCHET_SHIFT=$((RATCHET_SHIFT + 1)); return 0;;
+      *) return 0;;
+    esac
+  done
+}
+
+# Filters process lines on stdin: drops protected PIDs, excluded names (matched
+# against comm, which the kernel truncates to 15 bytes, and argv[0]'s basename)
+# and, with a user, processes of other users.
+ratchet_filter() { # USER EXCLUDES(comma-separated)
+  _prot=$(ratchet_protected)
+  awk -F '\t' -v user="$1" -v ex="$2" -v prot="$_prot" '
+    BEGIN { n = split(ex, e, ","); for (i = 1; i <= n; i++) if (e[i] != "") { x[e[i]] = 1; x[substr(e[i], 1, 15)] = 1 }
+            m = split(prot, p, "\n"); for (i = 1; i <= m; i++) P[p[i]] = 1 }
+    { if ($1 in P) next
+      if (user != "" && $2 != user) next
+      a0 = $6; sub(/ .*/, "", a0); sub(/.*\//, "", a0)
+      if (($5 in x) || (a0 in x)) next
+      print }'
+}
+
+# Resolves path patterns (globs expanded here, on the host) to canonical paths,
+# one per line; a directory stands for everything beneath it ("DIR/").
+# Exit 2 naming the pattern when one matches nothing (unless MISSING_OK=1).
+ratchet_targets() {
+  for _pat in "$@"; do
+    _found=0
+    _oifs=$IFS; IFS=
+    for _f in $_pat; do
+      IFS=$_oifs
+      [ -e "$_f" ] || continue
+      _found=1
+      _r=$(readlink -f -- "$_f")
+      if [ -d "$_r" ]; then echo "${_r%/}/"; else echo "$_r"; fi
+    done
+    IFS=$_oifs
+    if [ "$_found" = 0 ] && [ "${MISSING_OK:-0}" != 1 ]; then
+      echo "ratchet: no file matches $_pat (set missing_ok = true if that is expected)" >&2
+      return 2
+    fi
+  done
+}
+
+# Who holds the files: scans /proc/*/fd and /proc/*/maps (no fuser). Prints one
+# process line per holder with every held target in the files column.
+ratchet_holders() { # USER EXCLUDES PATTERN...
+  _user=$1 _ex=$2; shift 2
+  _tg=$(ratchet_targets "$@") || return 2
+  [ -n "$_tg" ] || return 0
+  _pairs=$( { find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -type l -printf '%h\t%l\n' 2>/dev/null
+              awk '{ i = index($0, "/"); if (i > 0 && NF >= 6) { f = FILENAME; sub(/\/maps$/, "", f); print f "/fd\t" substr($0, i) } }' /proc/[0-9]*/maps 2>/dev/null
+            } | awk -F '\t' -v tg="$_tg" '
+    BEGIN { n = split(tg, t, "\n"); for (i = 1; i <= n; i++) if (t[i] ~ /\/$/) d[t[i]] = 1; else f[t[i]] = 1 }
+    { p = $1; sub(/^\/proc\//, "", p); sub(/\/fd$/, "", p); hit = ""
+      if ($2 in f) hit = $2
+      else for (k in d) if (index($2, k) == 1) { hit = $2; break }
+      if (hit != "" && !((p, hit) in seen)) { seen[p, hit] = 1; if (p in files) files[p] = files[p] " | " hit; else files[p] = hit }
+    }
+    END { for (p in files) print p "\t" files[p] }')
+  [ -n "$_pairs" ] || return 0
+  printf '%s\n' "$_pairs" | sort -n | while IFS="$RATCHET_TAB" read -r _p _fl; do
+    ratchet_describe "$_p" "$_fl"
+  done | ratchet_filter "$_user" "$_ex"
+}
+
+# Descendants (by parent PID) of the PIDs on stdin, and members of the session
+# of any PID that leads its own session; printed one PID a line, roots excluded.
+ratchet_tree() {
+  _roots=$(cat)
+  awk -v roots="$_roots" '
+    { f = FILENAME; sub(/^\/proc\//, "", f); sub(/\/stat$/, "", f); s = $0; sub(/^.*\) /, "", s)
+      split(s, a, " "); pp[f] = a[2]; sid[f] = a[4]; pid[f] = 1 }
+    END { n = split(roots, r, "\n"); for (i = 1; i <= n; i++) if (r[i] != "") { in_[r[i]] = 1; q[++qt] = r[i]; if (sid[r[i]] == r[i]) lead[r[i]] = 1 }
+          for (p in pid) if ((sid[p] in lead) && !(p in in_)) { in_[p] = 1; out[p] = 1; q[++qt] = p }
+          while (qh < qt) { c = q[++qh]; for (p in pid) if (pp[p] == c && !(p in in_)) { in_[p] = 1; out[p] = 1; q[++qt] = p } }
+          for (p in out) print p }' /proc/[0-9]*/stat 2>/dev/null
+}
+
+# Selects processes for a kill: prints process lines. Selector: pid N |
+# pid_file F | pattern RE | holders_of PATTERN... Exit 3 (message on stderr)
+# when a live PID started after its PID file was written: not the process it names.
+ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
+  _user=$1 _ex=$2 _sel=$3; shift 3
+  case "$_sel" in
+    pid)
+      ratchet_describe "$1" "" | ratchet_filter "$_user" "$_ex" ;;
+    pid_file)
+      if [ ! -s "$1" ]; then echo "ratchet: $1 is missing or empty: nothing to kill" >&2; return 0; fi
+      _p=$(tr -d ' \n\r\t' < "$1")
+      case "$_p" in ''|*[!0-9]*) echo "ratchet: $1 does not hold a PID (\"$_p\")" >&2; return 4;; esac
+      if [ ! -d "/proc/$_p" ] || ! ratchet_same_alive "$_p" "$(ratchet_start "$_p")"; then
+        echo "ratchet: PID $_p from $1 is not running: nothing to kill" >&2; return 0
+      fi
+      _line=$(ratchet_describe "$_p" "")
+      _mt=$(stat -c %Y -- "$1")
+      _se=$(printf '%s\n' "$_line" | cut -f4)
+      if awk -v s="$_se" -v m="$_mt" 'BEGIN{exit !(s > m + 2)}'; then
+        echo "ratchet: PID $_p started at $_se, after $1 was written at $_mt: a recycled PID, not the process the file names; nothing killed" >&2
+        return 3
+      fi
+      printf '%s\n' "$_line" | ratchet_filter "$_user" "$_ex" ;;
+    pattern)
+      _prot=$(ratchet_protected)
+      for _d in /proc/[0-9]*; do
+        _p=${_d#/proc/}
+        _a=$(tr '\000' ' ' 2>/dev/null < "$_d/cmdline") || continue
+        printf '%s\n' "$_a" | grep -Eq -- "$1" || continue
+        ratchet_describe "$_p" ""
+      done | ratchet_filter "$_user" "$_ex" ;;
+    holders_of)
+      ratchet_holders "$_user" "$_ex" "$@" ;;
+    *) echo "ratchet: unknown selector $_sel" >&2; return 4 ;;
+  esac
+}
+
+# Kill action: select, add the tree (TREE=1), re-check each PID's start time
+# right before its signal, then wait up to WAIT_MS for the targets to die.
+# Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID) and
+# "alive<TAB>line" for survivors.
+ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
+  ratchet_opts "$@"; shift "$RATCHET_SHIFT"
+  _kuser=$_user _kex=$_ex
+  _sel=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
+  [ "$_rc" = 0 ] || return "$_rc"
+  if [ "$_tree" = 1 ] && [ -n "$_sel" ]; then
+    _more=$(printf '%s\n' "$_sel" | cut -f1 | ratchet_tree)
+    if [ -n "$_more" ]; then
+      _extra=$(for _p in $_more; do ratchet_describe "$_p" ""; done | ratchet_filter "$_kuser" "$_kex")
+      [ -n "$_extra" ] && _sel=$(printf '%s\n%s\n' "$_sel" "$_extra")
+    fi
+  fi
+  [ -n "$_sel" ] || return 0
+  _done=$(printf '%s\n' "$_sel" | while IFS= read -r _l; do
+    [ -n "$_l" ] || continue
+    _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f3)
+    if ! ratchet_same_alive "$_p" "$_t"; then printf 'skipped\t%s\n' "$_l"
+    elif kill -s "$_sig" "$_p" 2>/dev/null; then printf 'signalled\t%s\n' "$_l"
+    else printf 'refused\t%s\n' "$_l"; fi
+  done)
+  printf '%s\n' "$_done"
+  _targets=$(printf '%s\n' "$_done" | awk -F '\t' '$1=="signalled"{print $2 "\t" $4}')
+  _n=0
+  while [ -n "$_targets" ] && [ "$_n" -lt "$_wait" ]; do
+    _targets=$(printf '%s\n' "$_targets" | while IFS="$RATCHET_TAB" read -r _p _t; do
+      ratchet_same_alive "$_p" "$_t" && printf '%s\t%s\n' "$_p" "$_t"; done)
+    [ -n "$_targets" ] || break
+    sleep 0.1; _n=$((_n + 100))
+  done
+  printf '%s\n' "$_sel" | while IFS= read -r _l; do
+    _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f3)
+    ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
+  done
+  return 0
+}
+
+# Kill check: the processes listed on stdin (process lines from the action)
+# that are still alive with the same start time, plus whatever the selector
+# selects now; printed as "alive<TAB>line". Holds when nothing is printed.
+ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
+  ratchet_opts "$@"; shift "$RATCHET_SHIFT"
+  _now=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
+  [ "$_rc" = 0 ] || return "$_rc"
+  { cat; printf '%s\n' "$_now"; } | awk -F '\t' 'NF >= 3 && !seen[$1]++' | while IFS= read -r _l; do
+    _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f3)
+    ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
+  done
+  return 0
+}
+
+# Verify conditions. Each prints what violates it and returns non-zero then.
+ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN...
+  ratchet_opts "$@"; shift "$RATCHET_SHIFT"
+  _h=$(ratchet_holders "$_user" "$_ex" "$@") || return 2
+  [ -z "$_h" ] && return 0
+  printf 'holder\t%s\n' "$_h" | sed "2,\$s/^/holder$RATCHET_TAB/"
+  return 1
+}
+ratchet_absent() { # REGEX
+  _h=$(ratchet_select "" "" pattern "$1") || return 2
+  [ -z "$_h" ] && return 0
+  printf '%s\n' "$_h" | sed "s/^/process$RATCHET_TAB/"; return 1
+}
+# Listening TCP ports from /proc/net/tcp{,6} (state 0A), decimal, one a line.
+ratchet_listening() {
+  awk 'FNR > 1 && $4 == "0A" { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+    while read -r _x; do printf '%d\n' "0x$_x"; done | sort -un
+}
+ratchet_port_free() { ! ratchet_listening | grep -qx -- "$1" || { echo "port $1 is in use"; return 1; }; }
+ratchet_port_open() { ratchet_listening | grep -qx -- "$1" || { echo "nothing listens on port $1"; return 1; }; }
+
+# Service state as key=value lines: load, active (after transitional states
+# settle), enabled, and the sha256 of an installed unit file when given.
+ratchet_service_state() { # UNIT [UNIT_FILE_PATH]
+  printf 'load=%s\n' "$(systemctl show -p LoadState --value -- "$1" 2>/dev/null)"
+  while :; do
+    _a=$(systemctl is-active -- "$1" 2>/dev/null)
+    case "$_a" in activating|deactivating|reloading|refreshing) sleep 0.2;; *) break;; esac
+  done
+  printf 'active=%s\n' "$_a"
+  printf 'enabled=%s\n' "$(systemctl is-enabled -- "$1" 2>/dev/null)"
+  if [ -n "${2:-}" ]; then
+    if [ -f "$2" ]; then printf 'file=%s\n' "$(sha256sum < "$2" | cut -d' ' -f1)"; else echo 'file=absent'; fi
+  fi
+}
+
+# File state for a write check: "sha256 mode owner group" or "absent".
+ratchet_stat() { # PATH
+  if [ -f "$1" ]; then
+    printf '%s %s\n' "$(sha256sum < "$1" | cut -d' ' -f1)" "$(stat -c '%a %U %G' -- "$1")"
+  elif [ -e "$1" ]; then echo "notfile"; else echo "absent"; fi
+}
+
+# Atomic write: stdin goes to a temp file in the target's directory; mode and
+# owner are set on it, then one rename puts it in place. The old file stays
+# whole until the rename; a failure removes the temp file.
+ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
+  _d=$(dirname -- "$1")
+  [ -d "$_d" ] || { echo "ratchet: directory $_d does not exist" >&2; return 1; }
+  _tmp=$(mktemp "$_d/.ratchet-write.XXXXXX") || return 1
+  trap 'rm -f "$_tmp"' EXIT HUP INT TERM
+  cat > "$_tmp" || return 1
+  _m=$2; _o=$3; _g=$4
+  if [ -e "$1" ]; then
+    [ -n "$_m" ] || _m=$(stat -c %a -- "$1")
+    [ -n "$_o" ] || _o=$(stat -c %U -- "$1")
+    [ -n "$_g" ] || _g=$(stat -c %G -- "$1")
+    [ "$5" = 1 ] && { cp -p -- "$1" "$1.$(date -u +%Y%m%dT%H%M%SZ).bak" || return 1; }
+  fi
+  chmod "${_m:-0644}" "$_tmp" || return 1
+  if [ -n "$_o$_g" ]; then chown "$_o${_g:+:$_g}" "$_tmp" || return 1; fi
+  mv -f -- "$_tmp" "$1" || return 1
+  trap - EXIT HUP INT TERM
+}

@@ -1,0 +1,15 @@
+#pragma once
+// The host library: POSIX sh functions (src/steps/lib/ratchet.sh) that step
+// commands call by name (ratchet_kill, ratchet_holders, ratchet_write, ...).
+#include <string>
+
+namespace ratchet::steps {
+
+/// The library's text, as compiled into the binary.
+const std::string& host_library();
+
+/// The exact script sent for `command`: the library followed by the command when
+/// the command calls a ratchet_* function, else the command unchanged.
+std::string with_library(const std::string& command);
+
+}  // namespace ratchet::steps

@@ -1,0 +1,135 @@
+#include "steps/prepare.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "playbook/template.h"
+#include "steps/kinds.h"
+
+namespace ratchet::steps {
+
+bool is_shell_field(const std::string& kind, const std::string& key) {
+  if (kind == "run") return key == "command" || key == "check" || key == "unless";
+  if (kind == "verify") return key == "command";
+  return false;
+}
+
+// Rung-level timing keys: read by prepare, not by the kind builders.
+static bool is_timing_key(const std::string& key) {
+  return key == "timeout" || key == "settle" || key == "retries" || key == "delay";
+}
+
+static bool read_file(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+static std::string relative_to(const std::string& dir, const std::string& p) {
+  if (p.empty() || p[0] == '/' || dir.empty()) return p;
+  return dir + "/" + p;
+}
+
+static bool prepare_action(const playbook::Step& step, const playbook::Action& a, bool own,
+                           const Json& scope, const PrepareOptions& opt, Rung* out,
+                           std::string* err) {
+  playbook::RenderOptions shell{playbook::RenderMode::shell, opt.plan};
+  Json fields = Json::object();
+  auto where = [&](const std::string& key) {
+    auto it = a.pos.find(key);
+    std::string at = it != a.pos.end() ? it->second.str() : a.where.str();
+    return fmt::format("{}: step `{}`{}: `{}`: ", at, step.id,
+                       own ? "" : " rung", key);
+  };
+  for (auto it = a.fields.begin(); it != a.fields.end(); ++it) {
+    const std::string& key = it.key();
+    std::string why;
+    std::optional<Json> v;
+    if (is_shell_field(a.kind, key) && it.value().is_string())
+      v = playbook::render(it.value().get<std::string>(), scope, shell, &why);
+    else
+      v = playbook::render_tree(it.value(), scope, opt.plan, &why);
+    if (!v) {
+      *err = where(key) + why;
+      return false;
+    }
+    fields[key] = *v;
+  }
+  BuildContext ctx;
+  ctx.timeout = step.timeout;
+  out->settle = step.settle;
+  out->retries = step.retries;
+  out->delay = step.delay;
+  std::string why;
+  if (!own) {
+    long long retries = out->retries;
+    if (!field_duration(fields, "timeout", &ctx.timeout, &why) ||
+        !field_duration(fields, "settle", &out->settle, &why) ||
+        !field_duration(fields, "delay", &out->delay, &why) ||
+        !field_int(fields, "retries", &retries, &why)) {
+      *err = fmt::format("{}: step `{}` rung: {}", a.where.str(), step.id, why);
+      return false;
+    }
+    out->retries = static_cast<int>(retries);
+  }
+  for (auto k : {"timeout", "settle", "retries", "delay"}) fields.erase(k);
+
+  if (a.kind == "write") {
+    if (fields.contains("template")) {
+      std::string path = relative_to(opt.playbook_dir, fields["template"].get<std::string>());
+      std::string text;
+      if (!read_file(path, &text)) {
+        *err = where("template") + fmt::format("cannot read template file {}", path);
+        return false;
+      }
+      auto v = playbook::render(text, scope, {playbook::RenderMode::text, opt.plan}, &why);
+      if (!v) {
+        *err = fmt::format("{}: {}", path, why);
+        return false;
+      }
+      ctx.write_content = playbook::to_text(*v);
+    } else if (fields.contains("content")) {
+      ctx.write_content = playbook::to_text(fields["content"]);
+    }
+  }
+  if (a.kind == "service" && fields.contains("unit_file")) {
+    std::string path = relative_to(opt.playbook_dir, fields["unit_file"].get<std::string>());
+    if (!read_file(path, &ctx.unit_file_content)) {
+      *err = where("unit_file") + fmt::format("cannot read unit file {}", path);
+      return false;
+    }
+  }
+  if (!build_rung(a.kind, fields, ctx, out, &why)) {
+    *err = fmt::format("{}: step `{}`{}: {}", a.where.str(), step.id, own ? "" : " rung", why);
+    return false;
+  }
+  if (!own) out->check.clear();  // a rung's own check is unused: the step's check decides
+  return true;
+}
+
+bool prepare_step(const playbook::Step& step, const Json& scope, const PrepareOptions& opt,
+                  PreparedStep* out, std::string* err) {
+  out->rungs.clear();
+  Rung own;
+  if (!prepare_action(step, step.body, true, scope, opt, &own, err)) return false;
+  if (step.kind == "verify") own.action.reset();
+  out->action_is_result = step.kind == "run" && own.check.empty();
+  if (own.action && own.action->expect.is_array()) {
+    out->expect_exit.clear();
+    for (const auto& x : own.action->expect) out->expect_exit.push_back(x.get<int>());
+  }
+  out->rungs.push_back(std::move(own));
+  for (size_t i = 0; i < step.escalate.size(); ++i) {
+    Rung r;
+    if (!prepare_action(step, step.escalate[i], false, scope, opt, &r, err)) return false;
+    out->rungs.push_back(std::move(r));
+  }
+  return true;
+}
+
+}  // namespace ratchet::steps

@@ -1,0 +1,79 @@
+// kind = "service": systemctl start/stop/restart/reload/enable/disable, with an
+// optional unit file installed first (then daemon-reload). Check: is-active /
+// is-enabled (systemctl(1)), and the installed unit file's sha256.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "steps/kinds.h"
+#include "util/hash.h"
+#include "util/shell.h"
+
+namespace ratchet::steps {
+
+/// Where an installed unit file goes (systemd.unit(5): the admin's directory).
+static std::string unit_dest(const std::string& unit_file) {
+  auto slash = unit_file.rfind('/');
+  return "/etc/systemd/system/" + (slash == std::string::npos ? unit_file : unit_file.substr(slash + 1));
+}
+
+bool build_service(const Json& f, const BuildContext& ctx, Rung* out, std::string* err) {
+  std::string unit, state, unit_file;
+  bool has_enabled = f.contains("enabled"), enabled = false;
+  if (!field_string(f, "unit", &unit, err) || !field_string(f, "state", &state, err) ||
+      !field_string(f, "unit_file", &unit_file, err) || !field_bool(f, "enabled", &enabled, err))
+    return false;
+  if (unit.empty()) {
+    *err = "service: `unit` is required";
+    return false;
+  }
+  if (!state.empty() && state != "started" && state != "stopped" && state != "restarted" &&
+      state != "reloaded") {
+    *err = fmt::format("service: `state` must be started, stopped, restarted or reloaded, got \"{}\"", state);
+    return false;
+  }
+  if (state.empty() && !has_enabled && unit_file.empty()) {
+    *err = "service: give at least one of `state`, `enabled`, `unit_file`";
+    return false;
+  }
+  std::string u = util::shell_quote(unit);
+  std::vector<std::string> parts;
+  Json expect = Json::object();
+  std::string dest;
+  if (!unit_file.empty()) {
+    dest = unit_dest(unit_file);
+    parts.push_back(fmt::format("ratchet_write {} 0644 root root 0 && systemctl daemon-reload",
+                                util::shell_quote(dest)));
+    expect["file_sha256"] = util::sha256_hex(ctx.unit_file_content);
+  }
+  if (has_enabled) {
+    parts.push_back(fmt::format("systemctl {} -- {}", enabled ? "enable" : "disable", u));
+    expect["enabled"] = enabled;
+  }
+  if (!state.empty()) {
+    static const std::map<std::string, std::string> verb = {
+        {"started", "start"}, {"stopped", "stop"}, {"restarted", "restart"}, {"reloaded", "reload"}};
+    parts.push_back(fmt::format("systemctl {} -- {}", verb.at(state), u));
+    expect["state"] = (state == "stopped") ? "stopped" : "started";
+    out->always_act = (state == "restarted" || state == "reloaded");
+  }
+  Command check;
+  check.role = "check";
+  check.text = "ratchet_service_state " + u + (dest.empty() ? "" : " " + util::shell_quote(dest));
+  check.timeout = ctx.timeout;
+  check.judge = "service";
+  check.expect = expect;
+  out->check.push_back(check);
+
+  Command act;
+  act.role = "action";
+  for (size_t i = 0; i < parts.size(); ++i) act.text += (i ? " && " : "") + parts[i];
+  if (!unit_file.empty()) act.stdin_data = ctx.unit_file_content;
+  act.timeout = ctx.timeout;
+  act.judge = "exit";
+  act.expect = Json::array({0});
+  out->action = act;
+  return true;
+}
+
+}  // namespace ratchet::steps

@@ -1,0 +1,57 @@
+// kind = "write": content streamed on stdin into a temp file in the target's
+// directory, chmod/chown, then one `mv -f` (works with become, unlike SFTP on
+// libssh 0.10). Check: content hash, mode and owner equal.
+#include <fmt/format.h>
+
+#include "steps/kinds.h"
+#include "util/hash.h"
+#include "util/shell.h"
+
+namespace ratchet::steps {
+
+bool build_write(const Json& f, const BuildContext& ctx, Rung* out, std::string* err) {
+  std::string path, mode, owner, group;
+  bool backup = false;
+  if (!field_string(f, "path", &path, err) || !field_string(f, "mode", &mode, err) ||
+      !field_string(f, "owner", &owner, err) || !field_string(f, "group", &group, err) ||
+      !field_bool(f, "backup", &backup, err))
+    return false;
+  if (path.empty() || path[0] != '/') {
+    *err = fmt::format("write: `path` must be absolute, got \"{}\"", path);
+    return false;
+  }
+  if (!mode.empty()) {
+    bool octal = mode.size() <= 4;
+    for (char c : mode) octal = octal && c >= '0' && c <= '7';
+    if (!octal) {
+      *err = fmt::format("write: `mode` must be octal such as \"0644\", got \"{}\"", mode);
+      return false;
+    }
+  }
+  std::string q = util::shell_quote(path);
+  Command check;
+  check.role = "check";
+  check.text = "ratchet_stat " + q;
+  check.timeout = ctx.timeout;
+  check.judge = "write";
+  std::string m = mode;
+  while (m.size() > 1 && m[0] == '0') m.erase(0, 1);
+  check.expect = {{"sha256", util::sha256_hex(ctx.write_content)},
+                  {"mode", m},
+                  {"owner", owner},
+                  {"group", group}};
+  out->check.push_back(check);
+
+  Command act;
+  act.role = "action";
+  act.text = fmt::format("ratchet_write {} {} {} {} {}", q, util::shell_quote(mode),
+                         util::shell_quote(owner), util::shell_quote(group), backup ? 1 : 0);
+  act.stdin_data = ctx.write_content;
+  act.timeout = ctx.timeout;
+  act.judge = "exit";
+  act.expect = Json::array({0});
+  out->action = act;
+  return true;
+}
+
+}  // namespace ratchet::steps

@@ -1,0 +1,51 @@
+#include "transcript/reader.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace ratchet::transcript {
+
+ReadResult read_transcript(const std::string& path) {
+  ReadResult r;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    r.error = fmt::format("cannot read transcript {}", path);
+    return r;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  size_t start = 0, line_no = 0;
+  std::vector<std::string> notes;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    bool complete = end != std::string::npos;
+    if (!complete) end = text.size();
+    ++line_no;
+    std::string line = text.substr(start, end - start);
+    if (!line.empty()) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object() || !complete) {
+        if (!complete) {
+          r.cut_off = true;
+          notes.push_back(fmt::format(
+              "transcript ends mid-line at line {} (byte {}): the run was cut off there", line_no, start));
+        } else {
+          notes.push_back(fmt::format("line {} (byte {}) is not a JSON object; skipped", line_no, start));
+        }
+      } else {
+        r.events.push_back(std::move(j));
+      }
+    }
+    start = end + 1;
+  }
+  if (!r.cut_off && !r.events.empty() && r.events.back().value("event", "") != "run_end")
+    notes.push_back(fmt::format("transcript has no run_end after {} events: the run did not finish",
+                                r.events.size()));
+  for (size_t i = 0; i < notes.size(); ++i) r.note += (i ? "\n" : "") + notes[i];
+  return r;
+}
+
+}  // namespace ratchet::transcript

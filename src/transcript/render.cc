@@ -1,0 +1,129 @@
+#include "transcript/render.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "util/duration.h"
+#include "util/text.h"
+
+namespace ratchet::transcript {
+
+using nlohmann::json;
+
+static std::string str(const json& e, const char* k) {
+  auto it = e.find(k);
+  if (it == e.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+static std::string dur(const json& e) {
+  if (!e.contains("ms")) return "";
+  return util::format_duration(util::Millis(e["ms"].get<long long>()));
+}
+
+static std::string first_line(const std::string& s, size_t max) {
+  std::string t = util::trim_lines(s, 1, max);
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t;
+}
+
+static std::string indent(const std::string& text, const std::string& pad) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += pad + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<json> filter(const std::vector<json>& events, const RenderOptions& opt) {
+  std::vector<json> out;
+  for (const auto& e : events) {
+    if (!opt.host.empty() && e.contains("host") && str(e, "host") != opt.host) continue;
+    if (!opt.step.empty() && e.contains("step") && str(e, "step") != opt.step) continue;
+    if (!opt.step.empty() && !e.contains("step") && e.contains("host")) continue;
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::string render(const std::vector<json>& all, const RenderOptions& opt) {
+  auto events = filter(all, opt);
+  std::string out;
+  // Per host: buffered lines, so hosts that ran in parallel print apart.
+  std::vector<std::string> host_order;
+  std::map<std::string, std::string> body;
+  std::map<std::string, std::string> pending_cmd;  // host -> current command line
+  std::map<std::string, std::string> pending_out;  // host -> its output, printed after the exit
+  std::string tail;
+  for (const auto& e : events) {
+    const std::string ev = str(e, "event");
+    const std::string host = str(e, "host");
+    if (!host.empty() && !body.count(host)) {
+      host_order.push_back(host);
+      body[host] = "";
+    }
+    std::string& b = host.empty() ? tail : body[host];
+    if (ev == "run_start") {
+      out += fmt::format("run {} of {} ({}), playbook sha256 {}, ratchet {}\n", str(e, "run_id"),
+                         str(e, "playbook"), str(e, "playbook_path"),
+                         str(e, "playbook_sha256").substr(0, 12), str(e, "ratchet_version"));
+      out += fmt::format("started {}\n", str(e, "t"));
+    } else if (ev == "connect") {
+      b += fmt::format("  connected {}@{}:{} host key {} ({}, {})\n", str(e, "user"),
+                       str(e, "address"), str(e, "port"), str(e, "fingerprint"),
+                       str(e, "auth_method"), dur(e));
+    } else if (ev == "unreachable") {
+      b += fmt::format("  UNREACHABLE ({}): {}\n", str(e, "cause"), str(e, "message"));
+    } else if (ev == "step_start") {
+      b += fmt::format("  - {} [{}] {}\n", str(e, "step"), str(e, "kind"), str(e, "name"));
+    } else if (ev == "command" && opt.commands) {
+      std::string rung = e.value("rung", 0) ? fmt::format("rung {} ", e["rung"].get<int>()) : "";
+      pending_cmd[host] = fmt::format("      {}{:<6} $ {}", rung, str(e, "role"),
+                                      util::trim_lines(str(e, "command"), 1, 100));
+      while (!pending_cmd[host].empty() && pending_cmd[host].back() == '\n') pending_cmd[host].pop_back();
+    } else if (ev == "exit" && opt.commands) {
+      std::string how = e.contains("signal") ? "SIG" + str(e, "signal")
+                                             : fmt::format("exit {}", str(e, "code"));
+      if (e.value("timed_out", false)) how += ", timed out";
+      b += fmt::format("{}  → {} ({})\n", pending_cmd[host], how, dur(e));
+      b += pending_out[host];
+      pending_out[host].clear();
+    } else if (ev == "output" && opt.commands) {
+      std::string data = e.contains("data") ? str(e, "data") : "<binary, base64 in transcript>";
+      std::string t = util::trim_lines(data, opt.output_lines, 120);
+      if (!t.empty()) pending_out[host] += indent(t, str(e, "stream") == "stderr" ? "          ! " : "          | ");
+    } else if (ev == "evidence") {
+      if (e.contains("holders") && e["holders"].is_array()) {
+        for (const auto& h : e["holders"])
+          b += fmt::format("          holder PID {} user {} started {} cmd: {}\n", str(h, "pid"),
+                           str(h, "user"), str(h, "started"), first_line(str(h, "cmdline"), 80));
+      }
+      if (e.contains("note")) b += fmt::format("          note: {}\n", str(e, "note"));
+    } else if (ev == "step_end") {
+      std::string rung = str(e, "status") == "escalated" || str(e, "status") == "failed"
+                             ? fmt::format(" (rung {})", str(e, "rung"))
+                             : "";
+      b += fmt::format("    {}{} in {}{}\n", str(e, "status"), rung, dur(e),
+                       e.contains("reason") && !str(e, "reason").empty() ? ": " + str(e, "reason") : "");
+    } else if (ev == "host_end") {
+      std::string counts;
+      if (e.contains("counts"))
+        for (auto it = e["counts"].begin(); it != e["counts"].end(); ++it)
+          if (it.value().get<int>() > 0)
+            counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", it.value().get<int>(), it.key());
+      b += fmt::format("  host {}: {}\n", str(e, "status"), counts.empty() ? "nothing ran" : counts);
+    } else if (ev == "run_end") {
+      tail += fmt::format("run {} (exit {}) at {}\n", str(e, "status"), str(e, "exit_code"), str(e, "t"));
+    }
+  }
+  for (const auto& h : host_order) out += fmt::format("host {}\n{}", h, body[h]);
+  out += tail;
+  return out;
+}
+
+}  // namespace ratchet::transcript

@@ -1,0 +1,85 @@
+#include "transcript/writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "util/clock.h"
+#include "util/text.h"
+
+namespace ratchet::transcript {
+
+Writer::Writer() = default;
+
+Writer::Writer(const std::string& path) : path_(path) {
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd_ < 0)
+    throw std::runtime_error(fmt::format("cannot open transcript {}: {}", path, std::strerror(errno)));
+}
+
+Writer::~Writer() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Writer::add_secret(const std::string& value) {
+  if (value.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  secrets_.push_back(value);
+}
+
+std::string Writer::mask(std::string s) const {
+  for (const auto& secret : secrets_) {
+    size_t at = 0;
+    while ((at = s.find(secret, at)) != std::string::npos) {
+      s.replace(at, secret.size(), "***");
+      at += 3;
+    }
+  }
+  return s;
+}
+
+void Writer::mask_tree(nlohmann::json& v) const {
+  if (v.is_string()) v = mask(v.get<std::string>());
+  else if (v.is_array() || v.is_object())
+    for (auto& x : v) mask_tree(x);
+}
+
+void Writer::emit(const std::string& event, nlohmann::json fields) {
+  if (fd_ < 0) return;
+  nlohmann::json line = nlohmann::json::object();
+  line["event"] = event;
+  line["t"] = util::rfc3339_ms(std::chrono::system_clock::now());
+  for (auto it = fields.begin(); it != fields.end(); ++it) line[it.key()] = it.value();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!secrets_.empty()) mask_tree(line);
+  std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // disk full: the run goes on, the transcript says where it ends
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+nlohmann::json output_fields(const std::string& stream, const std::string& data,
+                             unsigned long long total, unsigned long long dropped) {
+  nlohmann::json f = {{"stream", stream}, {"bytes", total}};
+  if (util::valid_utf8(data)) f["data"] = data;
+  else f["data_b64"] = util::base64(data);
+  if (dropped) f["dropped"] = dropped;
+  return f;
+}
+
+}  // namespace ratchet::transcript

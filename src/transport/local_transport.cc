@@ -1,0 +1,161 @@
+// The local backend: /bin/sh -c on this machine, for unit tests. Mirrors what
+// sshd does for an exec channel without a PTY: a new session (so the command
+// leads its own process group), three pipes, exit status or signal.
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cerrno>
+
+#include "transport/transport.h"
+
+namespace ratchet::transport {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// "TERM" for SIGTERM (glibc's abbreviation), or the number as text.
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? abbrev : std::to_string(sig);
+}
+
+/// write(2) without dying of SIGPIPE when the reader is gone (returns -1, EPIPE).
+ssize_t write_nosigpipe(int fd, const char* data, size_t n) {
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  ssize_t w = ::write(fd, data, n);
+  if (w < 0 && errno == EPIPE) {
+    timespec zero{};
+    sigtimedwait(&pipe_set, nullptr, &zero);  // consume the pending SIGPIPE
+    errno = EPIPE;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return w;
+}
+
+[[noreturn]] void exec_child(const std::string& command, int in, int out, int err) {
+  setsid();  // like sshd: the command leads its own session and process group
+  dup2(in, 0);
+  dup2(out, 1);
+  dup2(err, 2);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD}) signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+  _exit(127);
+}
+
+class LocalTransport final : public Transport {
+ public:
+  std::optional<ConnectError> connect(ConnectInfo* info) override {
+    if (info) {
+      info->address = "localhost";
+      const passwd* pw = getpwuid(getuid());
+      info->user = pw ? pw->pw_name : std::to_string(getuid());
+      info->auth_method = "local";
+      info->ms = 0;
+    }
+    return std::nullopt;
+  }
+
+  ExecResult exec(const ExecRequest& req) override;
+  void close() override {}
+};
+
+ExecResult LocalTransport::exec(const ExecRequest& req) {
+  ExecResult r;
+  const auto start = Clock::now();
+  const auto deadline = start + req.timeout;
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return r.error = strerror(errno), r;
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    ::close(in[0]), ::close(in[1]);
+    return r.error = strerror(errno), r;
+  }
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
+    return r.error = strerror(errno), r;
+  }
+  pid_t pid = fork();
+  if (pid == 0) exec_child(req.command, in[0], out[1], err[1]);
+  for (int fd : {in[0], out[1], err[1]}) ::close(fd);
+  if (pid < 0) {
+    for (int fd : {in[1], out[0], err[0]}) ::close(fd);
+    return r.error = strerror(errno), r;
+  }
+  int fds[3] = {in[1], out[0], err[0]};  // stdin writer, stdout, stderr readers
+  for (int fd : fds) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  size_t written = 0;
+  auto close_fd = [&](int i) { ::close(fds[i]), fds[i] = -1; };
+  if (req.stdin_data.empty()) close_fd(0);  // EOF at once
+  CaptureBuffer cap_out(req.capture), cap_err(req.capture);
+  int status = 0;
+  bool reaped = false;
+  char buf[65536];
+
+  while (fds[1] >= 0 || fds[2] >= 0 || !reaped) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    if (!reaped && waitpid(pid, &status, WNOHANG) == pid) reaped = true;
+    if (fds[1] < 0 && fds[2] < 0 && reaped) break;
+    pollfd p[3];
+    nfds_t n = 0;
+    int which[3];
+    for (int i = 0; i < 3; ++i) {
+      if (fds[i] < 0) continue;
+      p[n] = {fds[i], short(i == 0 ? POLLOUT : POLLIN), 0};
+      which[n++] = i;
+    }
+    // With the pipes closed, poll only paces the waitpid above.
+    int wait_ms = (n == 0 || (fds[1] < 0 && fds[2] < 0)) ? 10 : int(std::min<long long>(left.count(), 50));
+    if (poll(p, n, wait_ms) < 0 && errno != EINTR) break;
+    for (nfds_t k = 0; k < n; ++k) {
+      int i = which[k];
+      if (p[k].revents == 0) continue;
+      if (i == 0) {
+        size_t chunk = std::min<size_t>(req.stdin_data.size() - written, 65536);
+        ssize_t w = write_nosigpipe(fds[0], req.stdin_data.data() + written, chunk);
+        if (w > 0) written += size_t(w);
+        if ((w < 0 && errno != EAGAIN) || written == req.stdin_data.size()) close_fd(0);
+        continue;
+      }
+      ssize_t got = ::read(fds[i], buf, sizeof buf);
+      if (got > 0) (i == 1 ? cap_out : cap_err).append(buf, size_t(got));
+      else if (got == 0 || errno != EAGAIN) close_fd(i);
+    }
+  }
+  // Deadline: the command, or something of its group holding its pipes, is
+  // still there; nothing of it may outlive this call. (A finished command's
+  // detached processes are left alone, as on an ssh host.)
+  if (!reaped || fds[1] >= 0 || fds[2] >= 0) kill(-pid, SIGKILL);
+  if (!reaped) {
+    r.timed_out = true;
+    waitpid(pid, &status, 0);
+  }
+  for (int fd : fds)
+    if (fd >= 0) ::close(fd);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = signal_name(WTERMSIG(status));
+  r.out = cap_out.finish();
+  r.err = cap_err.finish();
+  r.ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  if (!r.signal.empty() && req.host_timeout.count() > 0 && r.ms >= req.host_timeout.count())
+    r.timed_out = true;
+  return r;
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> make_local_transport() { return std::make_unique<LocalTransport>(); }
+
+}  // namespace ratchet::transport

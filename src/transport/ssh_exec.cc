@@ -1,0 +1,171 @@
+// One command on its own exec channel: stdin pumped in window-sized chunks while
+// stdout and stderr are drained (so neither side can stall the other), exit
+// status and exit signal from channel callbacks, a client-side deadline.
+#include <libssh/callbacks.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "transport/ssh_transport.h"
+
+namespace ratchet::transport::ssh {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// What the channel callbacks learn. Lives as long as the channel's callbacks
+/// are registered (they are removed before the channel is freed).
+struct ChannelState {
+  bool status_seen = false;
+  int exit_status = -1;
+  std::string signal;  ///< "TERM", as sshd sends it (no "SIG")
+  bool remote_closed = false;
+};
+
+void on_exit_status(ssh_session, ssh_channel, int status, void* user) {
+  auto* st = static_cast<ChannelState*>(user);
+  st->status_seen = true;
+  st->exit_status = status;
+}
+
+void on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*,
+                    void* user) {
+  static_cast<ChannelState*>(user)->signal = signal ? signal : "?";
+}
+
+void on_close(ssh_session, ssh_channel, void* user) {
+  static_cast<ChannelState*>(user)->remote_closed = true;
+}
+
+/// Owns one channel and its callbacks; closing and freeing happen in one place.
+class Channel {
+ public:
+  explicit Channel(ssh_session s) : channel_(ssh_channel_new(s)) {
+    cb_.userdata = &state_;
+    cb_.channel_exit_status_function = on_exit_status;
+    cb_.channel_exit_signal_function = on_exit_signal;
+    cb_.channel_close_function = on_close;
+    ssh_callbacks_init(&cb_);
+    if (channel_) ssh_set_channel_callbacks(channel_, &cb_);
+  }
+  ~Channel() {
+    if (channel_ == nullptr) return;
+    // Unregister first: a late CLOSE from the server reaches a channel that
+    // libssh keeps until then, and must not call into this (dead) object.
+    ssh_remove_channel_callbacks(channel_, &cb_);
+    if (ssh_channel_is_open(channel_)) ssh_channel_close(channel_);
+    ssh_channel_free(channel_);
+  }
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  ssh_channel get() const { return channel_; }
+  const ChannelState& state() const { return state_; }
+
+ private:
+  ssh_channel channel_;
+  ChannelState state_;
+  ssh_channel_callbacks_struct cb_{};
+};
+
+/// Drains whatever is buffered on one stream. Returns false on a channel error;
+/// sets *eof once the server sent EOF (or closed) and the buffer is empty.
+bool drain(ssh_channel ch, int is_stderr, CaptureBuffer* cap, bool* eof) {
+  char buf[32768];
+  for (;;) {
+    int n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, is_stderr);
+    if (n > 0) {
+      cap->append(buf, size_t(n));
+      continue;
+    }
+    if (n == SSH_EOF) *eof = true;  // not an error: the stream ended
+    return n != SSH_ERROR;
+  }
+}
+
+}  // namespace
+
+ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) {
+  ExecResult r;
+  const auto start = Clock::now();
+  const auto deadline = start + req.timeout;
+  auto elapsed_ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  };
+  auto fail = [&](const char* what) {
+    r.error = fmt::format("{}: {}: {}", t.where, what, ssh_get_error(s));
+    r.ms = elapsed_ms();
+    return r;
+  };
+
+  Channel channel(s);
+  ssh_channel ch = channel.get();
+  if (ch == nullptr) return fail("cannot create a channel");
+  if (ssh_channel_open_session(ch) != SSH_OK)
+    return fail("cannot open a session channel");
+  if (ssh_channel_request_exec(ch, req.command.c_str()) != SSH_OK)
+    return fail("exec request refused");
+
+  CaptureBuffer out(req.capture), err(req.capture);
+  size_t written = 0;
+  bool stdin_done = req.stdin_data.empty(), out_eof = false, err_eof = false;
+  if (stdin_done) ssh_channel_send_eof(ch);  // nothing to send: EOF at once
+  ssh_event event = ssh_event_new();
+  ssh_event_add_session(event, s);
+  const ChannelState& st = channel.state();
+  bool deadline_hit = false;
+
+  for (;;) {
+    if (!stdin_done) {
+      // Never more than the server's window: a blocking write would stop us
+      // draining stdout while the command waits for us to read.
+      uint32_t window = ssh_channel_window_size(ch);
+      size_t chunk = std::min<size_t>({req.stdin_data.size() - written, window, 32768});
+      if (chunk > 0) {
+        int w = ssh_channel_write(ch, req.stdin_data.data() + written, uint32_t(chunk));
+        if (w > 0) written += size_t(w);
+        // A command that exits without reading its input: stop sending, no error.
+        if (w < 0 || st.remote_closed) stdin_done = true;
+      }
+      if (written == req.stdin_data.size() && !stdin_done) {
+        ssh_channel_send_eof(ch);
+        stdin_done = true;
+      }
+    }
+    if (!drain(ch, 0, &out, &out_eof) || !drain(ch, 1, &err, &err_eof)) {
+      r.error = fmt::format("{}: channel failed: {}", t.where, ssh_get_error(s));
+      break;
+    }
+    // Done when both streams ended and the status came (or the server closed).
+    if (out_eof && err_eof && (st.status_seen || !st.signal.empty() || st.remote_closed)) break;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      deadline_hit = true;
+      break;
+    }
+    // Wake on any packet; short while stdin waits for the window to reopen.
+    int wait_ms = int(std::min<long long>(left.count(), stdin_done ? 200 : 20));
+    if (ssh_event_dopoll(event, wait_ms) == SSH_ERROR) {  // the socket is gone
+      r.error = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
+      break;
+    }
+  }
+  ssh_event_remove_session(event, s);
+  ssh_event_free(event);
+
+  if (st.status_seen) r.exit_code = st.exit_status;
+  r.signal = st.signal;
+  bool ended = st.status_seen || !st.signal.empty();
+  r.timed_out = deadline_hit && !ended;  // a status that came in time is the result
+  if (!r.signal.empty() && req.host_timeout.count() > 0 && elapsed_ms() >= req.host_timeout.count())
+    r.timed_out = true;  // the wire wrapper's deadline killed it
+  r.out = out.finish();
+  r.err = err.finish();
+  r.ms = elapsed_ms();
+  return r;  // ~Channel closes the channel (sends EOF + CLOSE) and frees it
+}
+
+}  // namespace ratchet::transport::ssh

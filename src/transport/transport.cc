@@ -1,0 +1,59 @@
+// Backend-independent pieces of the transport seam: failure names and capture.
+#include "transport/transport.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+namespace ratchet::transport {
+
+std::string cause_name(FailureKind k) {
+  switch (k) {
+    case FailureKind::dns: return "dns";
+    case FailureKind::refused: return "refused";
+    case FailureKind::timeout: return "timeout";
+    case FailureKind::host_key_unknown:
+    case FailureKind::host_key_changed: return "host_key";
+    case FailureKind::auth: return "auth";
+    case FailureKind::other: break;
+  }
+  return "other";
+}
+
+std::string capture_marker(unsigned long long dropped) {
+  return fmt::format("\n[ratchet: {} bytes dropped]\n", dropped);
+}
+
+CaptureBuffer::CaptureBuffer(size_t cap) : head_cap_(cap / 2), tail_cap_(cap - cap / 2) {}
+
+void CaptureBuffer::append(const char* data, size_t n) {
+  total_ += n;
+  size_t to_head = std::min(n, head_cap_ - head_.size());
+  head_.append(data, to_head);
+  data += to_head;
+  n -= to_head;
+  if (n == 0 || tail_cap_ == 0) return;
+  if (n >= tail_cap_) {  // the new bytes alone fill the tail
+    tail_.assign(data + n - tail_cap_, tail_cap_);
+    return;
+  }
+  tail_.append(data, n);
+  // Trim lazily so appending stays amortised O(n).
+  if (tail_.size() > 2 * tail_cap_) tail_.erase(0, tail_.size() - tail_cap_);
+}
+
+Captured CaptureBuffer::finish() const {
+  Captured c;
+  c.total = total_;
+  std::string_view tail = tail_;
+  if (tail.size() > tail_cap_) tail.remove_prefix(tail.size() - tail_cap_);
+  unsigned long long kept = head_.size() + tail.size();
+  c.dropped = total_ - kept;
+  c.data = head_;
+  if (c.dropped > 0) c.data += capture_marker(c.dropped);
+  c.data += tail;
+  return c;
+}
+
+}  // namespace ratchet::transport

@@ -1,0 +1,73 @@
+#include "util/text.h"
+
+#include <openssl/evp.h>
+
+#include <fmt/format.h>
+
+namespace ratchet::util {
+
+bool valid_utf8(std::string_view s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    unsigned cp;
+    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    else return false;
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char d = s[i + k];
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+std::string base64(std::string_view data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
+  int len = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                            reinterpret_cast<const unsigned char*>(data.data()),
+                            static_cast<int>(data.size()));
+  out.resize(len);
+  return out;
+}
+
+std::string trim_lines(std::string_view s, size_t max_lines, size_t max_cols) {
+  while (!s.empty() && s.back() == '\n') s.remove_suffix(1);
+  std::string out;
+  size_t lines = 0, start = 0, total = 0;
+  while (start <= s.size() && !s.empty()) {
+    size_t end = s.find('\n', start);
+    if (end == std::string_view::npos) end = s.size();
+    ++total;
+    if (lines < max_lines) {
+      std::string_view line = s.substr(start, end - start);
+      if (line.size() > max_cols) {
+        size_t cut = max_cols;
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+        out += std::string(line.substr(0, cut)) + "…";
+      } else {
+        out += line;
+      }
+      out += '\n';
+      ++lines;
+    }
+    if (end == s.size()) break;
+    start = end + 1;
+  }
+  if (total > lines) out += fmt::format("… ({} more lines)\n", total - lines);
+  return out;
+}
+
+}  // namespace ratchet::util

@@ -1,0 +1,18 @@
+#pragma once
+// Byte-string helpers for recording command output.
+#include <string>
+#include <string_view>
+
+namespace ratchet::util {
+
+/// True when `s` is valid UTF-8 (RFC 3629: no overlongs, no surrogates, <= U+10FFFF).
+bool valid_utf8(std::string_view s);
+
+/// Standard base64 (RFC 4648, with padding) of `data`.
+std::string base64(std::string_view data);
+
+/// The first `max_lines` lines of `s`, each cut at `max_cols` bytes (on a UTF-8
+/// boundary), with "… (N more lines)" appended when lines were dropped.
+std::string trim_lines(std::string_view s, size_t max_lines, size_t max_cols);
+
+}  // namespace ratchet::util

@@ -1,0 +1,145 @@
+#include <catch2/catch.hpp>
+
+#include "engine/executor.h"
+#include "engine/ratchet_loop.h"
+#include "support/scripted_transport.h"
+
+using namespace ratchet;
+using ratchet::testing::ScriptedTransport;
+
+namespace {
+
+steps::Command cmd(std::string role, std::string text, std::string judge) {
+  steps::Command c;
+  c.role = std::move(role);
+  c.text = std::move(text);
+  c.judge = std::move(judge);
+  c.expect = role == "action" ? nlohmann::json::array({0}) : nlohmann::json();
+  return c;
+}
+
+// A verify-like step: check `probe`, own action `fix`, rungs `harder1..n`.
+steps::PreparedStep step(int rungs, bool own_action = true) {
+  steps::PreparedStep ps;
+  steps::Rung r0;
+  r0.check.push_back(cmd("check", "probe", "exit0"));
+  if (own_action) r0.action = cmd("action", "fix", "exit");
+  ps.rungs.push_back(r0);
+  for (int k = 1; k <= rungs; ++k) {
+    steps::Rung r;
+    r.action = cmd("action", "harder" + std::to_string(k), "exit");
+    ps.rungs.push_back(r);
+  }
+  return ps;
+}
+
+struct Harness {
+  ScriptedTransport t;
+  transcript::Writer w;  // records nothing
+  engine::Executor ex{t, w, "h1"};
+  std::vector<long long> slept;
+  engine::Sleeper sleep = [this](util::Millis d) { slept.push_back(d.count()); };
+  std::vector<std::string> sent() const {
+    std::vector<std::string> out;
+    for (const auto& r : t.requests) {
+      // the command is the last-but-one word of the wire string: pick by marker
+      for (auto name : {"probe", "fix", "harder1", "harder2", "harder3"})
+        if (r.command.find(std::string("'") + name + "'") != std::string::npos ||
+            r.command.find(std::string(" ") + name + " ") != std::string::npos)
+          out.push_back(name);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("ratchet loop: state already holds → ok, only the check is sent", "[engine]") {
+  Harness h;
+  h.t.push(0);
+  auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
+  CHECK(o.status == "ok");
+  CHECK(o.rung == 0);
+  CHECK(h.sent() == std::vector<std::string>{"probe"});
+}
+
+TEST_CASE("ratchet loop: action fixes it → changed", "[engine]") {
+  Harness h;
+  h.t.push(1, "not yet");
+  h.t.push(0);
+  h.t.push(0);
+  auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
+  CHECK(o.status == "changed");
+  CHECK(o.rung == 0);
+  CHECK(h.sent() == std::vector<std::string>{"probe", "fix", "probe"});
+}
+
+TEST_CASE("ratchet loop: escalates to rung 2", "[engine]") {
+  Harness h;
+  h.t.push(1);  // check
+  h.t.push(0);  // fix
+  h.t.push(1);  // check
+  h.t.push(0);  // harder1
+  h.t.push(1);  // check
+  h.t.push(0);  // harder2
+  h.t.push(0);  // check passes
+  auto ps = step(3);
+  ps.rungs[2].settle = util::Millis(1500);
+  auto o = engine::run_ratchet(ps, h.ex, h.sleep);
+  CHECK(o.status == "escalated");
+  CHECK(o.rung == 2);
+  CHECK(h.sent() == std::vector<std::string>{"probe", "fix", "probe", "harder1", "probe", "harder2", "probe"});
+  CHECK(h.slept == std::vector<long long>{1500});  // settle once, after rung 2 only
+  CHECK(h.t.left() == 0);
+}
+
+TEST_CASE("ratchet loop: rungs exhausted → failed at the last rung", "[engine]") {
+  Harness h;
+  for (int i = 0; i < 7; ++i) h.t.push(i % 2 == 0 ? 3 : 0);  // checks fail, actions succeed
+  auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
+  CHECK(o.status == "failed");
+  CHECK(o.rung == 2);
+  CHECK(h.sent().size() == 7);
+}
+
+TEST_CASE("ratchet loop: verify without its own action goes straight to rung 1", "[engine]") {
+  Harness h;
+  h.t.push(1);
+  h.t.push(0);  // harder1
+  h.t.push(0);  // check
+  auto o = engine::run_ratchet(step(2, false), h.ex, h.sleep);
+  CHECK(o.status == "escalated");
+  CHECK(o.rung == 1);
+  CHECK(h.sent() == std::vector<std::string>{"probe", "harder1", "probe"});
+}
+
+TEST_CASE("ratchet loop: retries re-run the check `delay` apart", "[engine]") {
+  Harness h;
+  auto ps = step(0);
+  ps.rungs[0].retries = 2;
+  ps.rungs[0].delay = util::Millis(250);
+  h.t.push(1);  // first check
+  h.t.push(0);  // fix
+  h.t.push(1);  // check
+  h.t.push(1);  // retry 1
+  h.t.push(0);  // retry 2 passes
+  auto o = engine::run_ratchet(ps, h.ex, h.sleep);
+  CHECK(o.status == "changed");
+  CHECK(h.slept == std::vector<long long>{250, 250});
+}
+
+TEST_CASE("ratchet loop: run without a check is judged by its exit status", "[engine]") {
+  Harness h;
+  steps::PreparedStep ps;
+  steps::Rung r;
+  r.action = cmd("action", "fix", "exit");
+  r.action->expect = nlohmann::json::array({0, 3});
+  ps.rungs.push_back(r);
+  ps.action_is_result = true;
+  h.t.push(3);
+  CHECK(engine::run_ratchet(ps, h.ex, h.sleep).status == "changed");
+  h.t.push(4, "", "boom");
+  auto o = engine::run_ratchet(ps, h.ex, h.sleep);
+  CHECK(o.status == "failed");
+  CHECK(o.reason == "exit 4: boom");
+}

@@ -1,0 +1,562 @@
+#include "playbook/loader.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "util/hash.h"
+
+using namespace ratchet::playbook;
+using ratchet::util::Millis;
+
+namespace {
+
+std::string data(const std::string& name) {
+  return std::string(RATCHET_SOURCE_DIR) + "/tests/playbook/data/" + name;
+}
+
+// A directory for this process's test files, removed at exit.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    auto p =
+        std::filesystem::temp_directory_path() / ("ratchet-loader-" + std::to_string(getpid()));
+    std::filesystem::create_directories(p);
+    path = p.string();
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+const std::string& scratch() {
+  static const ScratchDir dir;
+  return dir.path;
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  std::string path = scratch() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+void replace_all(std::string* s, const std::string& from, const std::string& to) {
+  for (size_t at = 0; (at = s->find(from, at)) != std::string::npos; at += to.size())
+    s->replace(at, from.size(), to);
+}
+
+// Loads `text` as pb.toml; returns every error, formatted, with the scratch dir cut.
+std::string errors_of(const std::string& text, const LoadOptions& opt = {}) {
+  std::string path = write("pb.toml", text);
+  std::vector<LoadError> errors;
+  auto pb = load_playbook(path, opt, &errors);
+  std::string out;
+  for (const auto& e : errors) out += format_error(e);
+  if (pb) {
+    CHECK(errors.empty());
+    return "(loaded)";
+  }
+  replace_all(&out, scratch() + "/", "");
+  return out;
+}
+
+Playbook load_ok(const std::string& text, const LoadOptions& opt = {}) {
+  std::vector<LoadError> errors;
+  auto pb = load_playbook(write("ok.toml", text), opt, &errors);
+  for (const auto& e : errors) FAIL_CHECK(format_error(e));
+  REQUIRE(pb);
+  return *pb;
+}
+
+const char* kHead = "name = \"t\"\n";
+
+}  // namespace
+
+TEST_CASE("the design's example playbook loads with its values", "[playbook]") {
+  std::vector<LoadError> errors;
+  auto pb = load_playbook(data("gpu-release.toml"), {}, &errors);
+  REQUIRE(errors.empty());
+  REQUIRE(pb);
+  CHECK(pb->name == "gpu-release");
+  CHECK(pb->description == "Free the GPUs and hand them to a systemd unit");
+  CHECK(pb->targets == std::vector<std::string>{"lab"});
+  CHECK(pb->dir == data("").substr(0, data("").size() - 1));
+  std::ifstream f(data("gpu-release.toml"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), {});
+  CHECK(pb->source == bytes);
+  CHECK(pb->sha256 == ratchet::util::sha256_hex(bytes));
+  CHECK(pb->vars["devices"] == Value::array({"/dev/nvidia*"}));
+  CHECK(pb->vars["unit"] == "inference");
+  CHECK(pb->var_pos["unit"].str() == data("gpu-release.toml") + ":6:8");
+
+  REQUIRE(pb->steps.size() == 5);
+  std::vector<std::string> ids;
+  for (const auto& s : pb->steps) ids.push_back(s.id);
+  CHECK(ids == std::vector<std::string>{"stop", "kill_the_server_started_by_hand", "gpus_free",
+                                        "write_production_notes", "enable_and_start_the_unit"});
+  const Step& stop = pb->steps[0];
+  CHECK(stop.kind == "service");
+  CHECK(stop.name == "Stop the service");
+  CHECK(stop.timeout == Millis(60'000));
+  CHECK(stop.settle == Millis(1'000));
+  CHECK(stop.body.fields == Value({{"unit", "{{ unit }}"}, {"state", "stopped"}}));
+  CHECK(stop.where.str() == data("gpu-release.toml") + ":16:1");
+  CHECK(stop.body.pos.at("unit").str() == data("gpu-release.toml") + ":20:8");
+
+  const Step& kill = pb->steps[1];
+  CHECK(kill.body.fields["wait"] == "10s");
+  CHECK(kill.body.fields["tree"] == true);
+  CHECK(kill.body.fields["signal"] == "TERM");
+  CHECK(kill.on_failure == OnFailure::stop);
+
+  const Step& gpus = pb->steps[2];
+  CHECK(gpus.settle == Millis(3'000));  // the step beats [defaults]
+  CHECK(gpus.timeout == Millis(60'000));
+  CHECK(gpus.body.fields["no_holders"] == "{{ devices }}");
+  REQUIRE(gpus.escalate.size() == 2);
+  CHECK(gpus.escalate[0].kind == "kill");
+  CHECK(gpus.escalate[0].fields == Value({{"holders_of", "{{ devices }}"},
+                                          {"exclude", "{{ keep }}"},
+                                          {"signal", "TERM"},
+                                          {"wait", "5s"}}));
+  CHECK(gpus.escalate[1].fields["signal"] == "KILL");
+  CHECK(gpus.escalate[1].where.str() == data("gpu-release.toml") + ":46:3");
+  CHECK_FALSE(gpus.escalate[1].timeout.has_value());
+
+  CHECK(pb->steps[3].body.fields["template"] == "notes.md.tmpl");
+  CHECK(pb->steps[3].body.fields["mode"] == "0644");
+  CHECK(pb->steps[4].body.fields["enabled"] == true);
+
+  std::vector<LoadError> ref_errors;
+  check_references(*pb, nullptr, &ref_errors);
+  for (const auto& e : ref_errors) FAIL_CHECK(format_error(e));
+}
+
+TEST_CASE("defaults apply to every step that does not set the key", "[playbook]") {
+  Playbook pb = load_ok(std::string(kHead) + R"(
+[defaults]
+timeout = "2m"
+settle = "250ms"
+retries = 3
+delay = "2s"
+capture = 4096
+become = true
+become_user = "svc"
+
+[[step]]
+name = "a"
+kind = "run"
+command = "true"
+
+[[step]]
+name = "b"
+kind = "run"
+command = "true"
+timeout = "5s"
+retries = 0
+become = false
+capture = 10
+on_failure = "continue"
+register = "bee"
+when = "not skip_b"
+
+  [[step.escalate]]
+  kind = "run"
+  command = "false"
+  timeout = "1s"
+  retries = 2
+)");
+  REQUIRE(pb.steps.size() == 2);
+  const Step& a = pb.steps[0];
+  CHECK(a.timeout == Millis(120'000));
+  CHECK(a.settle == Millis(250));
+  CHECK(a.retries == 3);
+  CHECK(a.delay == Millis(2'000));
+  CHECK(a.capture == 4096);
+  CHECK(a.become);
+  CHECK(a.become_user == "svc");
+  CHECK(a.body.fields["expect_exit"] == Value::array({0}));
+  const Step& b = pb.steps[1];
+  CHECK(b.timeout == Millis(5'000));
+  CHECK(b.settle == Millis(250));
+  CHECK(b.retries == 0);
+  CHECK_FALSE(b.become);
+  CHECK(b.capture == 10);
+  CHECK(b.on_failure == OnFailure::cont);
+  CHECK(b.register_as == "bee");
+  CHECK(b.when == "not skip_b");
+  REQUIRE(b.escalate.size() == 1);
+  CHECK(b.escalate[0].timeout == Millis(1'000));
+  CHECK(b.escalate[0].retries == 2);
+  CHECK(b.escalate[0].fields == Value({{"command", "false"}, {"expect_exit", {0}}}));
+}
+
+TEST_CASE("a TOML syntax error names file, line and column", "[playbook]") {
+  CHECK(errors_of("name = \"t\"\n[[step]\nkind = \"run\"\n") ==
+        "pb.toml:2:8: error: Error while parsing table header: expected ']', saw '\\n'\n"
+        "    [[step]\n"
+        "           ^\n");
+}
+
+TEST_CASE("an unreadable playbook is an error naming the path", "[playbook]") {
+  std::vector<LoadError> errors;
+  CHECK_FALSE(load_playbook(scratch() + "/missing.toml", {}, &errors));
+  REQUIRE(errors.size() == 1);
+  CHECK(format_error(errors[0]) ==
+        scratch() + "/missing.toml: error: cannot read the playbook: No such file or directory\n");
+}
+
+TEST_CASE("unknown keys point at the key and suggest the spelling", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + R"([[step]]
+name = "Kill the server"
+kind = "kill"
+    pidfile = "/run/x.pid"
+)") == "pb.toml:2:1: error: step `kill_the_server`: kill needs one selector: `pid`, `pid_file`, "
+       "`pattern` or `holders_of`\n"
+       "    [[step]]\n"
+       "    ^\n"
+       "pb.toml:5:5: error: unknown key `pidfile` in step `kill_the_server` (did you mean "
+       "`pid_file`?)\n"
+       "        pidfile = \"/run/x.pid\"\n"
+       "        ^\n");
+  CHECK(errors_of("nmae = \"t\"\n[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"x\"\n") ==
+        "pb.toml:1:1: error: unknown top-level key `nmae` (did you mean `name`?)\n"
+        "    nmae = \"t\"\n"
+        "    ^\n"
+        "pb.toml:1:1: error: playbook has no `name` (add name = \"...\" at the top)\n"
+        "    nmae = \"t\"\n"
+        "    ^\n");
+  CHECK(errors_of(std::string(kHead) + "[defaults]\ntimout = \"1s\"\n[[step]]\nid = \"a\"\n"
+                                       "kind = \"run\"\ncommand = \"x\"\n") ==
+        "pb.toml:3:1: error: unknown key `timout` in [defaults] (did you mean `timeout`?)\n"
+        "    timout = \"1s\"\n"
+        "    ^\n");
+  // A key of another kind says where it belongs.
+  CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"x\"\n"
+                                       "unit_file = \"u\"\n") ==
+        "pb.toml:6:1: error: unknown key `unit_file` in step `a` (`unit_file` belongs to "
+        "`service` steps)\n"
+        "    unit_file = \"u\"\n"
+        "    ^\n");
+}
+
+TEST_CASE("wrong types and durations without a unit are errors at the value", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + R"([defaults]
+timeout = "10"
+[[step]]
+id = "a"
+kind = "run"
+command = "true"
+retries = "3"
+settle = 5
+tree = true
+)") == "pb.toml:3:11: error: `timeout`: \"10\" has no unit (write \"10s\" or \"10ms\")\n"
+       "    timeout = \"10\"\n"
+       "              ^\n"
+       "pb.toml:8:11: error: `retries` must be an integer, not a string\n"
+       "    retries = \"3\"\n"
+       "              ^\n"
+       "pb.toml:9:10: error: `settle` must be a duration such as \"10s\", not an integer\n"
+       "    settle = 5\n"
+       "             ^\n"
+       "pb.toml:10:1: error: unknown key `tree` in step `a` (`tree` belongs to `kill` steps)\n"
+       "    tree = true\n"
+       "    ^\n");
+}
+
+TEST_CASE("steps and rungs need a known kind", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + R"([[step]]
+id = "a"
+command = "true"
+[[step]]
+id = "b"
+kind = "kil"
+pid = 42
+[[step]]
+id = "c"
+kind = "verify"
+port_free = 8080
+  [[step.escalate]]
+  signal = "KILL"
+  [[step.escalate]]
+  kind = "verify"
+  port_free = 80
+)") == "pb.toml:2:1: error: step `a` has no `kind` (add kind = \"run\", \"service\", \"kill\", "
+       "\"verify\" or \"write\")\n"
+       "    [[step]]\n"
+       "    ^\n"
+       "pb.toml:7:8: error: unknown kind `kil` (did you mean `kill`?)\n"
+       "    kind = \"kil\"\n"
+       "           ^\n"
+       "pb.toml:13:3: error: rung 1 of step `c` has no `kind` (add kind = \"run\", \"service\" or "
+       "\"kill\")\n"
+       "      [[step.escalate]]\n"
+       "      ^\n"
+       "pb.toml:16:10: error: a rung must be of kind run, service or kill, not `verify`\n"
+       "      kind = \"verify\"\n"
+       "             ^\n");
+}
+
+TEST_CASE("step ids: derived from names, checked, unique", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + R"([[step]]
+name = "Restart it!"
+kind = "run"
+command = "true"
+[[step]]
+id = "restart_it"
+kind = "run"
+command = "true"
+[[step]]
+id = "Bad-Id"
+kind = "run"
+command = "true"
+[[step]]
+name = "?!"
+kind = "run"
+command = "true"
+)") == "pb.toml:7:6: error: duplicate step id `restart_it` (first at pb.toml:3:8)\n"
+       "    id = \"restart_it\"\n"
+       "         ^\n"
+       "pb.toml:11:6: error: step id `Bad-Id` must match [a-z0-9_]+ (try `bad_id`)\n"
+       "    id = \"Bad-Id\"\n"
+       "         ^\n"
+       "pb.toml:15:8: error: cannot make a step id from the name `?!` (set `id`: letters, "
+       "digits and _)\n"
+       "    name = \"?!\"\n"
+       "           ^\n");
+}
+
+TEST_CASE("when, on_failure and register values are checked", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + R"([[step]]
+id = "a"
+kind = "run"
+command = "true"
+when = "x == 1"
+on_failure = "contine"
+register = "Out"
+)") == "pb.toml:6:8: error: `when` must name a boolean variable or be `not NAME`, not `x == 1`\n"
+       "    when = \"x == 1\"\n"
+       "           ^\n"
+       "pb.toml:7:14: error: `on_failure` must be `stop` or `continue`, not `contine` (did you "
+       "mean `continue`?)\n"
+       "    on_failure = \"contine\"\n"
+       "                 ^\n"
+       "pb.toml:8:12: error: `register` name `Out` must match [a-z0-9_]+\n"
+       "    register = \"Out\"\n"
+       "               ^\n");
+}
+
+TEST_CASE("secrets take a source, never a value", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + R"([secrets]
+token = "env:API_TOKEN"
+key = "file:/etc/key"
+password = "hunter2"
+[[step]]
+id = "a"
+kind = "run"
+command = "login"
+stdin = "{{ token }}"
+)") == "pb.toml:5:12: error: secrets take a source, not a value (write \"env:NAME\" or "
+       "\"file:PATH\")\n"
+       "    password = \"hunter2\"\n"
+       "               ^\n");
+  Playbook pb = load_ok(std::string(kHead) +
+                        "[secrets]\ntoken = \"env:API_TOKEN\"\n[[step]]\n"
+                        "id = \"a\"\nkind = \"run\"\ncommand = \"x\"\n");
+  CHECK(pb.secrets == std::map<std::string, std::string>{{"token", "env:API_TOKEN"}});
+}
+
+TEST_CASE("commands: no template inside quotes, no secret", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + R"([secrets]
+token = "env:T"
+[[step]]
+id = "a"
+kind = "run"
+command = "echo '{{ who }}' && curl -H {{ token }}"
+check = "test -e \"/x/{{ who }}\""
+unless = "echo {{ who }} 'it''s'"
+)") == "pb.toml:7:18: error: `{{ who }}` inside quotes at col 7: values are quoted for you; "
+       "remove the quotes\n"
+       "    command = \"echo '{{ who }}' && curl -H {{ token }}\"\n"
+       "                     ^\n"
+       "pb.toml:7:40: error: secret `token` used in `command` (secrets go on stdin or into file "
+       "content only)\n"
+       "    command = \"echo '{{ who }}' && curl -H {{ token }}\"\n"
+       "                                           ^\n"
+       "pb.toml:8:23: error: `{{ who }}` inside quotes at col 13: values are quoted for you; "
+       "remove the quotes\n"
+       "    check = \"test -e \\\"/x/{{ who }}\\\"\"\n"
+       "                          ^\n");
+}
+
+TEST_CASE("kind rules: selectors, signals, conditions, states, writes", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + R"([[step]]
+id = "k"
+kind = "kill"
+pid = 1
+pattern = "serve"
+signal = "TREM"
+[[step]]
+id = "v"
+kind = "verify"
+stdout_matches = "ok"
+exclude = ["sshd"]
+[[step]]
+id = "s"
+kind = "service"
+unit = "x"
+state = "stoped"
+[[step]]
+id = "w"
+kind = "write"
+path = "/etc/x"
+content = "a"
+template = "b.tmpl"
+mode = "0968"
+)") == "pb.toml:5:7: error: `pid` 1 is init: ratchet never signals it\n"
+       "    pid = 1\n"
+       "          ^\n"
+       "pb.toml:6:11: error: kill takes one selector, got `pid` and `pattern`\n"
+       "    pattern = \"serve\"\n"
+       "              ^\n"
+       "pb.toml:7:10: error: unknown signal `TREM` (did you mean `TERM`?)\n"
+       "    signal = \"TREM\"\n"
+       "             ^\n"
+       "pb.toml:8:1: error: step `v`: verify needs a condition: `no_holders`, `absent`, "
+       "`port_free`, `port_open`, `service_active`, `file_exists` or `command`\n"
+       "    [[step]]\n"
+       "    ^\n"
+       "pb.toml:11:18: error: `stdout_matches` needs `command` (whose stdout it matches)\n"
+       "    stdout_matches = \"ok\"\n"
+       "                     ^\n"
+       "pb.toml:12:11: error: `exclude` goes with `no_holders`, which this step lacks\n"
+       "    exclude = [\"sshd\"]\n"
+       "              ^\n"
+       "pb.toml:17:9: error: `state` must be `started`, `stopped`, `restarted` or `reloaded`, not "
+       "`stoped` (did you mean `stopped`?)\n"
+       "    state = \"stoped\"\n"
+       "            ^\n"
+       "pb.toml:23:12: error: write takes `content` or `template`, not both\n"
+       "    template = \"b.tmpl\"\n"
+       "               ^\n"
+       "pb.toml:24:8: error: `mode` must be octal such as \"0644\", not \"0968\"\n"
+       "    mode = \"0968\"\n"
+       "           ^\n");
+}
+
+TEST_CASE("signals normalise; templated values pass the type check", "[playbook]") {
+  Playbook pb = load_ok(std::string(kHead) + R"([vars]
+pid = 4242
+x = true
+[[step]]
+id = "k"
+kind = "kill"
+pid = "{{ pid }}"
+signal = "SIGhup"
+[[step]]
+id = "s"
+kind = "service"
+unit = "u"
+enabled = "{{ x }}"
+[[step]]
+id = "r"
+kind = "run"
+command = "exit 3"
+expect_exit = 3
+)");
+  CHECK(pb.steps[0].body.fields["signal"] == "HUP");
+  CHECK(pb.steps[0].body.fields["pid"] == "{{ pid }}");
+  CHECK(pb.steps[1].body.fields["enabled"] == "{{ x }}");
+  CHECK(pb.steps[2].body.fields["expect_exit"] == Value::array({3}));
+}
+
+TEST_CASE("-e values are TOML values, else strings, and beat vars", "[playbook]") {
+  LoadOptions opt;
+  opt.extra_vars = {{"n", "42"},         {"list", "[\"a\", \"b\"]"}, {"s", "hello world"},
+                    {"q", "\"quoted\""}, {"flag", "true"},           {"unit", "other"},
+                    {"t", "{ a = 1 }"},  {"two", "1\ny = 2"}};
+  Playbook pb = load_ok(std::string(kHead) +
+                            "[vars]\nunit = \"inference\"\n[[step]]\nid = \"a\"\n"
+                            "kind = \"run\"\ncommand = \"x\"\n",
+                        opt);
+  CHECK(pb.vars["n"] == 42);
+  CHECK(pb.vars["n"].is_number_integer());
+  CHECK(pb.vars["list"] == Value::array({"a", "b"}));
+  CHECK(pb.vars["s"] == "hello world");
+  CHECK(pb.vars["q"] == "quoted");
+  CHECK(pb.vars["flag"] == true);
+  CHECK(pb.vars["unit"] == "other");
+  CHECK(pb.vars["t"] == Value({{"a", 1}}));
+  CHECK(pb.vars["two"] == "1\ny = 2");
+  opt.extra_vars = {{"bad name", "1"}, {"steps", "2"}};
+  CHECK(errors_of("name = \"t\"\n[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"x\"\n", opt) ==
+        "-e: error: `bad name=1`: `bad name` is not a variable name (write -e name=value)\n"
+        "-e: error: `steps` is a built-in name; -e sets vars only\n");
+}
+
+TEST_CASE("a playbook may carry its inventory", "[playbook]") {
+  Playbook pb = load_ok(std::string(kHead) + R"(targets = "lab"
+[inventory.hosts.box]
+address = "192.0.2.1"
+port = 2200
+[inventory.groups]
+lab = ["box"]
+[[step]]
+id = "a"
+kind = "run"
+command = "x"
+)");
+  CHECK(pb.targets == std::vector<std::string>{"lab"});
+  REQUIRE(pb.inventory);
+  CHECK(pb.inventory->hosts.at("box").port == 2200);
+  CHECK(pb.inventory->groups.at("lab") == std::vector<std::string>{"box"});
+  CHECK(errors_of(std::string(kHead) + "[inventory.hosts.box]\nadress = \"x\"\n[[step]]\n"
+                                       "id = \"a\"\nkind = \"run\"\ncommand = \"x\"\n") ==
+        "pb.toml:3:1: error: unknown key `adress` in host `box` (did you mean `address`?)\n"
+        "    adress = \"x\"\n"
+        "    ^\n");
+}
+
+TEST_CASE("format_error puts the caret under the column, tabs kept", "[playbook]") {
+  LoadError e{{"f.toml", 3, 4}, "bad", "did you mean `x`?", "\tab = 1"};
+  CHECK(format_error(e) == "f.toml:3:4: error: bad (did you mean `x`?)\n    \tab = 1\n    \t  ^\n");
+  LoadError u{{"é.toml", 1, 8}, "m", "", "name = \"é\" x"};
+  CHECK(format_error(u) == "é.toml:1:8: error: m\n    name = \"é\" x\n           ^\n");
+  CHECK(format_error({{"f", 0, 0}, "gone", "", ""}) == "f: error: gone\n");
+}
+
+TEST_CASE("template syntax, secrets outside stdin/content, reserved names", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + R"([vars]
+steps = 1
+[secrets]
+key = "env:K"
+[[step]]
+id = "a"
+kind = "run"
+command = "echo ok {{ x"
+[[step]]
+id = "w"
+kind = "write"
+path = "/etc/{{ key }}"
+content = "{{ key }}"
+  [[step.escalate]]
+  kind = "run"
+  command = "true"
+  when = "x"
+)") == "pb.toml:3:1: error: `steps` is a built-in name, not a var (pick another name)\n"
+       "    steps = 1\n"
+       "    ^\n"
+       "pb.toml:9:20: error: `command`: unclosed `{{`\n"
+       "    command = \"echo ok {{ x\"\n"
+       "                       ^\n"
+       "pb.toml:13:14: error: secret `key` used in `path` (secrets go on stdin or into file "
+       "content only)\n"
+       "    path = \"/etc/{{ key }}\"\n"
+       "                 ^\n"
+       "pb.toml:18:3: error: unknown key `when` in rung 1 of step `w`\n"
+       "      when = \"x\"\n"
+       "      ^\n");
+}

@@ -1,0 +1,185 @@
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "playbook/loader.h"
+
+using namespace ratchet::playbook;
+
+namespace {
+
+// A directory for this process's test files, removed at exit.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    auto p = std::filesystem::temp_directory_path() / ("ratchet-refs-" + std::to_string(getpid()));
+    std::filesystem::create_directories(p);
+    path = p.string();
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+const std::string& scratch() {
+  static const ScratchDir dir;
+  return dir.path;
+}
+
+void write(const std::string& name, const std::string& text) {
+  std::ofstream(scratch() + "/" + name, std::ios::binary) << text;
+}
+
+// Loads pb.toml (which must load) and returns check_references' errors, formatted.
+std::string ref_errors(const std::string& text, const Inventory* inv = nullptr) {
+  write("pb.toml", text);
+  std::vector<LoadError> errors;
+  auto pb = load_playbook(scratch() + "/pb.toml", {}, &errors);
+  for (const auto& e : errors) FAIL_CHECK(format_error(e));
+  REQUIRE(pb);
+  check_references(*pb, inv, &errors);
+  std::string out;
+  for (const auto& e : errors) out += format_error(e);
+  for (size_t at; (at = out.find(scratch() + "/")) != std::string::npos;)
+    out.replace(at, scratch().size() + 1, "");
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("references to vars, secrets and built-ins pass", "[playbook]") {
+  CHECK(ref_errors(R"(name = "t"
+[vars]
+unit = "x"
+cfg = { a = 1 }
+go = true
+[secrets]
+token = "env:T"
+[[step]]
+id = "a"
+kind = "run"
+command = "echo {{ unit }} {{ cfg.a }} {{ host.name }} {{ host.address }} {{ run.id }}"
+stdin = "{{ token }} {{ run.started }} {{ playbook.name }} {{ playbook.sha256 }}"
+register = "first"
+when = "not go"
+[[step]]
+id = "b"
+kind = "run"
+command = "echo {{ steps.a.rc }} {{ steps.first.stdout }} {{ ratchet.version }}"
+check = "test {{ steps.a.holders }} {{ steps.first.holders_left }}"
+)") == "");
+}
+
+TEST_CASE("undefined references are errors at the template", "[playbook]") {
+  CHECK(ref_errors(R"(name = "t"
+[vars]
+unit = "x"
+[[step]]
+id = "a"
+kind = "service"
+unit = "pre-{{ unti }}"
+state = "started"
+when = "enabld"
+[[step]]
+id = "b"
+kind = "kill"
+holders_of = ["/dev/x", "{{ steps.a.stauts }}", "{{ steps.c.rc }}", "{{ steps.zz.rc }}"]
+[[step]]
+id = "c"
+kind = "verify"
+command = "echo {{ host.nmae }} {{ steps.b }}"
+)") == "pb.toml:7:13: error: undefined variable `unti` (did you mean `unit`?)\n"
+       "    unit = \"pre-{{ unti }}\"\n"
+       "                ^\n"
+       "pb.toml:9:8: error: undefined variable `enabld` in `when`\n"
+       "    when = \"enabld\"\n"
+       "           ^\n"
+       "pb.toml:13:26: error: unknown step result `stauts` in `steps.a.stauts` (did you mean "
+       "`status`?)\n"
+       "    holders_of = [\"/dev/x\", \"{{ steps.a.stauts }}\", \"{{ steps.c.rc }}\", \"{{ "
+       "steps.zz.rc }}\"]\n"
+       "                             ^\n"
+       "pb.toml:13:50: error: `steps.c.rc`: step `c` has not run yet at this point (only earlier "
+       "steps' results can be used)\n"
+       "    holders_of = [\"/dev/x\", \"{{ steps.a.stauts }}\", \"{{ steps.c.rc }}\", \"{{ "
+       "steps.zz.rc }}\"]\n"
+       "                                                     ^\n"
+       "pb.toml:13:70: error: unknown step `zz` in `steps.zz.rc` (did you mean `a`?)\n"
+       "    holders_of = [\"/dev/x\", \"{{ steps.a.stauts }}\", \"{{ steps.c.rc }}\", \"{{ "
+       "steps.zz.rc }}\"]\n"
+       "                                                                         ^\n"
+       "pb.toml:17:17: error: unknown built-in `host.nmae` (did you mean `host.name`?)\n"
+       "    command = \"echo {{ host.nmae }} {{ steps.b }}\"\n"
+       "                    ^\n"
+       "pb.toml:17:33: error: `steps.b` needs a field: status, rung, rc, stdout, stderr, ms, "
+       "holders or holders_left\n"
+       "    command = \"echo {{ host.nmae }} {{ steps.b }}\"\n"
+       "                                    ^\n");
+}
+
+TEST_CASE("inventory vars count as defined", "[playbook]") {
+  std::string pb = R"(name = "t"
+[[step]]
+id = "a"
+kind = "run"
+command = "echo {{ gpus }} {{ site }}"
+)";
+  CHECK(ref_errors(pb) ==
+        "pb.toml:5:17: error: undefined variable `gpus`\n"
+        "    command = \"echo {{ gpus }} {{ site }}\"\n"
+        "                    ^\n"
+        "pb.toml:5:28: error: undefined variable `site`\n"
+        "    command = \"echo {{ gpus }} {{ site }}\"\n"
+        "                               ^\n");
+  std::vector<LoadError> errors;
+  auto inv =
+      load_inventory(std::string(RATCHET_SOURCE_DIR) + "/tests/playbook/data/lab.toml", &errors);
+  REQUIRE(inv);
+  CHECK(ref_errors(pb, &*inv) == "");
+}
+
+TEST_CASE("template files are read and checked at their own positions", "[playbook]") {
+  write("notes.tmpl", "Host {{ host.name }}\nsecret {{ token }} ok\n  unit {{ unitt }}\n");
+  CHECK(ref_errors(R"(name = "t"
+[vars]
+unit = "x"
+[secrets]
+token = "file:/etc/token"
+[[step]]
+id = "w"
+kind = "write"
+path = "/etc/notes"
+template = "notes.tmpl"
+[[step]]
+id = "w2"
+kind = "write"
+path = "/etc/notes2"
+template = "missing.tmpl"
+)") == "pb.toml:15:12: error: cannot read template `missing.tmpl`: No such file or directory\n"
+       "    template = \"missing.tmpl\"\n"
+       "               ^\n"
+       "notes.tmpl:3:8: error: undefined variable `unitt` (did you mean `unit`?)\n"
+       "      unit {{ unitt }}\n"
+       "           ^\n");
+}
+
+TEST_CASE("positions inside multi-line strings are exact", "[playbook]") {
+  CHECK(ref_errors(R"(name = "t"
+[[step]]
+id = "w"
+kind = "write"
+path = "/etc/motd"
+content = """
+Welcome to {{ host.name }}.
+  Unit: {{ unit }} ({{ unit }})
+"""
+)") == "pb.toml:8:9: error: undefined variable `unit`\n"
+       "      Unit: {{ unit }} ({{ unit }})\n"
+       "            ^\n"
+       "pb.toml:8:21: error: undefined variable `unit`\n"
+       "      Unit: {{ unit }} ({{ unit }})\n"
+       "                        ^\n");
+}

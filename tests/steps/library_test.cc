@@ -1,0 +1,175 @@
+// The host library run locally under /bin/sh against stand-in device files
+// held by processes this test starts (and kills by PID).
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "steps/holders.h"
+#include "steps/library.h"
+#include "support/local_proc.h"
+
+using namespace ratchet;
+using ratchet::testing::eventually;
+using ratchet::testing::OwnedProcess;
+using ratchet::testing::run_sh;
+
+static testing::ShellResult lib(const std::string& cmd, const std::string& input = "") {
+  return run_sh(steps::with_library(cmd), input);
+}
+
+static std::string stand_ins(const std::vector<std::string>& names) {
+  std::string d = testing::temp_dir("ratchet-dev");
+  for (const auto& n : names) std::ofstream(d + "/" + n) << "";
+  return d;
+}
+
+static long long fd_count(pid_t pid, const std::string& dir) {
+  auto r = run_sh("find /proc/" + std::to_string(pid) + "/fd -lname '" + dir + "/*' | wc -l");
+  return std::stoll(r.out);
+}
+
+TEST_CASE("holders: each holder once with pid, user, start time, command line, files", "[steps][library]") {
+  std::string d = stand_ins({"nvidia0", "nvidia1", "nvidiactl", "other"});
+  OwnedProcess a("exec 3<" + d + "/nvidia0 4<" + d + "/nvidiactl; exec sleep 300");
+  OwnedProcess b("exec 3<" + d + "/nvidia1 4<" + d + "/other; exec sleep 301");
+  REQUIRE(eventually([&] { return fd_count(a.pid(), d) == 2 && fd_count(b.pid(), d) == 2; }));
+
+  auto r = lib("ratchet_holders '' '' '" + d + "/nvidia*'");
+  REQUIRE(r.code == 0);
+  auto h = steps::parse_process_lines(r.out, "");
+  REQUIRE(h.size() == 2);
+  CHECK(h[0]["pid"] == std::min(a.pid(), b.pid()));
+  auto& ha = h[0]["pid"] == a.pid() ? h[0] : h[1];
+  CHECK(ha["user"] == "root");
+  CHECK(ha["cmdline"] == "sleep 300");
+  CHECK(ha["comm"] == "sleep");
+  CHECK(ha["files"] == nlohmann::json::array({d + "/nvidia0", d + "/nvidiactl"}));
+  CHECK(ha["started"].get<std::string>().size() == 20);
+  auto& hb = h[0]["pid"] == b.pid() ? h[0] : h[1];
+  CHECK(hb["files"] == nlohmann::json::array({d + "/nvidia1"}));  // "other" is not a target
+}
+
+TEST_CASE("holders: a directory covers the files beneath it", "[steps][library]") {
+  std::string d = stand_ins({});
+  mkdir((d + "/nvidia-caps").c_str(), 0755);
+  std::ofstream(d + "/nvidia-caps/nvidia-cap1") << "";
+  OwnedProcess a("exec 3<" + d + "/nvidia-caps/nvidia-cap1; exec sleep 302");
+  REQUIRE(eventually([&] { return fd_count(a.pid(), d) == 1; }));
+  auto h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/nvidia-caps'").out, "");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0]["pid"] == a.pid());
+  CHECK(h[0]["files"][0] == d + "/nvidia-caps/nvidia-cap1");
+}
+
+TEST_CASE("holders: a glob that matches nothing fails closed unless missing_ok", "[steps][library]") {
+  std::string d = stand_ins({});
+  auto r = lib("ratchet_no_holders -- '" + d + "/nvidia*'");
+  CHECK(r.code == 2);
+  CHECK(r.err == "ratchet: no file matches " + d + "/nvidia* (set missing_ok = true if that is expected)\n");
+  CHECK(lib("ratchet_no_holders --missing-ok -- '" + d + "/nvidia*'").code == 0);
+}
+
+TEST_CASE("exclude spares the daemons kept by design (comm is cut to 15 bytes)", "[steps][library]") {
+  std::string d = stand_ins({"nvidiactl"});
+  std::string bin = d + "/nvidia-persistenced";
+  REQUIRE(run_sh("cp /bin/sleep " + bin).code == 0);
+  OwnedProcess keep("exec 3<" + d + "/nvidiactl; exec " + bin + " 300");
+  OwnedProcess hold("exec 3<" + d + "/nvidiactl; exec sleep 303");
+  REQUIRE(eventually([&] { return fd_count(keep.pid(), d) == 1 && fd_count(hold.pid(), d) == 1; }));
+  auto r = lib("ratchet_kill --signal KILL --wait-ms 2000 --exclude nvidia-persistenced holders_of '" + d + "/nvidiactl'");
+  REQUIRE(r.code == 0);
+  auto sig = steps::parse_process_lines(r.out, "signalled");
+  REQUIRE(sig.size() == 1);
+  CHECK(sig[0]["pid"] == hold.pid());
+  CHECK(eventually([&] { return !hold.alive(); }));
+  CHECK(keep.alive());
+}
+
+TEST_CASE("kill TERM, a holder that ignores it stays alive; the check says so; KILL ends it", "[steps][library]") {
+  std::string d = stand_ins({"nvidia0"});
+  OwnedProcess stubborn("trap '' TERM; exec 3<" + d + "/nvidia0; exec sleep 304");
+  REQUIRE(eventually([&] { return fd_count(stubborn.pid(), d) == 1; }));
+  auto r = lib("ratchet_kill --signal TERM --wait-ms 300 holders_of '" + d + "/nvidia0'");
+  REQUIRE(r.code == 0);
+  auto alive = steps::parse_process_lines(r.out, "alive");
+  REQUIRE(alive.size() == 1);
+  CHECK(alive[0]["pid"] == stubborn.pid());
+  CHECK(stubborn.alive());
+
+  std::string selection;
+  for (const auto& line : {r.out}) selection = line;
+  auto c = lib("ratchet_kill_check pid " + std::to_string(stubborn.pid()));
+  CHECK(steps::parse_process_lines(c.out, "alive").size() == 1);
+
+  auto k = lib("ratchet_kill --signal KILL --wait-ms 2000 holders_of '" + d + "/nvidia0'");
+  CHECK(steps::parse_process_lines(k.out, "signalled").size() == 1);
+  CHECK(eventually([&] { return !stubborn.alive(); }));
+  CHECK(lib("ratchet_no_holders -- '" + d + "/nvidia0'").code == 0);
+}
+
+TEST_CASE("PID-reuse guard: a PID that started after its PID file was written is not killed", "[steps][library]") {
+  std::string d = stand_ins({});
+  OwnedProcess p("exec sleep 305");
+  REQUIRE(eventually([&] { return p.alive(); }));
+  std::string pf = d + "/server.pid";
+  std::ofstream(pf) << p.pid() << "\n";
+  REQUIRE(run_sh("touch -d '-1 hour' " + pf).code == 0);  // written long before this process started
+  auto r = lib("ratchet_kill --signal KILL --wait-ms 500 pid_file " + pf);
+  CHECK(r.code == 3);
+  CHECK(r.err.find("a recycled PID, not the process the file names; nothing killed") != std::string::npos);
+  CHECK(p.alive());
+
+  // The kill check re-reads each PID's start time: a listed PID whose start time
+  // differs (recycled) counts as gone and is never signalled.
+  std::string stale = std::to_string(p.pid()) + "\troot\t1\t0.00\tsleep\tsleep 305\t\n";
+  CHECK(lib("ratchet_kill_check pid_file " + d + "/none.pid", stale).out == "");
+  CHECK(p.alive());
+}
+
+TEST_CASE("pid file missing, empty or dead means nothing to kill", "[steps][library]") {
+  std::string d = stand_ins({"empty.pid"});
+  auto missing = lib("ratchet_kill_check pid_file " + d + "/missing.pid");
+  CHECK(missing.code == 0);
+  CHECK(missing.out == "");
+  CHECK(missing.err == "ratchet: " + d + "/missing.pid is missing or empty: nothing to kill\n");
+  CHECK(lib("ratchet_kill_check pid_file " + d + "/empty.pid").code == 0);
+  std::ofstream(d + "/garbage.pid") << "not-a-pid\n";
+  CHECK(lib("ratchet_kill_check pid_file " + d + "/garbage.pid").code == 4);
+}
+
+TEST_CASE("tree: descendants and the session of a session leader are signalled", "[steps][library]") {
+  OwnedProcess leader("sleep 306 & (sleep 307 &) ; exec sleep 308");
+  std::vector<long long> others;
+  REQUIRE(eventually([&] {
+    auto r = run_sh("ps -o pid= -s " + std::to_string(leader.pid()));
+    return std::count(r.out.begin(), r.out.end(), '\n') == 3;
+  }));
+  auto r = lib("ratchet_kill --signal KILL --wait-ms 2000 --tree pid " + std::to_string(leader.pid()));
+  REQUIRE(r.code == 0);
+  auto sig = steps::parse_process_lines(r.out, "signalled");
+  CHECK(sig.size() == 3);
+  CHECK(steps::parse_process_lines(r.out, "alive").empty());
+  // orphans are reaped late by this machine's PID 1: zombies count as dead
+  CHECK(eventually([&] {
+    return run_sh("ps -o stat= -s " + std::to_string(leader.pid()) + " | grep -v '^Z'").out.empty();
+  }));
+}
+
+TEST_CASE("write: atomic replace with mode; the old file is whole until the rename", "[steps][library]") {
+  std::string d = stand_ins({});
+  std::string p = d + "/notes.md";
+  std::ofstream(p) << "old\n";
+  auto r = lib("ratchet_write " + p + " 0640 '' '' 1", "new content\n");
+  REQUIRE(r.code == 0);
+  std::ifstream in(p);
+  std::string got((std::istreambuf_iterator<char>(in)), {});
+  CHECK(got == "new content\n");
+  struct stat st{};
+  stat(p.c_str(), &st);
+  CHECK((st.st_mode & 0777) == 0640);
+  CHECK(run_sh("ls " + d + " | grep -c '^notes.md.*bak$'").out == "1\n");
+  CHECK(run_sh("ls -a " + d + " | grep -c ratchet-write").out == "0\n");
+  CHECK(lib("ratchet_stat " + p).out.substr(65) == "640 root root\n");
+}

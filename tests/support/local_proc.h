@@ -1,0 +1,72 @@
+#pragma once
+// Test helpers: start stand-in processes (own session, so the host library's
+// "own session" protection does not hide them) and run shell snippets locally.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+namespace ratchet::testing {
+
+/// A process this test started with `sh -c script` in a new session; killed
+/// (SIGKILL) and reaped by PID in the destructor, even when the test failed.
+class OwnedProcess {
+ public:
+  explicit OwnedProcess(const std::string& script) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      setsid();
+      execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~OwnedProcess() { stop(); }
+  OwnedProcess(const OwnedProcess&) = delete;
+  OwnedProcess& operator=(const OwnedProcess&) = delete;
+  pid_t pid() const { return pid_; }
+  /// True while the process exists and is not a zombie.
+  bool alive() const {
+    int status;
+    if (pid_ <= 0) return false;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      const_cast<OwnedProcess*>(this)->pid_ = -1;
+      return false;
+    }
+    return kill(pid_, 0) == 0;
+  }
+  void stop() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+struct ShellResult {
+  int code = -1;
+  std::string out, err;
+};
+
+/// Runs `script` with /bin/sh (stdin from `input`), returns exit code and output.
+ShellResult run_sh(const std::string& script, const std::string& input = "");
+
+/// Polls (every 20 ms, up to `ms`) until `pred()` is true; returns its last value.
+template <class F>
+bool eventually(F pred, int ms = 3000) {
+  for (int waited = 0; waited < ms; waited += 20) {
+    if (pred()) return true;
+    usleep(20'000);
+  }
+  return pred();
+}
+
+/// A fresh directory under /tmp (mkdtemp); not removed (tests may inspect it).
+std::string temp_dir(const char* prefix = "ratchet-test");
+
+}  // namespace ratchet::testing

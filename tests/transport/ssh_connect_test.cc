@@ -1,0 +1,178 @@
+// Connection failures against a real sshd: host keys, auth, refused, timeout, dns.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/sshd_fixture.h"
+#include "transport/transport.h"
+
+using namespace ratchet;
+using namespace ratchet::transport;
+using ratchet::testing::run_local;
+using ratchet::testing::SshdHost;
+
+namespace {
+
+std::optional<ConnectError> try_connect(const Endpoint& ep) {
+  auto t = make_ssh_transport(ep);
+  ConnectInfo info;
+  return t->connect(&info);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+/// A fresh key pair under `dir`; returns the private key path.
+std::string new_key(const std::string& dir, const std::string& name, const std::string& type) {
+  std::string path = dir + "/" + name;
+  int status = -1;
+  run_local("ssh-keygen -q -t " + type + " -N '' -C test -f " + path + " </dev/null", &status);
+  REQUIRE(status == 0);
+  return path;
+}
+
+std::string pubkey_of(const std::string& key) {  // "ssh-ed25519 AAAA..." without the comment
+  std::string pub = read_file(key + ".pub");
+  return pub.substr(0, pub.rfind(' '));
+}
+
+}  // namespace
+
+TEST_CASE("ssh: an unknown host key is refused unless accept_new", "[ssh]") {
+  SshdHost host;
+  Endpoint ep = host.endpoint();
+  ep.known_hosts = host.dir() + "/empty_known_hosts";
+  write_file(ep.known_hosts, "");
+  auto err = try_connect(ep);
+  REQUIRE(err);
+  CHECK(err->kind == FailureKind::host_key_unknown);
+  CHECK(cause_name(err->kind) == "host_key");
+  CHECK(err->message.find("127.0.0.1:" + std::to_string(host.port()) + ": host key not in " +
+                          ep.known_hosts + " (fingerprint SHA256:") == 0);
+  CHECK(err->message.find("--accept-new") != std::string::npos);
+  CHECK(read_file(ep.known_hosts) == "");  // nothing recorded
+}
+
+TEST_CASE("ssh: accept_new records a first-seen key, then strict checking passes", "[ssh]") {
+  SshdHost host;
+  Endpoint ep = host.endpoint();
+  ep.known_hosts = host.dir() + "/new/dir/known_hosts";  // directories created too
+  ep.accept_new = true;
+  auto err = try_connect(ep);
+  INFO((err ? err->message : ""));
+  REQUIRE_FALSE(err);
+  std::string recorded = read_file(ep.known_hosts);
+  std::string expected_line =
+      "[127.0.0.1]:" + std::to_string(host.port()) + " " + pubkey_of(host.dir() + "/ssh_host_ed25519_key");
+  CHECK(recorded == expected_line + "\n");
+  ep.accept_new = false;
+  err = try_connect(ep);
+  INFO((err ? err->message : ""));
+  CHECK_FALSE(err);
+}
+
+TEST_CASE("ssh: a changed host key is refused, even with accept_new", "[ssh]") {
+  SshdHost host;
+  Endpoint ep = host.endpoint();
+  std::string hostport = "[127.0.0.1]:" + std::to_string(host.port());
+  SECTION("same key type, other key") {
+    std::string other = new_key(host.dir(), "other_ed25519", "ed25519");
+    write_file(ep.known_hosts, hostport + " " + pubkey_of(other) + "\n");
+  }
+  SECTION("other key type") {
+    std::string other = new_key(host.dir(), "other_ecdsa", "ecdsa");
+    write_file(ep.known_hosts, hostport + " " + pubkey_of(other) + "\n");
+  }
+  const std::string before = read_file(ep.known_hosts);
+  for (bool accept_new : {false, true}) {
+    ep.accept_new = accept_new;
+    auto err = try_connect(ep);
+    REQUIRE(err);
+    CHECK(err->kind == FailureKind::host_key_changed);
+    CHECK(err->message.find("127.0.0.1:" + std::to_string(host.port()) + ": HOST KEY CHANGED") ==
+          0);
+  }
+  CHECK(read_file(ep.known_hosts) == before);  // never rewritten
+}
+
+TEST_CASE("ssh: a key the server does not accept fails auth and lists what was tried", "[ssh]") {
+  SshdHost host;
+  Endpoint ep = host.endpoint();
+  ep.identity = new_key(host.dir(), "stranger", "ed25519");
+  auto err = try_connect(ep);
+  REQUIRE(err);
+  CHECK(err->kind == FailureKind::auth);
+  CHECK(cause_name(err->kind) == "auth");
+  REQUIRE_FALSE(err->methods_tried.empty());
+  CHECK(err->methods_tried.front() == "publickey (" + ep.identity + ")");
+  CHECK(err->message.find("127.0.0.1:" + std::to_string(host.port()) +
+                          ": authentication as root failed (tried: publickey (" + ep.identity +
+                          ")") == 0);
+
+  ep.identity = host.dir() + "/missing_key";
+  err = try_connect(ep);
+  REQUIRE(err);
+  CHECK(err->kind == FailureKind::auth);
+  CHECK(err->methods_tried.front() ==
+        "publickey (" + ep.identity + ": unreadable, or protected by a passphrase)");
+}
+
+TEST_CASE("ssh: a closed port is refused", "[ssh]") {
+  Endpoint ep;
+  ep.name = "closed";
+  ep.address = "127.0.0.1";
+  ep.port = ratchet::testing::free_port();
+  ep.ssh_config = "none";
+  auto err = try_connect(ep);
+  REQUIRE(err);
+  CHECK(err->kind == FailureKind::refused);
+  CHECK(err->message.find("127.0.0.1:" + std::to_string(ep.port) + ": connection refused") == 0);
+}
+
+TEST_CASE("ssh: a peer that never speaks SSH times out", "[ssh]") {
+  // A listening socket nobody accepts: TCP connects, no banner ever comes.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  Endpoint ep;
+  ep.name = "silent";
+  ep.address = "127.0.0.1";
+  ep.port = ntohs(addr.sin_port);
+  ep.ssh_config = "none";
+  ep.connect_timeout = std::chrono::milliseconds(1000);
+  auto start = std::chrono::steady_clock::now();
+  auto err = try_connect(ep);
+  auto took = std::chrono::steady_clock::now() - start;
+  ::close(fd);
+  REQUIRE(err);
+  CHECK(err->kind == FailureKind::timeout);
+  CHECK(took < std::chrono::seconds(4));
+}
+
+TEST_CASE("ssh: an unresolvable name is a dns failure", "[ssh]") {
+  Endpoint ep;
+  ep.name = "no-such-host.invalid";
+  ep.ssh_config = "none";
+  auto err = try_connect(ep);
+  REQUIRE(err);
+  CHECK(err->kind == FailureKind::dns);
+  CHECK(cause_name(err->kind) == "dns");
+  CHECK(err->message.find("no-such-host.invalid:22: cannot resolve host name") == 0);
+}
