@@ -11,24 +11,24 @@ namespace ratchet::steps {
 
 /// Filter options shared by kill and verify's no_holders, as library flags.
 std::string filter_flags(const Json& f, std::string* err, bool* ok) {
-  std::string user;
-  std::vector<std::string> exclude;
+  std::vector<std::string> users, exclude;
   bool missing_ok = false;
-  *ok = field_string(f, "user", &user, err) && field_strings(f, "exclude", &exclude, err) &&
+  *ok = field_strings(f, "user", &users, err) && field_strings(f, "exclude", &exclude, err) &&
         field_bool(f, "missing_ok", &missing_ok, err);
   std::string flags;
-  if (!user.empty()) flags += " --user " + util::shell_quote(user);
-  if (!exclude.empty()) {
-    std::string joined;
-    for (const auto& e : exclude) {
+  auto joined = [&](const char* key, const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& e : names) {
       if (e.find(',') != std::string::npos) {
-        *err = fmt::format("`exclude`: process name \"{}\" contains a comma", e);
+        *err = fmt::format("`{}`: name \"{}\" contains a comma", key, e);
         *ok = false;
       }
-      joined += (joined.empty() ? "" : ",") + e;
+      out += (out.empty() ? "" : ",") + e;
     }
-    flags += " --exclude " + util::shell_quote(joined);
-  }
+    return util::shell_quote(out);
+  };
+  if (!users.empty()) flags += " --user " + joined("user", users);
+  if (!exclude.empty()) flags += " --exclude " + joined("exclude", exclude);
   if (missing_ok) flags += " --missing-ok";
   return flags;
 }

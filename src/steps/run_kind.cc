@@ -8,9 +8,10 @@
 namespace ratchet::steps {
 
 bool build_run(const Json& f, const BuildContext& ctx, Rung* out, std::string* err) {
-  std::string command, check, unless, creates, input;
+  std::string command, check, unless, input;
+  std::vector<std::string> creates;
   if (!field_string(f, "command", &command, err) || !field_string(f, "check", &check, err) ||
-      !field_string(f, "unless", &unless, err) || !field_string(f, "creates", &creates, err) ||
+      !field_string(f, "unless", &unless, err) || !field_strings(f, "creates", &creates, err) ||
       !field_string(f, "stdin", &input, err))
     return false;
   if (command.empty()) {
@@ -42,7 +43,8 @@ bool build_run(const Json& f, const BuildContext& ctx, Rung* out, std::string* e
   out->action = act;
 
   std::string check_text = !check.empty() ? check : unless;
-  if (check_text.empty() && !creates.empty()) check_text = "test -e " + util::shell_quote(creates);
+  if (check_text.empty())
+    for (const auto& p : creates) check_text += (check_text.empty() ? "" : " && ") + ("test -e " + util::shell_quote(p));
   if (!check_text.empty()) {
     Command c;
     c.role = "check";

@@ -35,20 +35,22 @@ bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string
         check_cmd(fmt::format("ratchet_no_holders{} -- {}", flags, util::shell_join(paths)), ctx,
                   "holders"));
   }
-  if (f.contains("absent")) {
-    std::string re;
-    if (!field_string(f, "absent", &re, err)) return false;
+  std::vector<std::string> absent;
+  if (!field_strings(f, "absent", &absent, err)) return false;
+  for (const auto& re : absent)
     out->check.push_back(check_cmd("ratchet_absent " + util::shell_quote(re), ctx, "absent"));
-  }
   for (const char* k : {"port_free", "port_open"}) {
-    if (!f.contains(k)) continue;
-    long long port = 0;
-    if (!field_int(f, k, &port, err)) return false;
-    if (port < 1 || port > 65535) {
-      *err = fmt::format("verify: `{}` must be a port 1..65535, got {}", k, port);
-      return false;
+    std::vector<std::string> ports;
+    if (!field_strings(f, k, &ports, err)) return false;
+    for (const auto& p : ports) {
+      long long port = 0;
+      if (!field_int(Json{{k, p}}, k, &port, err)) return false;
+      if (port < 1 || port > 65535) {
+        *err = fmt::format("verify: `{}` must be a port 1..65535, got {}", k, port);
+        return false;
+      }
+      out->check.push_back(check_cmd(fmt::format("ratchet_{} {}", k, port), ctx, "exit0"));
     }
-    out->check.push_back(check_cmd(fmt::format("ratchet_{} {}", k, port), ctx, "exit0"));
   }
   std::vector<std::string> units, files;
   if (!field_strings(f, "service_active", &units, err) || !field_strings(f, "file_exists", &files, err))

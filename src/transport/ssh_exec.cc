@@ -121,14 +121,20 @@ ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) 
   for (;;) {
     if (!stdin_done) {
       // Never more than the server's window: a blocking write would stop us
-      // draining stdout while the command waits for us to read.
-      uint32_t window = ssh_channel_window_size(ch);
-      size_t chunk = std::min<size_t>({req.stdin_data.size() - written, window, 32768});
-      if (chunk > 0) {
+      // draining stdout while the command waits for us to read. At most 1 MiB
+      // per round, then the outputs are drained.
+      for (size_t budget = 1 << 20; budget > 0 && written < req.stdin_data.size();) {
+        size_t chunk = std::min<size_t>(
+            {req.stdin_data.size() - written, ssh_channel_window_size(ch), 32768, budget});
+        if (chunk == 0) break;  // window closed: wait for the server to reopen it
         int w = ssh_channel_write(ch, req.stdin_data.data() + written, uint32_t(chunk));
-        if (w > 0) written += size_t(w);
         // A command that exits without reading its input: stop sending, no error.
-        if (w < 0 || st.remote_closed) stdin_done = true;
+        if (w <= 0 || st.remote_closed) {
+          stdin_done = true;
+          break;
+        }
+        written += size_t(w);
+        budget -= std::min(budget, size_t(w));
       }
       if (written == req.stdin_data.size() && !stdin_done) {
         ssh_channel_send_eof(ch);
@@ -146,8 +152,9 @@ ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) 
       deadline_hit = true;
       break;
     }
-    // Wake on any packet; short while stdin waits for the window to reopen.
-    int wait_ms = int(std::min<long long>(left.count(), stdin_done ? 200 : 20));
+    // Wait for the next packet (data, window adjust, status), unless stdin can go on.
+    bool can_write = !stdin_done && ssh_channel_window_size(ch) > 0;
+    int wait_ms = can_write ? 0 : int(std::min<long long>(left.count(), 200));
     if (ssh_event_dopoll(event, wait_ms) == SSH_ERROR) {  // the socket is gone
       r.error = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
       break;

@@ -201,6 +201,12 @@ TEST_CASE("ssh: 4 MiB of stdin arrive intact, also while output streams back", "
   CHECK(r.exit_code == 0);
   CHECK(r.out.data == util::sha256_hex(data) + "  -\n");
 
+  req = wired("sha256sum", 30'000);  // the wrapper hands the channel's stdin to the command
+  req.stdin_data = data;
+  r = t->exec(req);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.data == util::sha256_hex(data) + "  -\n");
+
   req = request("cat; echo done >&2", 30'000);  // echoes everything back while we still write
   req.stdin_data = data;
   req.capture = 8 << 20;

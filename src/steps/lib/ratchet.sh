@@ -69,14 +69,15 @@ ratchet_opts() {
 
 # Filters process lines on stdin: drops protected PIDs, excluded names (matched
 # against comm, which the kernel truncates to 15 bytes, and argv[0]'s basename)
-# and, with a user, processes of other users.
-ratchet_filter() { # USER EXCLUDES(comma-separated)
+# and, with users, processes of other users.
+ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated)
   _prot=$(ratchet_protected)
   awk -F '\t' -v user="$1" -v ex="$2" -v prot="$_prot" '
     BEGIN { n = split(ex, e, ","); for (i = 1; i <= n; i++) if (e[i] != "") { x[e[i]] = 1; x[substr(e[i], 1, 15)] = 1 }
+            k = split(user, us, ","); for (i = 1; i <= k; i++) if (us[i] != "") U[us[i]] = 1
             m = split(prot, p, "\n"); for (i = 1; i <= m; i++) P[p[i]] = 1 }
     { if ($1 in P) next
-      if (user != "" && $2 != user) next
+      if (user != "" && !($2 in U)) next
       a0 = $6; sub(/ .*/, "", a0); sub(/.*\//, "", a0)
       if (($5 in x) || (a0 in x)) next
       print }'

@@ -1,0 +1,240 @@
+// The ratchet binary against a real sshd on 127.0.0.1: exit codes, host keys,
+// transcripts of failed runs, exec, atomic file writes, the PID-reuse guard.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "support/local_proc.h"
+#include "support/sshd_fixture.h"
+#include "transcript/reader.h"
+#include "util/hash.h"
+
+using namespace ratchet::testing;
+using nlohmann::json;
+
+namespace {
+
+struct Env {
+  SshdHost sshd;
+  std::string dir = temp_dir("ratchet-cli");
+  std::string inv;
+
+  explicit Env(const std::string& known_hosts = "") {
+    inv = dir + "/inventory.toml";
+    std::ofstream(inv) << "[hosts.box]\naddress = \"127.0.0.1\"\nport = " << sshd.port()
+                       << "\nuser = \"root\"\nidentity = \"" << sshd.client_key()
+                       << "\"\nknown_hosts = \"" << (known_hosts.empty() ? sshd.known_hosts() : known_hosts)
+                       << "\"\n";
+  }
+  std::string playbook(const std::string& name, const std::string& body) {
+    std::string p = dir + "/" + name;
+    std::ofstream(p) << body;
+    return p;
+  }
+  ShellResult ratchet(const std::string& args) {
+    return run_sh(std::string(RATCHET_BINARY) + " " + args + " -F none");
+  }
+};
+
+std::string file_text(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+}  // namespace
+
+TEST_CASE("a failing step exits 1 and leaves the transcript complete up to it", "[ssh][cli]") {
+  Env e;
+  std::string pb = e.playbook("fail.toml", R"(name = "fail"
+[[step]]
+id = "first"
+kind = "run"
+command = "echo one"
+[[step]]
+id = "breaks"
+kind = "run"
+command = "echo about to fail >&2; exit 3"
+[[step]]
+id = "never"
+kind = "run"
+command = "echo never"
+)");
+  auto r = e.ratchet("run " + pb + " -i " + e.inv + " --transcript " + e.dir + "/t.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  auto t = ratchet::transcript::read_transcript(e.dir + "/t.jsonl");
+  CHECK(t.note.empty());
+  std::vector<std::string> seq;
+  for (const auto& ev : t.events) {
+    std::string s = ev["event"];
+    if (ev.contains("step")) s += ":" + ev["step"].get<std::string>();
+    if (s.rfind("output", 0) != 0) seq.push_back(s);
+  }
+  CHECK(seq == std::vector<std::string>{"run_start", "connect", "step_start:first", "command:first",
+                                        "exit:first", "step_end:first", "step_start:breaks",
+                                        "command:breaks", "exit:breaks", "evidence:breaks", "step_end:breaks",
+                                        "host_end", "run_end"});
+  for (const auto& ev : t.events) {
+    if (ev["event"] == "exit" && ev["step"] == "breaks") CHECK(ev["code"] == 3);
+    if (ev["event"] == "output" && ev["step"] == "breaks") {
+      CHECK(ev["stream"] == "stderr");
+      CHECK(ev["data"] == "about to fail\n");
+    }
+    if (ev["event"] == "step_end" && ev["step"] == "breaks") {
+      CHECK(ev["status"] == "failed");
+      CHECK(ev["reason"] == "exit 3: about to fail");
+    }
+    if (ev["event"] == "run_end") CHECK(ev["exit_code"] == 1);
+  }
+}
+
+TEST_CASE("unknown host key exits 4; --accept-new records it; a changed key always refuses", "[ssh][cli]") {
+  SshdHost probe;  // only for a key that is not the target's
+  std::string kh = temp_dir("ratchet-kh") + "/known_hosts";
+  Env e(kh);
+  std::string pb = e.playbook("p.toml", "name = \"p\"\n[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"true\"\n");
+  auto r = e.ratchet("run " + pb + " -i " + e.inv + " --transcript " + e.dir + "/t1.jsonl");
+  CHECK(r.code == 4);
+  CHECK(r.out.find("UNREACHABLE") != std::string::npos);
+
+  r = e.ratchet("run " + pb + " -i " + e.inv + " --accept-new --transcript " + e.dir + "/t2.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  std::string recorded = file_text(kh);
+  std::string expect_key = e.sshd.known_hosts_line();
+  CHECK(recorded.find(expect_key.substr(expect_key.find(' ') + 1)) != std::string::npos);
+  CHECK(e.ratchet("run " + pb + " -i " + e.inv + " --transcript " + e.dir + "/t3.jsonl").code == 0);
+
+  // Another host's key under this host's name: changed key, refused even with --accept-new.
+  std::string other = probe.known_hosts_line();
+  std::ofstream(kh) << "[127.0.0.1]:" << e.sshd.port() << other.substr(other.find(' ')) << "\n";
+  r = e.ratchet("run " + pb + " -i " + e.inv + " --accept-new --transcript " + e.dir + "/t4.jsonl");
+  CHECK(r.code == 4);
+  auto t = ratchet::transcript::read_transcript(e.dir + "/t4.jsonl");
+  bool saw = false;
+  for (const auto& ev : t.events)
+    if (ev["event"] == "unreachable") saw = ev["cause"] == "host_key";
+  CHECK(saw);
+}
+
+TEST_CASE("an unreachable host exits 3; a playbook error exits 2 before connecting", "[ssh][cli]") {
+  Env e;
+  std::string pb = e.playbook("p.toml", "name = \"p\"\n[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"true\"\n");
+  int closed = free_port();
+  auto r = e.ratchet("run " + pb + " --target root@127.0.0.1:" + std::to_string(closed) +
+                     " --transcript " + e.dir + "/t.jsonl");
+  CHECK(r.code == 3);
+  std::string bad = e.playbook("bad.toml", "name = \"b\"\n[[step]]\nkind = \"kill\"\npidfile = \"/run/x.pid\"\n");
+  r = e.ratchet("run " + bad + " -i " + e.inv);
+  CHECK(r.code == 2);
+  CHECK(r.err.find(bad + ":4:1: error: unknown key `pidfile`") != std::string::npos);
+  CHECK(r.err.find("did you mean `pid_file`?") != std::string::npos);
+}
+
+TEST_CASE("exec passes the remote exit status and signal through", "[ssh][cli]") {
+  Env e;
+  auto r = e.ratchet("exec box -i " + e.inv + " -- 'echo out; echo err >&2; exit 7'");
+  CHECK(r.code == 7);
+  CHECK(r.out == "out\n");
+  CHECK(r.err == "err\n");
+  r = e.ratchet("exec box -i " + e.inv + " -- 'kill -KILL $$'");
+  CHECK(r.code == 128 + 9);
+}
+
+TEST_CASE("write: 4 MiB lands atomically over ssh; the old file stays whole until the rename", "[ssh][cli]") {
+  Env e;
+  std::string big;
+  big.reserve(4 << 20);
+  for (int i = 0; big.size() < (4u << 20); ++i) big += "line " + std::to_string(i) + " of a big file\n";
+  std::ofstream(e.dir + "/big.tmpl") << big;
+  std::string target = e.dir + "/target.txt";
+  std::string old(1000, 'o');
+  std::ofstream(target) << old;
+  std::string pb = e.playbook("w.toml", "name = \"w\"\n[[step]]\nid = \"big\"\nkind = \"write\"\npath = \"" +
+                                            target + "\"\nmode = \"0600\"\ntemplate = \"big.tmpl\"\n");
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0}, samples{0};
+  std::thread watcher([&] {
+    while (!done) {
+      struct stat st{};
+      if (stat(target.c_str(), &st) == 0) {
+        ++samples;
+        if (st.st_size != static_cast<off_t>(old.size()) && st.st_size != static_cast<off_t>(big.size())) ++torn;
+      } else {
+        ++torn;  // the path must never be missing
+      }
+    }
+  });
+  auto r = e.ratchet("run " + pb + " -i " + e.inv + " --transcript " + e.dir + "/t.jsonl");
+  done = true;
+  watcher.join();
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(samples > 100);
+  CHECK(torn == 0);
+  CHECK(ratchet::util::sha256_hex(file_text(target)) == ratchet::util::sha256_hex(big));
+  struct stat st{};
+  stat(target.c_str(), &st);
+  CHECK((st.st_mode & 0777) == 0600);
+  // Second run: the check finds the same hash and mode: ok, nothing sent.
+  r = e.ratchet("run " + pb + " -i " + e.inv + " --transcript " + e.dir + "/t2.jsonl");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("ok         big") != std::string::npos);
+}
+
+TEST_CASE("kill by PID file refuses a recycled PID over ssh: nothing killed, step fails", "[ssh][cli]") {
+  Env e;
+  OwnedProcess victim("exec sleep 310");
+  REQUIRE(eventually([&] { return victim.alive(); }));
+  std::string pf = e.dir + "/server.pid";
+  std::ofstream(pf) << victim.pid() << "\n";
+  REQUIRE(run_sh("touch -d '-1 hour' " + pf).code == 0);
+  std::string pb = e.playbook("k.toml", "name = \"k\"\n[[step]]\nid = \"k\"\nkind = \"kill\"\npid_file = \"" + pf +
+                                            "\"\nsignal = \"KILL\"\nwait = \"1s\"\n");
+  auto r = e.ratchet("run " + pb + " -i " + e.inv + " --transcript " + e.dir + "/t.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(victim.alive());
+  auto t = ratchet::transcript::read_transcript(e.dir + "/t.jsonl");
+  bool refused = false;
+  for (const auto& ev : t.events)
+    if (ev["event"] == "step_end")
+      refused = ev["status"] == "failed" &&
+                ev["reason"].get<std::string>().find("a recycled PID, not the process the file names; nothing killed") !=
+                    std::string::npos;
+  CHECK(refused);
+
+  // The same file, fresh: the process it names is killed and the step is `changed`.
+  REQUIRE(run_sh("touch " + pf).code == 0);
+  r = e.ratchet("run " + pb + " -i " + e.inv + " --transcript " + e.dir + "/t2.jsonl");
+  CHECK(r.code == 0);
+  CHECK(eventually([&] { return !victim.alive(); }));
+}
+
+TEST_CASE("plan connects to nothing and prints the commands run records", "[cli]") {
+  std::string dir = temp_dir("ratchet-plan");
+  std::ofstream(dir + "/p.toml") << "name = \"p\"\n[vars]\nf = \"a b; $(x)\"\n[[step]]\nid = \"s\"\nkind = \"run\"\n"
+                                    "command = \"cat {{ f }}\"\n";
+  int closed = free_port();
+  auto r = run_sh(std::string(RATCHET_BINARY) + " plan " + dir + "/p.toml --target root@127.0.0.1:" +
+                  std::to_string(closed) + " --json");
+  REQUIRE(r.code == 0);
+  auto j = json::parse(r.out);
+  CHECK(j["hosts"][0]["steps"][0]["commands"][0]["command"] == "cat 'a b; $(x)'");
+}
+
+TEST_CASE("show reads a transcript whose last line was cut off", "[cli]") {
+  std::string dir = temp_dir("ratchet-show");
+  std::ofstream(dir + "/t.jsonl")
+      << R"({"event":"step_start","t":"2026-11-30T00:00:00.000Z","host":"h","step":"a","kind":"run","name":"A"})"
+      << "\n" << R"({"event":"step_end","t":"2026-11-30T00:00:01.000Z","host":"h","step":"a","status":"changed","rung":0,"ms":1000})"
+      << "\n" << R"({"event":"command","t":"2026-11-30)";
+  auto r = run_sh(std::string(RATCHET_BINARY) + " show " + dir + "/t.jsonl");
+  CHECK(r.code == 0);
+  CHECK(r.out == "host h\n  - a [run] A\n    changed in 1s\n");
+  CHECK(r.err.find("transcript ends mid-line at line 3") != std::string::npos);
+}
