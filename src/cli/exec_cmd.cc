@@ -68,6 +68,7 @@ int cmd_exec(const ExecOptions& o) {
   transport::ExecRequest req;
   req.command = transport::wire_command(command, *timeout, {});
   req.timeout = transport::client_deadline(*timeout);
+  req.host_timeout = *timeout;
   auto r = t->exec(req);
   t->close();
   if (!o.base.transcript.empty()) {

@@ -16,11 +16,6 @@ bool is_shell_field(const std::string& kind, const std::string& key) {
   return false;
 }
 
-// Rung-level timing keys: read by prepare, not by the kind builders.
-static bool is_timing_key(const std::string& key) {
-  return key == "timeout" || key == "settle" || key == "retries" || key == "delay";
-}
-
 static bool read_file(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -66,18 +61,12 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
   out->retries = step.retries;
   out->delay = step.delay;
   std::string why;
-  if (!own) {
-    long long retries = out->retries;
-    if (!field_duration(fields, "timeout", &ctx.timeout, &why) ||
-        !field_duration(fields, "settle", &out->settle, &why) ||
-        !field_duration(fields, "delay", &out->delay, &why) ||
-        !field_int(fields, "retries", &retries, &why)) {
-      *err = fmt::format("{}: step `{}` rung: {}", a.where.str(), step.id, why);
-      return false;
-    }
-    out->retries = static_cast<int>(retries);
+  if (!own) {  // a rung's own timing, else the step's
+    ctx.timeout = a.timeout.value_or(ctx.timeout);
+    out->settle = a.settle.value_or(out->settle);
+    out->delay = a.delay.value_or(out->delay);
+    out->retries = a.retries.value_or(out->retries);
   }
-  for (auto k : {"timeout", "settle", "retries", "delay"}) fields.erase(k);
 
   if (a.kind == "write") {
     if (fields.contains("template")) {

@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 
 #include "transport/transport.h"
 
@@ -117,7 +117,8 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
       which[n++] = i;
     }
     // With the pipes closed, poll only paces the waitpid above.
-    int wait_ms = (n == 0 || (fds[1] < 0 && fds[2] < 0)) ? 10 : int(std::min<long long>(left.count(), 50));
+    int wait_ms =
+        (n == 0 || (fds[1] < 0 && fds[2] < 0)) ? 10 : int(std::min<long long>(left.count(), 50));
     if (poll(p, n, wait_ms) < 0 && errno != EINTR) break;
     for (nfds_t k = 0; k < n; ++k) {
       int i = which[k];
@@ -130,8 +131,10 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
         continue;
       }
       ssize_t got = ::read(fds[i], buf, sizeof buf);
-      if (got > 0) (i == 1 ? cap_out : cap_err).append(buf, size_t(got));
-      else if (got == 0 || errno != EAGAIN) close_fd(i);
+      if (got > 0)
+        (i == 1 ? cap_out : cap_err).append(buf, size_t(got));
+      else if (got == 0 || errno != EAGAIN)
+        close_fd(i);
     }
   }
   // Deadline: the command, or something of its group holding its pipes, is

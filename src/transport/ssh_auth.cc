@@ -1,10 +1,9 @@
 // User authentication: public keys only (no passwords, no prompts).
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "transport/ssh_transport.h"
 
@@ -51,9 +50,10 @@ std::optional<ConnectError> authenticate(ssh_session s, const Target& t,
   if (rc == SSH_AUTH_ERROR) return broken("none");
   if ((ssh_userauth_list(s, nullptr) & SSH_AUTH_METHOD_PUBLICKEY) == 0) {
     e.kind = FailureKind::auth;
-    e.message = fmt::format("{}: the server does not accept public keys for {}; ratchet "
-                            "authenticates with keys only",
-                            t.where, t.user);
+    e.message = fmt::format(
+        "{}: the server does not accept public keys for {}; ratchet "
+        "authenticates with keys only",
+        t.where, t.user);
     return e;
   }
   if (!identity.empty()) {
@@ -82,15 +82,15 @@ std::optional<ConnectError> authenticate(ssh_session s, const Target& t,
   }
   if (rc == SSH_AUTH_ERROR) return broken("publickey");
   e.kind = FailureKind::auth;
-  e.message = fmt::format("{}: authentication as {} failed (tried: {}); add the public key to "
-                          "{}'s authorized_keys, or set the host's identity",
-                          t.where, t.user,
-                          e.methods_tried.empty() ? "no usable key" : join(e.methods_tried),
-                          t.user);
+  e.message = fmt::format(
+      "{}: authentication as {} failed (tried: {}); add the public key to "
+      "{}'s authorized_keys, or set the host's identity",
+      t.where, t.user, e.methods_tried.empty() ? "no usable key" : join(e.methods_tried), t.user);
   if (rc == SSH_AUTH_PARTIAL)
-    e.message = fmt::format("{}: partial authentication as {}: the server wants more than a "
-                            "public key; ratchet cannot do multi-factor logins",
-                            t.where, t.user);
+    e.message = fmt::format(
+        "{}: partial authentication as {}: the server wants more than a "
+        "public key; ratchet cannot do multi-factor logins",
+        t.where, t.user);
   return e;
 }
 

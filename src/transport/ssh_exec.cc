@@ -1,12 +1,11 @@
 // One command on its own exec channel: stdin pumped in window-sized chunks while
 // stdout and stderr are drained (so neither side can stall the other), exit
 // status and exit signal from channel callbacks, a client-side deadline.
+#include <fmt/format.h>
 #include <libssh/callbacks.h>
 
 #include <algorithm>
 #include <chrono>
-
-#include <fmt/format.h>
 
 #include "transport/ssh_transport.h"
 
@@ -104,8 +103,7 @@ ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) 
   Channel channel(s);
   ssh_channel ch = channel.get();
   if (ch == nullptr) return fail("cannot create a channel");
-  if (ssh_channel_open_session(ch) != SSH_OK)
-    return fail("cannot open a session channel");
+  if (ssh_channel_open_session(ch) != SSH_OK) return fail("cannot open a session channel");
   if (ssh_channel_request_exec(ch, req.command.c_str()) != SSH_OK)
     return fail("exec request refused");
 
@@ -113,7 +111,8 @@ ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) 
   size_t written = 0;
   bool stdin_done = req.stdin_data.empty(), out_eof = false, err_eof = false;
   if (stdin_done) ssh_channel_send_eof(ch);  // nothing to send: EOF at once
-  ssh_event event = ssh_event_new();
+  ssh_event event = ssh_event_new();         // wakes on any packet of this session
+  if (event == nullptr) return fail("cannot create an event loop");
   ssh_event_add_session(event, s);
   const ChannelState& st = channel.state();
   bool deadline_hit = false;

@@ -1,12 +1,11 @@
 // Host-key verification: OpenSSH's StrictHostKeyChecking=yes, or accept-new
 // (ssh_config(5): "automatically add new host keys to the user known hosts
 // files, but not permit connections to hosts with changed host keys").
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "transport/ssh_transport.h"
 
@@ -92,9 +91,9 @@ std::optional<ConnectError> verify_host_key(ssh_session s, const Target& t, bool
   std::string err;
   if (!make_parent_dirs(file, &err) || ssh_session_update_known_hosts(s) != SSH_OK) {
     if (err.empty()) err = ssh_get_error(s);
-    return host_key_error(FailureKind::other,
-                          fmt::format("{}: cannot record the host key {} in {}: {}", t.where, fp,
-                                      file, err));
+    return host_key_error(
+        FailureKind::other,
+        fmt::format("{}: cannot record the host key {} in {}: {}", t.where, fp, file, err));
   }
   return std::nullopt;
 }

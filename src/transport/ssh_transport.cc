@@ -2,6 +2,7 @@
 // one session per host for the whole run (a channel per command, ssh_exec.cc).
 #include "transport/ssh_transport.h"
 
+#include <fmt/format.h>
 #include <netdb.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -9,8 +10,6 @@
 
 #include <chrono>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 namespace ratchet::transport {
 
@@ -20,8 +19,10 @@ std::string expand_home(const std::string& path) {
   if (path.empty() || path[0] != '~' || (path.size() > 1 && path[1] != '/')) return path;
   // Like ssh(1) (and libssh's %d): the passwd entry first, $HOME only without one.
   std::string home;
-  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir && *pw->pw_dir) home = pw->pw_dir;
-  else if (const char* h = std::getenv("HOME")) home = h;
+  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir && *pw->pw_dir)
+    home = pw->pw_dir;
+  else if (const char* h = std::getenv("HOME"))
+    home = h;
   return home + path.substr(1);
 }
 
@@ -47,16 +48,20 @@ ConnectError classify_connect_failure(ssh_session s, const ssh::Target& t, long 
   auto has = [&](const char* needle) { return why.find(needle) != std::string::npos; };
   if (has("resolve hostname")) {
     e.kind = FailureKind::dns;
-    e.message = fmt::format("{}: cannot resolve host name {} ({}); check the inventory "
-                            "address or the ssh config HostName", t.where, t.host, why);
+    e.message = fmt::format(
+        "{}: cannot resolve host name {} ({}); check the inventory "
+        "address or the ssh config HostName",
+        t.where, t.host, why);
   } else if (has("refused")) {
     e.kind = FailureKind::refused;
     e.message = fmt::format("{}: connection refused; is sshd running and listening on port {}?",
                             t.where, t.port);
   } else if (has("Timeout") || has("timed out") || has("timeout")) {
     e.kind = FailureKind::timeout;
-    e.message = fmt::format("{}: no SSH answer within {}s ({}); check the address, port and "
-                            "firewall, or raise the connect timeout", t.where, timeout_s, why);
+    e.message = fmt::format(
+        "{}: no SSH answer within {}s ({}); check the address, port and "
+        "firewall, or raise the connect timeout",
+        t.where, timeout_s, why);
   } else {
     // getaddrinfo again: some resolver failures surface with other wording.
     addrinfo* res = nullptr;
@@ -121,7 +126,8 @@ std::optional<ConnectError> SshTransport::configure() {
     int port = ep_.port;  // int*: libssh reads exactly an int
     ssh_options_set(s, SSH_OPTIONS_PORT, &port);
   }
-  if (!ep_.user.empty()) ssh_options_set(s, SSH_OPTIONS_USER, ep_.user.c_str());
+  if (!ep_.user.empty())
+    ssh_options_set(s, SSH_OPTIONS_USER, ep_.user.c_str());
   else if (get_option(s, SSH_OPTIONS_USER).empty())
     ssh_options_set(s, SSH_OPTIONS_USER, nullptr);  // NULL = the local user name
   if (!ep_.known_hosts.empty()) {
@@ -154,9 +160,11 @@ std::optional<ConnectError> SshTransport::connect(ConnectInfo* info) {
   close();
   const auto start = Clock::now();
   session_ = ssh_new();
-  if (session_ == nullptr) return ConnectError{FailureKind::other, ep_.name + ": ssh_new failed", {}};
+  if (session_ == nullptr)
+    return ConnectError{FailureKind::other, ep_.name + ": ssh_new failed", {}};
   if (auto err = configure()) return err;
-  if (ssh_connect(session_) != SSH_OK) return classify_connect_failure(session_, target_, timeout_s_);
+  if (ssh_connect(session_) != SSH_OK)
+    return classify_connect_failure(session_, target_, timeout_s_);
   target_.known_hosts = get_option(session_, SSH_OPTIONS_KNOWNHOSTS);
   std::string fingerprint, method;
   if (auto err = ssh::verify_host_key(session_, target_, ep_.accept_new, &fingerprint)) return err;

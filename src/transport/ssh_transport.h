@@ -16,7 +16,7 @@ std::string expand_home(const std::string& path);
 
 /// Where a session connects, as resolved after ssh config: for messages and ConnectInfo.
 struct Target {
-  std::string host;         ///< HostName actually dialled
+  std::string host;  ///< HostName actually dialled
   int port = 22;
   std::string user;
   std::string where;        ///< "host:port", the prefix of every message

@@ -10,13 +10,19 @@ namespace ratchet::transport {
 
 std::string cause_name(FailureKind k) {
   switch (k) {
-    case FailureKind::dns: return "dns";
-    case FailureKind::refused: return "refused";
-    case FailureKind::timeout: return "timeout";
+    case FailureKind::dns:
+      return "dns";
+    case FailureKind::refused:
+      return "refused";
+    case FailureKind::timeout:
+      return "timeout";
     case FailureKind::host_key_unknown:
-    case FailureKind::host_key_changed: return "host_key";
-    case FailureKind::auth: return "auth";
-    case FailureKind::other: break;
+    case FailureKind::host_key_changed:
+      return "host_key";
+    case FailureKind::auth:
+      return "auth";
+    case FailureKind::other:
+      break;
   }
   return "other";
 }

@@ -39,7 +39,7 @@ enum class FailureKind { dns, refused, timeout, host_key_unknown, host_key_chang
 /// Why connect() failed. Host-key failures map to exit 4, the rest to exit 3.
 struct ConnectError {
   FailureKind kind = FailureKind::other;
-  std::string message;                    ///< one line, names the host and the fix
+  std::string message;                     ///< one line, names the host and the fix
   std::vector<std::string> methods_tried;  ///< for auth failures
 };
 
@@ -49,9 +49,9 @@ std::string cause_name(FailureKind k);
 /// One remote command. `command` is the exact wire string.
 struct ExecRequest {
   std::string command;
-  std::string stdin_data;         ///< written then EOF; empty = EOF at once
-  util::Millis timeout{60'000};   ///< client-side deadline for the whole exchange
-  size_t capture = 1 << 20;       ///< bytes kept per stream: head and tail halves
+  std::string stdin_data;        ///< written then EOF; empty = EOF at once
+  util::Millis timeout{60'000};  ///< client-side deadline for the whole exchange
+  size_t capture = 1 << 20;      ///< bytes kept per stream: head and tail halves
   /// The deadline the wire wrapper enforces on the host (wire.h); a death by
   /// signal at or after it is reported as timed_out. 0 = no host deadline.
   util::Millis host_timeout{0};
@@ -90,7 +90,7 @@ struct ExecResult {
   bool timed_out = false;  ///< the deadline passed before the command ended
   long long ms = 0;
   Captured out, err;
-  std::string error;       ///< transport failure (channel could not open, ...); "" = none
+  std::string error;  ///< transport failure (channel could not open, ...); "" = none
 };
 
 class Transport {

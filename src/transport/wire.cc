@@ -45,7 +45,8 @@ constexpr std::string_view kDeadlineScript =
     " case $r in *\" $l \"*) h=\"$h $p\";; esac; done; done; }; "
     "now; D=$((T+($2+9)/10)); "
     "while sleep 0.2 || sleep 1; do now; "
-    "if kill -0 $m; then [ $T -lt $D ] && continue; kill -TERM -$g; sleep 1; kill -KILL -$g; exit; fi; "
+    "if kill -0 $m; then [ $T -lt $D ] && continue; "
+    "kill -TERM -$g; sleep 1; kill -KILL -$g; exit; fi; "
     "scan; [ -n \"$h\" ] || exit 0; [ $T -lt $D ] && continue; "
     "kill -TERM $h; sleep 1; scan; [ -z \"$h\" ] || kill -KILL $h; exit; "
     "done ) & ); "
@@ -65,9 +66,8 @@ std::string wire_command(const std::string& command, util::Millis timeout, const
     prefix += "-- ";
   }
   if (timeout.count() <= 0) return prefix + "/bin/sh -c " + util::shell_quote(command);
-  return fmt::format("{}/bin/sh -c {} ratchet {} {}", prefix,
-                     util::shell_quote(kDeadlineScript), util::shell_quote(command),
-                     timeout.count());
+  return fmt::format("{}/bin/sh -c {} ratchet {} {}", prefix, util::shell_quote(kDeadlineScript),
+                     util::shell_quote(command), timeout.count());
 }
 
 }  // namespace ratchet::transport

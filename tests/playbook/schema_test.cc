@@ -66,7 +66,8 @@ TEST_CASE("check_table applies each kind's rules", "[playbook]") {
   CHECK(messages(TableRole::step, {{"kind", "kill"}, {"pid", 0}}) ==
         std::vector<std::string>{"pid: `pid` must be a positive process id"});
   CHECK(messages(TableRole::step, {{"kind", "service"}}) ==
-        std::vector<std::string>{"service needs `unit`", "service needs `state`, `enabled` or `unit_file`"});
+        std::vector<std::string>{"service needs `unit`",
+                                 "service needs `state`, `enabled` or `unit_file`"});
   CHECK(messages(TableRole::step, {{"kind", "write"}, {"content", "x"}}) ==
         std::vector<std::string>{"write needs `path`"});
   CHECK(messages(TableRole::step,

@@ -32,8 +32,8 @@ static long long fd_count(pid_t pid, const std::string& dir) {
 
 TEST_CASE("holders: each holder once with pid, user, start time, command line, files", "[steps][library]") {
   std::string d = stand_ins({"nvidia0", "nvidia1", "nvidiactl", "other"});
-  OwnedProcess a("exec 3<" + d + "/nvidia0 4<" + d + "/nvidiactl; exec sleep 300");
-  OwnedProcess b("exec 3<" + d + "/nvidia1 4<" + d + "/other; exec sleep 301");
+  OwnedProcess a("exec 3<" + d + "/nvidia0 4<" + d + "/nvidiactl; exec sleep 90");
+  OwnedProcess b("exec 3<" + d + "/nvidia1 4<" + d + "/other; exec sleep 91");
   REQUIRE(eventually([&] { return fd_count(a.pid(), d) == 2 && fd_count(b.pid(), d) == 2; }));
 
   auto r = lib("ratchet_holders '' '' '" + d + "/nvidia*'");
@@ -43,7 +43,7 @@ TEST_CASE("holders: each holder once with pid, user, start time, command line, f
   CHECK(h[0]["pid"] == std::min(a.pid(), b.pid()));
   auto& ha = h[0]["pid"] == a.pid() ? h[0] : h[1];
   CHECK(ha["user"] == "root");
-  CHECK(ha["cmdline"] == "sleep 300");
+  CHECK(ha["cmdline"] == "sleep 90");
   CHECK(ha["comm"] == "sleep");
   CHECK(ha["files"] == nlohmann::json::array({d + "/nvidia0", d + "/nvidiactl"}));
   CHECK(ha["started"].get<std::string>().size() == 20);
@@ -55,7 +55,7 @@ TEST_CASE("holders: a directory covers the files beneath it", "[steps][library]"
   std::string d = stand_ins({});
   mkdir((d + "/nvidia-caps").c_str(), 0755);
   std::ofstream(d + "/nvidia-caps/nvidia-cap1") << "";
-  OwnedProcess a("exec 3<" + d + "/nvidia-caps/nvidia-cap1; exec sleep 302");
+  OwnedProcess a("exec 3<" + d + "/nvidia-caps/nvidia-cap1; exec sleep 92");
   REQUIRE(eventually([&] { return fd_count(a.pid(), d) == 1; }));
   auto h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/nvidia-caps'").out, "");
   REQUIRE(h.size() == 1);
@@ -76,7 +76,7 @@ TEST_CASE("exclude spares the daemons kept by design (comm is cut to 15 bytes)",
   std::string bin = d + "/nvidia-persistenced";
   REQUIRE(run_sh("cp /bin/sleep " + bin).code == 0);
   OwnedProcess keep("exec 3<" + d + "/nvidiactl; exec " + bin + " 300");
-  OwnedProcess hold("exec 3<" + d + "/nvidiactl; exec sleep 303");
+  OwnedProcess hold("exec 3<" + d + "/nvidiactl; exec sleep 93");
   REQUIRE(eventually([&] { return fd_count(keep.pid(), d) == 1 && fd_count(hold.pid(), d) == 1; }));
   auto r = lib("ratchet_kill --signal KILL --wait-ms 2000 --exclude nvidia-persistenced holders_of '" + d + "/nvidiactl'");
   REQUIRE(r.code == 0);
@@ -89,7 +89,7 @@ TEST_CASE("exclude spares the daemons kept by design (comm is cut to 15 bytes)",
 
 TEST_CASE("kill TERM, a holder that ignores it stays alive; the check says so; KILL ends it", "[steps][library]") {
   std::string d = stand_ins({"nvidia0"});
-  OwnedProcess stubborn("trap '' TERM; exec 3<" + d + "/nvidia0; exec sleep 304");
+  OwnedProcess stubborn("trap '' TERM; exec 3<" + d + "/nvidia0; exec sleep 94");
   REQUIRE(eventually([&] { return fd_count(stubborn.pid(), d) == 1; }));
   auto r = lib("ratchet_kill --signal TERM --wait-ms 300 holders_of '" + d + "/nvidia0'");
   REQUIRE(r.code == 0);
@@ -111,7 +111,7 @@ TEST_CASE("kill TERM, a holder that ignores it stays alive; the check says so; K
 
 TEST_CASE("PID-reuse guard: a PID that started after its PID file was written is not killed", "[steps][library]") {
   std::string d = stand_ins({});
-  OwnedProcess p("exec sleep 305");
+  OwnedProcess p("exec sleep 95");
   REQUIRE(eventually([&] { return p.alive(); }));
   std::string pf = d + "/server.pid";
   std::ofstream(pf) << p.pid() << "\n";
@@ -123,7 +123,7 @@ TEST_CASE("PID-reuse guard: a PID that started after its PID file was written is
 
   // The kill check re-reads each PID's start time: a listed PID whose start time
   // differs (recycled) counts as gone and is never signalled.
-  std::string stale = std::to_string(p.pid()) + "\troot\t1\t0.00\tsleep\tsleep 305\t\n";
+  std::string stale = std::to_string(p.pid()) + "\troot\t1\t0.00\tsleep\tsleep 95\t\n";
   CHECK(lib("ratchet_kill_check pid_file " + d + "/none.pid", stale).out == "");
   CHECK(p.alive());
 }
@@ -140,7 +140,7 @@ TEST_CASE("pid file missing, empty or dead means nothing to kill", "[steps][libr
 }
 
 TEST_CASE("tree: descendants and the session of a session leader are signalled", "[steps][library]") {
-  OwnedProcess leader("sleep 306 & (sleep 307 &) ; exec sleep 308");
+  OwnedProcess leader("sleep 96 & (sleep 97 &) ; exec sleep 98");
   std::vector<long long> others;
   REQUIRE(eventually([&] {
     auto r = run_sh("ps -o pid= -s " + std::to_string(leader.pid()));

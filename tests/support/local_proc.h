@@ -1,6 +1,7 @@
 #pragma once
 // Test helpers: start stand-in processes (own session, so the host library's
 // "own session" protection does not hide them) and run shell snippets locally.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,14 +11,18 @@
 
 namespace ratchet::testing {
 
-/// A process this test started with `sh -c script` in a new session; killed
-/// (SIGKILL) and reaped by PID in the destructor, even when the test failed.
+/// A process this test started with `sh -c script` in a new session, stdio on
+/// /dev/null (so no straggler holds the test's output open); its process group
+/// (everything it started that did not leave it) is killed (SIGKILL) and the
+/// process reaped in the destructor, even when the test failed.
 class OwnedProcess {
  public:
   explicit OwnedProcess(const std::string& script) {
     pid_ = fork();
     if (pid_ == 0) {
       setsid();
+      int null = open("/dev/null", O_RDWR);
+      if (null >= 0) dup2(null, 0), dup2(null, 1), dup2(null, 2);
       execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -38,6 +43,7 @@ class OwnedProcess {
   }
   void stop() {
     if (pid_ > 0) {
+      kill(-pid_, SIGKILL);  // its own process group: this test's processes only
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
       pid_ = -1;
@@ -58,7 +64,7 @@ ShellResult run_sh(const std::string& script, const std::string& input = "");
 
 /// Polls (every 20 ms, up to `ms`) until `pred()` is true; returns its last value.
 template <class F>
-bool eventually(F pred, int ms = 3000) {
+bool eventually(F pred, int ms = 10000) {
   for (int waited = 0; waited < ms; waited += 20) {
     if (pred()) return true;
     usleep(20'000);

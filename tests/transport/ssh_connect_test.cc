@@ -1,11 +1,10 @@
 // Connection failures against a real sshd: host keys, auth, refused, timeout, dns.
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
@@ -25,9 +24,7 @@ std::optional<ConnectError> try_connect(const Endpoint& ep) {
   return t->connect(&info);
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path);
@@ -74,8 +71,8 @@ TEST_CASE("ssh: accept_new records a first-seen key, then strict checking passes
   INFO((err ? err->message : ""));
   REQUIRE_FALSE(err);
   std::string recorded = read_file(ep.known_hosts);
-  std::string expected_line =
-      "[127.0.0.1]:" + std::to_string(host.port()) + " " + pubkey_of(host.dir() + "/ssh_host_ed25519_key");
+  std::string expected_line = "[127.0.0.1]:" + std::to_string(host.port()) + " " +
+                              pubkey_of(host.dir() + "/ssh_host_ed25519_key");
   CHECK(recorded == expected_line + "\n");
   ep.accept_new = false;
   err = try_connect(ep);

@@ -1,9 +1,8 @@
 // Integration tests against a real sshd on 127.0.0.1 (tests/lab/sshd-host.sh).
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -127,8 +126,7 @@ TEST_CASE("ssh: several commands share one session", "[ssh]") {
   }
 }
 
-TEST_CASE("ssh: finished channels are closed on both sides (MaxSessions 2, 12 commands)",
-          "[ssh]") {
+TEST_CASE("ssh: finished channels are closed on both sides (MaxSessions 2, 12 commands)", "[ssh]") {
   SshdHost host("SSHD_MAX_SESSIONS=2");
   auto t = connected(host.endpoint());
   for (int i = 0; i < 12; ++i) {

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "transport/transport.h"
+
+#include <catch2/catch.hpp>
 
 using namespace ratchet::transport;
 

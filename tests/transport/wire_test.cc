@@ -1,13 +1,15 @@
+#include "transport/wire.h"
+
 #include <catch2/catch.hpp>
 
-#include "transport/wire.h"
 #include "util/shell.h"
 
 using namespace ratchet;
 using namespace ratchet::transport;
 using std::chrono::milliseconds;
 
-TEST_CASE("wire_command without a deadline execs /bin/sh -c with the quoted command", "[transport]") {
+TEST_CASE("wire_command without a deadline execs /bin/sh -c with the quoted command",
+          "[transport]") {
   CHECK(wire_command("echo hi", milliseconds(0), Become{}) == "exec /bin/sh -c 'echo hi'");
   CHECK(wire_command("echo 'a b'", milliseconds(0), Become{}) ==
         "exec /bin/sh -c 'echo '\\''a b'\\'''");

@@ -1,0 +1,75 @@
+#include <catch2/catch.hpp>
+
+#include "engine/planner.h"
+#include "engine/scope.h"
+
+using namespace ratchet;
+using nlohmann::json;
+
+TEST_CASE("host scope: playbook < group < host < -e, plus built-ins", "[engine]") {
+  playbook::Playbook pb;
+  pb.name = "p";
+  pb.sha256 = "abc";
+  pb.vars = {{"unit", "from-playbook"}, {"a", 1}, {"e", "from -e"}};
+  playbook::Inventory inv;
+  playbook::Host h;
+  h.name = "box";
+  h.address = "10.0.0.1";
+  h.vars = {{"unit", "from-host"}, {"e", "from-host"}};
+  inv.hosts["box"] = h;
+  inv.order = {"box"};
+  inv.groups["lab"] = {"box"};
+  inv.group_vars["lab"] = {{"unit", "from-group"}, {"g", true}};
+  engine::RunInfo run{"R1", "2026-11-30T00:00:00Z"};
+  auto s = engine::host_scope(pb, &inv, h, {"e"}, {{"token", "s3cret"}}, &run);
+  CHECK(s["unit"] == "from-host");
+  CHECK(s["g"] == true);
+  CHECK(s["e"] == "from -e");
+  CHECK(s["token"] == "s3cret");
+  CHECK(s["host"]["address"] == "10.0.0.1");
+  CHECK(s["run"]["id"] == "R1");
+  CHECK(s["playbook"]["sha256"] == "abc");
+  auto dry = engine::host_scope(pb, &inv, h, {}, json::object(), nullptr);
+  CHECK_FALSE(dry.contains("run"));
+  CHECK(dry["e"] == "from-host");
+}
+
+TEST_CASE("when: a boolean var or its negation", "[engine]") {
+  json scope = {{"reboot", false}, {"n", 3}};
+  bool go = true;
+  std::string err;
+  REQUIRE(engine::eval_when("reboot", scope, &go, &err));
+  CHECK_FALSE(go);
+  REQUIRE(engine::eval_when("not reboot", scope, &go, &err));
+  CHECK(go);
+  CHECK_FALSE(engine::eval_when("n", scope, &go, &err));
+  CHECK(err == "`when`: `n` must be true or false, got 3");
+  CHECK_FALSE(engine::eval_when("nope", scope, &go, &err));
+}
+
+TEST_CASE("planner: every step's commands, rung by rung, as JSON", "[engine]") {
+  playbook::Playbook pb;
+  playbook::Step s;
+  s.id = "free";
+  s.name = "free";
+  s.kind = "verify";
+  s.body.kind = "verify";
+  s.body.fields = {{"no_holders", "/dev/nvidia0"}};
+  playbook::Action r;
+  r.kind = "kill";
+  r.fields = {{"holders_of", "/dev/nvidia0"}, {"signal", "KILL"}};
+  s.escalate.push_back(r);
+  pb.steps.push_back(s);
+  playbook::Host h;
+  h.name = "box";
+  engine::HostPlan hp;
+  std::vector<std::string> errors;
+  REQUIRE(engine::plan_host(pb, h, json::object(), &hp, &errors));
+  auto j = engine::plan_json(hp);
+  CHECK(j["host"] == "box");
+  auto cmds = j["steps"][0]["commands"];
+  REQUIRE(cmds.size() == 2);
+  CHECK(cmds[0] == json({{"rung", 0}, {"role", "check"}, {"command", "ratchet_no_holders -- /dev/nvidia0"}, {"timeout_ms", 60000}}));
+  CHECK(cmds[1]["rung"] == 1);
+  CHECK(cmds[1]["command"] == "ratchet_kill --signal KILL --wait-ms 5000 holders_of /dev/nvidia0");
+}

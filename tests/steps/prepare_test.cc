@@ -1,0 +1,89 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "steps/holders.h"
+#include "steps/prepare.h"
+#include "support/local_proc.h"
+
+using namespace ratchet;
+using nlohmann::json;
+
+static playbook::Step step(const std::string& kind, json fields) {
+  playbook::Step s;
+  s.id = "s";
+  s.kind = kind;
+  s.body.kind = kind;
+  s.body.fields = std::move(fields);
+  return s;
+}
+
+TEST_CASE("prepare: shell fields quote values, data fields keep their type", "[steps]") {
+  json scope = {{"f", "a b; $(x)"}, {"devices", json::array({"/dev/nvidia*", "/dev/x y"})},
+                {"keep", json::array({"nvidia-persistenced"})}};
+  steps::PreparedStep ps;
+  std::string err;
+  REQUIRE(steps::prepare_step(step("run", {{"command", "cat {{ f }} {{ devices }}"}}), scope, {}, &ps, &err));
+  CHECK(ps.rungs[0].action->text == "cat 'a b; $(x)' '/dev/nvidia*' '/dev/x y'");
+  CHECK(ps.action_is_result);
+
+  auto v = step("verify", {{"no_holders", "{{ devices }}"}, {"exclude", "{{ keep }}"}});
+  REQUIRE(steps::prepare_step(v, scope, {}, &ps, &err));
+  CHECK(ps.rungs[0].check[0].text == "ratchet_no_holders --exclude nvidia-persistenced -- '/dev/nvidia*' '/dev/x y'");
+  CHECK_FALSE(ps.rungs[0].action);
+}
+
+TEST_CASE("prepare: rungs take their own timing, else the step's", "[steps]") {
+  auto s = step("verify", {{"file_exists", "/x"}});
+  s.settle = util::Millis(3000);
+  s.timeout = util::Millis(20'000);
+  playbook::Action r1;
+  r1.kind = "kill";
+  r1.fields = {{"pid", 42}, {"wait", "2s"}};
+  playbook::Action r2 = r1;
+  r2.settle = util::Millis(100);
+  r2.timeout = util::Millis(5000);
+  s.escalate = {r1, r2};
+  steps::PreparedStep ps;
+  std::string err;
+  REQUIRE(steps::prepare_step(s, json::object(), {}, &ps, &err));
+  REQUIRE(ps.rungs.size() == 3);
+  CHECK(ps.rungs[1].settle.count() == 3000);
+  CHECK(ps.rungs[1].action->timeout.count() == 22'000);
+  CHECK(ps.rungs[2].settle.count() == 100);
+  CHECK(ps.rungs[2].action->timeout.count() == 7'000);
+  CHECK(ps.rungs[1].check.empty());  // the step's check decides
+}
+
+TEST_CASE("prepare: a write template renders with placeholders in a dry run", "[steps]") {
+  std::string dir = testing::temp_dir("ratchet-prepare");
+  std::ofstream(dir + "/n.tmpl") << "host {{ host.name }} freed at rung {{ steps.free.rung }}\n";
+  auto s = step("write", {{"path", "/root/notes.md"}, {"template", "n.tmpl"}});
+  json scope = {{"host", {{"name", "gpu-box"}}}, {"steps", json::object()}};
+  steps::PreparedStep ps;
+  std::string err;
+  steps::PrepareOptions opt;
+  opt.playbook_dir = dir;
+  opt.plan = true;
+  REQUIRE(steps::prepare_step(s, scope, opt, &ps, &err));
+  CHECK(ps.rungs[0].action->stdin_data == "host gpu-box freed at rung <steps.free.rung>\n");
+  opt.plan = false;
+  scope["steps"]["free"] = {{"rung", 2}};
+  REQUIRE(steps::prepare_step(s, scope, opt, &ps, &err));
+  CHECK(ps.rungs[0].action->stdin_data == "host gpu-box freed at rung 2\n");
+  opt.playbook_dir = dir + "/missing";
+  CHECK_FALSE(steps::prepare_step(s, scope, opt, &ps, &err));
+  CHECK(err.find("cannot read template file " + dir + "/missing/n.tmpl") != std::string::npos);
+}
+
+TEST_CASE("process lines parse into holders", "[steps]") {
+  auto h = steps::parse_process_line("4242\troot\t123\t1796000000.50\tpython\tpython serve.py\t/dev/nvidia0 | /dev/nvidiactl");
+  CHECK(h["pid"] == 4242);
+  CHECK(h["start_ticks"] == 123);
+  CHECK(h["started"] == "2026-11-30T00:53:20Z");
+  CHECK(h["files"] == json::array({"/dev/nvidia0", "/dev/nvidiactl"}));
+  CHECK(steps::parse_process_line("garbage").is_null());
+  auto all = steps::parse_process_lines("alive\t1\tu\t1\t1.0\tc\ta\t\nother\t2\tu\t1\t1.0\tc\ta\t\n", "alive");
+  REQUIRE(all.size() == 1);
+  CHECK(all[0]["pid"] == 1);
+}

@@ -1,0 +1,27 @@
+#include <catch2/catch.hpp>
+
+#include "util/text.h"
+
+using namespace ratchet::util;
+
+TEST_CASE("UTF-8 validation follows RFC 3629", "[util]") {
+  CHECK(valid_utf8("plain ascii"));
+  CHECK(valid_utf8("ünïcødé ✓ 🚀"));
+  CHECK_FALSE(valid_utf8(std::string("\xff", 1)));
+  CHECK_FALSE(valid_utf8(std::string("\xc0\xaf", 2)));        // overlong '/'
+  CHECK_FALSE(valid_utf8(std::string("\xed\xa0\x80", 3)));    // surrogate
+  CHECK_FALSE(valid_utf8(std::string("\xe2\x9c", 2)));        // cut short
+}
+
+TEST_CASE("base64 matches RFC 4648 vectors", "[util]") {
+  CHECK(base64("") == "");
+  CHECK(base64("f") == "Zg==");
+  CHECK(base64("fo") == "Zm8=");
+  CHECK(base64("foobar") == "Zm9vYmFy");
+}
+
+TEST_CASE("trim_lines keeps the first lines and says how many were dropped", "[util]") {
+  CHECK(trim_lines("a\nb\nc\nd\n", 2, 80) == "a\nb\n… (2 more lines)\n");
+  CHECK(trim_lines("abcdef", 1, 3) == "abc…\n");
+  CHECK(trim_lines("", 3, 10) == "");
+}
