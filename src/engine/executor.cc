@@ -34,6 +34,7 @@ transport::ExecResult Executor::run(const steps::Command& c, int rung, const std
   req.stdin_data = input;
   req.timeout = transport::client_deadline(c.timeout);
   req.host_timeout = c.timeout;
+  req.cancel = interrupted_;
   nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", c.role},
                        {"command", c.text}, {"sent", req.command},
                        {"timeout_ms", c.timeout.count()}};

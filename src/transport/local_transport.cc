@@ -106,6 +106,11 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
   while (fds[1] >= 0 || fds[2] >= 0 || !reaped) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) break;
+    if (req.cancel && req.cancel->load()) {
+      if (!reaped) kill(-pid, SIGTERM);
+      r.error = "interrupted";
+      break;
+    }
     if (!reaped && waitpid(pid, &status, WNOHANG) == pid) reaped = true;
     if (fds[1] < 0 && fds[2] < 0 && reaped) break;
     pollfd p[3];

@@ -146,6 +146,11 @@ ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) 
     }
     // Done when both streams ended and the status came (or the server closed).
     if (out_eof && err_eof && (st.status_seen || !st.signal.empty() || st.remote_closed)) break;
+    if (req.cancel && req.cancel->load()) {  // ^C: ask sshd to signal the command (RFC 4254 §6.9)
+      ssh_channel_request_send_signal(ch, "TERM");
+      r.error = "interrupted";
+      break;
+    }
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       deadline_hit = true;

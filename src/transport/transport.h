@@ -1,6 +1,7 @@
 #pragma once
 // The seam between the engine and a host: connect, run a command, close.
 // Backends: ssh (libssh, ssh_transport.h) and local (/bin/sh, unit speed only).
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,9 @@ struct ExecRequest {
   /// The deadline the wire wrapper enforces on the host (wire.h); a death by
   /// signal at or after it is reported as timed_out. 0 = no host deadline.
   util::Millis host_timeout{0};
+  /// Polled while waiting (every <= 200 ms); once true the command is sent
+  /// SIGTERM, the exchange ends and `error` is "interrupted". May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 /// Output of one stream, capped: head and tail kept, the middle dropped.

@@ -2,7 +2,9 @@
 // transcripts of failed runs, exec, atomic file writes, the PID-reuse guard.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <atomic>
 #include <fstream>
@@ -237,4 +239,37 @@ TEST_CASE("show reads a transcript whose last line was cut off", "[cli]") {
   CHECK(r.code == 0);
   CHECK(r.out == "host h\n  - a [run] A\n    changed in 1s\n");
   CHECK(r.err.find("transcript ends mid-line at line 3") != std::string::npos);
+}
+
+TEST_CASE("^C ends the run at once with exit 130 and a complete transcript", "[ssh][cli]") {
+  Env e;
+  std::string pb = e.playbook("slow.toml", "name = \"slow\"\n[[step]]\nid = \"slow\"\nkind = \"run\"\n"
+                                           "command = \"sleep 30\"\n[[step]]\nid = \"after\"\nkind = \"run\"\n"
+                                           "command = \"true\"\n");
+  std::string t = e.dir + "/t.jsonl";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::string bin = RATCHET_BINARY;
+    execl(bin.c_str(), bin.c_str(), "run", pb.c_str(), "-i", e.inv.c_str(), "-F", "none", "--transcript",
+          t.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // wait until the slow command was sent, then interrupt
+  REQUIRE(eventually([&] { return file_text(t).find("\"command\":\"sleep 30\"") != std::string::npos; }));
+  auto t0 = std::chrono::steady_clock::now();
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(secs < 5);
+  auto tr = ratchet::transcript::read_transcript(t);
+  REQUIRE_FALSE(tr.events.empty());
+  CHECK(tr.events.back()["event"] == "run_end");
+  CHECK(tr.events.back()["status"] == "interrupted");
+  CHECK(file_text(t).find("\"step\":\"after\"") == std::string::npos);
 }

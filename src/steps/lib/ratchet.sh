@@ -9,6 +9,9 @@ RATCHET_TAB=$(printf '\t')
 ratchet_hz() { getconf CLK_TCK 2>/dev/null || echo 100; }
 ratchet_btime() { awk '$1=="btime"{print $2}' /proc/stat; }
 
+# Milliseconds since boot (/proc/uptime), for deadlines that hold under load.
+ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+
 # Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat; the
 # comm field may hold spaces and parentheses, so cut after the last ") ").
 ratchet_start() { sed -n 's/^.*) //p' "/proc/$1/stat" 2>/dev/null | awk '{print $20}'; }
@@ -203,12 +206,13 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
   done)
   printf '%s\n' "$_done"
   _targets=$(printf '%s\n' "$_done" | awk -F '\t' '$1=="signalled"{print $2 "\t" $4}')
-  _n=0
-  while [ -n "$_targets" ] && [ "$_n" -lt "$_wait" ]; do
+  _end=$(( $(ratchet_now_ms) + _wait ))
+  while [ -n "$_targets" ]; do
     _targets=$(printf '%s\n' "$_targets" | while IFS="$RATCHET_TAB" read -r _p _t; do
       ratchet_same_alive "$_p" "$_t" && printf '%s\t%s\n' "$_p" "$_t"; done)
     [ -n "$_targets" ] || break
-    sleep 0.1; _n=$((_n + 100))
+    [ "$(ratchet_now_ms)" -lt "$_end" ] || break
+    sleep 0.1
   done
   printf '%s\n' "$_sel" | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f3)
