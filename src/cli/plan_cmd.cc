@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "util/text.h"
 #include "cli/exit_codes.h"
 #include "engine/planner.h"
 #include "engine/scope.h"
@@ -22,18 +23,6 @@ bool build_plans(const Loaded& L, const nlohmann::json& secrets, std::vector<eng
   }
   for (const auto& e : errors) std::cerr << "ratchet: error: " << e << "\n";
   return errors.empty();
-}
-
-static std::string indent_block(const std::string& text, const std::string& pad) {
-  std::string out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    out += pad + text.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return out;
 }
 
 static std::string address_of(const playbook::Host& h) {
@@ -58,13 +47,13 @@ static void print_plan_text(const Loaded& L, const std::vector<engine::HostPlan>
         const auto& r = p.prepared.rungs[k];
         std::string label = k == 0 ? "" : fmt::format("rung {} ", k);
         for (const auto& c : r.check)
-          std::cout << indent_block(c.text, fmt::format("       {:<14}", label + "check")).substr(0);
+          std::cout << util::indent_lines(c.text, fmt::format("       {:<14}", label + "check")).substr(0);
         if (r.action) {
-          std::cout << indent_block(r.action->text, fmt::format("       {:<14}", label + "action"));
+          std::cout << util::indent_lines(r.action->text, fmt::format("       {:<14}", label + "action"));
           if (!r.action->stdin_data.empty()) {
             std::cout << fmt::format("       {:<14}{} bytes on stdin{}\n", "", r.action->stdin_data.size(),
                                      r.action->stdin_secret ? " (secret)" : ":");
-            if (!r.action->stdin_secret) std::cout << indent_block(r.action->stdin_data, "         | ");
+            if (!r.action->stdin_secret) std::cout << util::indent_lines(r.action->stdin_data, "         | ");
           }
         }
       }

@@ -28,18 +28,6 @@ static std::string first_line(const std::string& s, size_t max) {
   return t;
 }
 
-static std::string indent(const std::string& text, const std::string& pad) {
-  std::string out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    out += pad + text.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return out;
-}
-
 std::vector<json> filter(const std::vector<json>& events, const RenderOptions& opt) {
   std::vector<json> out;
   for (const auto& e : events) {
@@ -96,7 +84,7 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
     } else if (ev == "output" && opt.commands) {
       std::string data = e.contains("data") ? str(e, "data") : "<binary, base64 in transcript>";
       std::string t = util::trim_lines(data, opt.output_lines, 120);
-      if (!t.empty()) pending_out[host] += indent(t, str(e, "stream") == "stderr" ? "          ! " : "          | ");
+      if (!t.empty()) pending_out[host] += util::indent_lines(t, str(e, "stream") == "stderr" ? "          ! " : "          | ");
     } else if (ev == "evidence") {
       if (e.contains("holders") && e["holders"].is_array()) {
         for (const auto& h : e["holders"])

@@ -70,4 +70,16 @@ std::string trim_lines(std::string_view s, size_t max_lines, size_t max_cols) {
   return out;
 }
 
+std::string indent_lines(std::string_view text, std::string_view pad) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    out.append(pad).append(text.substr(start, end - start)).append("\n");
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace ratchet::util

@@ -15,4 +15,7 @@ std::string base64(std::string_view data);
 /// boundary), with "… (N more lines)" appended when lines were dropped.
 std::string trim_lines(std::string_view s, size_t max_lines, size_t max_cols);
 
+/// Each line of `text` prefixed with `pad`, every line ending in '\n'.
+std::string indent_lines(std::string_view text, std::string_view pad);
+
 }  // namespace ratchet::util

@@ -25,3 +25,8 @@ TEST_CASE("trim_lines keeps the first lines and says how many were dropped", "[u
   CHECK(trim_lines("abcdef", 1, 3) == "abc…\n");
   CHECK(trim_lines("", 3, 10) == "");
 }
+
+TEST_CASE("indent_lines prefixes every line", "[util]") {
+  CHECK(indent_lines("a\nb", "  | ") == "  | a\n  | b\n");
+  CHECK(indent_lines("", "x") == "");
+}
