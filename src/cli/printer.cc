@@ -30,13 +30,13 @@ void LinePrinter::step_done(const std::string& host, const std::string& step_id,
                          : "";
   std::string why = o.reason.empty() ? "" : ": " + o.reason;
   if (why.size() > 160) why = why.substr(0, 157) + "...";
-  line(fmt::format("{}: {:<10} {:<24} {:>6}{}", host, o.status + rung, step_id,
+  line(fmt::format("{}: {:<18} {:<20} {:>6}{}", host, o.status + rung, step_id,
                    util::format_duration(util::Millis(o.ms)), o.status == "ok" && o.reason.empty() ? "" : why));
 }
 
 void LinePrinter::step_skipped(const std::string& host, const std::string& step_id,
                                const std::string& why) {
-  line(fmt::format("{}: {:<10} {:<24}        {}", host, "skipped", step_id, why));
+  line(fmt::format("{}: {:<18} {:<20}        {}", host, "skipped", step_id, why));
 }
 
 }  // namespace ratchet::cli
