@@ -9,6 +9,10 @@ RATCHET_TAB=$(printf '\t')
 ratchet_hz() { getconf CLK_TCK 2>/dev/null || echo 100; }
 ratchet_btime() { awk '$1=="btime"{print $2}' /proc/stat; }
 
+# Every /proc/PID/stat, one a line (pid first). Read with cat, not as awk
+# arguments: mawk aborts when a process exits between the glob and the read.
+ratchet_stats() { cat /proc/[0-9]*/stat 2>/dev/null; }
+
 # Milliseconds since boot (/proc/uptime), for deadlines that hold under load.
 ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
@@ -35,8 +39,10 @@ ratchet_protected() {
   done
   echo 1
   _mysid=$(sed -n 's/^.*) //p' "/proc/$$/stat" | awk '{print $4}')
-  awk -v s="$_mysid" '{ f = FILENAME; sub(/^\/proc\//, "", f); sub(/\/stat$/, "", f); r = $0; sub(/^.*\) /, "", r)
-    split(r, a, " "); if (a[4] == s) print f }' /proc/[0-9]*/stat 2>/dev/null
+  ratchet_stats | awk -v s="$_mysid" '{ r = $0; sub(/^.*\) /, "", r); split(r, a, " "); if (a[4] == s) print $1 }'
+  # Processes that run this library (a previous command's deadline watchdog, a
+  # parallel run against the same machine) are ratchet's own too.
+  grep -s -l -a -F '# ratchet host library v1' /proc/[0-9]*/cmdline | sed 's|^/proc/||; s|/cmdline$||'
 }
 
 # Prints the process line for PID (see header); nothing when it is gone.
@@ -115,7 +121,9 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   _tg=$(ratchet_targets "$@") || return 2
   [ -n "$_tg" ] || return 0
   _pairs=$( { find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -type l -printf '%h\t%l\n' 2>/dev/null
-              awk '{ i = index($0, "/"); if (i > 0 && NF >= 6) { f = FILENAME; sub(/\/maps$/, "", f); print f "/fd\t" substr($0, i) } }' /proc/[0-9]*/maps 2>/dev/null
+              grep -s -H ' /' /proc/[0-9]*/maps |
+                awk '{ c = index($0, ":"); f = substr($0, 1, c - 1); l = substr($0, c + 1); i = index(l, "/")
+                       if (i > 0) { sub(/\/maps$/, "", f); print f "/fd\t" substr(l, i) } }'
             } | awk -F '\t' -v tg="$_tg" '
     BEGIN { n = split(tg, t, "\n"); for (i = 1; i <= n; i++) if (t[i] ~ /\/$/) d[t[i]] = 1; else f[t[i]] = 1 }
     { p = $1; sub(/^\/proc\//, "", p); sub(/\/fd$/, "", p); hit = ""
@@ -134,13 +142,13 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
 # of any PID that leads its own session; printed one PID a line, roots excluded.
 ratchet_tree() {
   _roots=$(cat)
-  awk -v roots="$_roots" '
-    { f = FILENAME; sub(/^\/proc\//, "", f); sub(/\/stat$/, "", f); s = $0; sub(/^.*\) /, "", s)
+  ratchet_stats | awk -v roots="$_roots" '
+    { f = $1; s = $0; sub(/^.*\) /, "", s)
       split(s, a, " "); pp[f] = a[2]; sid[f] = a[4]; pid[f] = 1 }
     END { n = split(roots, r, "\n"); for (i = 1; i <= n; i++) if (r[i] != "") { in_[r[i]] = 1; q[++qt] = r[i]; if (sid[r[i]] == r[i]) lead[r[i]] = 1 }
           for (p in pid) if ((sid[p] in lead) && !(p in in_)) { in_[p] = 1; out[p] = 1; q[++qt] = p }
           while (qh < qt) { c = q[++qh]; for (p in pid) if (pp[p] == c && !(p in in_)) { in_[p] = 1; out[p] = 1; q[++qt] = p } }
-          for (p in out) print p }' /proc/[0-9]*/stat 2>/dev/null
+          for (p in out) print p }'
 }
 
 # Selects processes for a kill: prints process lines. Selector: pid N |
@@ -166,14 +174,19 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
         return 3
       fi
       printf '%s\n' "$_line" | ratchet_filter "$_user" "$_ex" ;;
-    pattern)
-      _prot=$(ratchet_protected)
-      for _d in /proc/[0-9]*; do
-        _p=${_d#/proc/}
-        _a=$(tr '\000' ' ' 2>/dev/null < "$_d/cmdline") || continue
-        printf '%s\n' "$_a" | grep -Eq -- "$1" || continue
-        ratchet_describe "$_p" ""
-      done | ratchet_filter "$_user" "$_ex" ;;
+    pattern)  # extended regex over the command line (pgrep -f; /proc scan without procps)
+      if command -v pgrep >/dev/null 2>&1; then
+        _pids=$(pgrep -f -- "$1"); _prc=$?
+      else
+        _pids=$(for _d in /proc/[0-9]*; do
+          _a=$(tr '\000' ' ' 2>/dev/null < "$_d/cmdline") || continue
+          printf '%s\n' "$_a" | grep -Eq -- "$1"; _g=$?
+          [ "$_g" -le 1 ] || exit 2
+          [ "$_g" = 0 ] && echo "${_d#/proc/}"
+        done); _prc=$?
+      fi
+      if [ "$_prc" -gt 1 ]; then echo "ratchet: pattern $1 is not a valid extended regex" >&2; return 4; fi
+      for _p in $_pids; do ratchet_describe "$_p" ""; done | ratchet_filter "$_user" "$_ex" ;;
     holders_of)
       ratchet_holders "$_user" "$_ex" "$@" ;;
     *) echo "ratchet: unknown selector $_sel" >&2; return 4 ;;
@@ -250,7 +263,7 @@ ratchet_absent() { # REGEX
 }
 # Listening TCP ports from /proc/net/tcp{,6} (state 0A), decimal, one a line.
 ratchet_listening() {
-  awk 'FNR > 1 && $4 == "0A" { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$1 ~ /^[0-9]+:$/ && $4 == "0A" { split($2, a, ":"); print a[2] }' |
     while read -r _x; do printf '%d\n' "0x$_x"; done | sort -un
 }
 ratchet_port_free() { ! ratchet_listening | grep -qx -- "$1" || { echo "port $1 is in use"; return 1; }; }
