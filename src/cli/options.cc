@@ -36,14 +36,16 @@ std::optional<playbook::Host> parse_target(const std::string& spec, std::string*
     *err = fmt::format("--target {}: no host name", spec);
     return std::nullopt;
   }
-  h.address = rest;
+  // The address stays empty so ~/.ssh/config's HostName for `rest` applies;
+  // endpoint_for() matches the config on the name without its port.
   h.name = h.port ? fmt::format("{}:{}", rest, h.port) : rest;
   return h;
 }
 
 transport::Endpoint endpoint_for(const playbook::Host& h, const Options& o) {
   transport::Endpoint e;
-  e.name = h.name;
+  // An ad hoc "host:port" target: the ssh config is matched on "host".
+  e.name = h.address.empty() ? playbook::connect_name(h) : h.name;
   e.address = h.address;
   e.port = h.port;
   e.user = h.user;

@@ -26,7 +26,7 @@ bool build_plans(const Loaded& L, const nlohmann::json& secrets, std::vector<eng
 }
 
 static std::string address_of(const playbook::Host& h) {
-  std::string a = h.address.empty() ? h.name : h.address;
+  std::string a = playbook::connect_name(h);
   std::string u = h.user.empty() ? "" : h.user + "@";
   return h.port ? fmt::format("{}{}:{}", u, a, h.port) : u + a;
 }

@@ -10,8 +10,10 @@ Executor::Executor(transport::Transport& t, transcript::Writer& w, std::string h
                    const std::atomic<bool>* interrupted)
     : t_(t), w_(w), host_(std::move(host)), interrupted_(interrupted) {}
 
-void Executor::set_step(const std::string& step_id, bool become, const std::string& become_user) {
+void Executor::set_step(const std::string& step_id, bool become, const std::string& become_user,
+                        size_t capture) {
   step_ = step_id;
+  capture_ = capture;
   become_ = become;
   become_user_ = become_user;
 }
@@ -35,6 +37,7 @@ transport::ExecResult Executor::run(const steps::Command& c, int rung, const std
   req.timeout = transport::client_deadline(c.timeout);
   req.host_timeout = c.timeout;
   req.cancel = interrupted_;
+  req.capture = capture_;
   nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", c.role},
                        {"command", c.text}, {"sent", req.command},
                        {"timeout_ms", c.timeout.count()}};

@@ -18,7 +18,9 @@ class Executor {
            const std::atomic<bool>* interrupted = nullptr);
 
   /// Sets the step id (and become) recorded with the following events.
-  void set_step(const std::string& step_id, bool become, const std::string& become_user);
+  /// Sets the step id, become and output cap (bytes per stream) for the following commands.
+  void set_step(const std::string& step_id, bool become, const std::string& become_user,
+                size_t capture = 1 << 20);
 
   /// Runs `c` (wrapped with the host library, the deadline and become) with
   /// `input` on stdin; records command/output/exit events under `rung`.
@@ -38,6 +40,7 @@ class Executor {
   std::string host_, step_;
   bool become_ = false;
   std::string become_user_;
+  size_t capture_ = 1 << 20;
   const std::atomic<bool>* interrupted_;
 };
 

@@ -57,6 +57,7 @@ HostReport run_host(HostJob& job, transport::Transport& t, transcript::Writer& w
       std::string why;
       if (!eval_when(step.when, job.scope, &go, &why) || !go) {
         std::string reason = why.empty() ? fmt::format("when: {} is false", step.when) : why;
+        w.emit("step_start", {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
         w.emit("step_end", {{"host", host}, {"step", step.id}, {"status", "skipped"}, {"rung", 0},
                             {"ms", 0}, {"reason", reason}});
         job.scope["steps"][step.id] = {{"status", "skipped"}};
@@ -68,7 +69,7 @@ HostReport run_host(HostJob& job, transport::Transport& t, transcript::Writer& w
     w.emit("step_start", {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
     p.step_started(host, step.id, step.name);
     ex.set_step(step.id, step.become || job.host.become,
-                !step.become_user.empty() ? step.become_user : job.host.become_user);
+                !step.become_user.empty() ? step.become_user : job.host.become_user, step.capture);
     steps::PreparedStep ps;
     std::string err;
     StepOutcome o;

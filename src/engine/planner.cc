@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/scope.h"
 #include "steps/prepare.h"
 
 namespace ratchet::engine {
@@ -17,7 +18,16 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host,
   for (const auto& s : pb.steps) {
     PlannedStep p;
     p.step = &s;
-    if (!s.when.empty()) p.when_note = fmt::format("runs only when `{}`", s.when);
+    if (!s.when.empty()) {
+      bool go = true;
+      std::string why;
+      if (!eval_when(s.when, scope, &go, &why)) {
+        errors->push_back(fmt::format("{}: host {}: step `{}`: {}", s.where.str(), host.name, s.id, why));
+        ok = false;
+        continue;
+      }
+      p.when_note = fmt::format("runs only when `{}` (now {})", s.when, go ? "true: runs" : "false: skipped");
+    }
     std::string err;
     if (!steps::prepare_step(s, scope, opt, &p.prepared, &err)) {
       errors->push_back(fmt::format("host {}: {}", host.name, err));

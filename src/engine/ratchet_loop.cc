@@ -3,6 +3,8 @@
 #include <chrono>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "util/clock.h"
 
 namespace ratchet::engine {
@@ -27,6 +29,8 @@ struct Loop {
   const Sleeper& sleep;
   StepOutcome o;
   std::string selection;  // stdin for a kill check
+  std::string action_error;  // why the last action failed ("" = it did not)
+  std::string action_reason;
   bool acted = false;     // once an action ran, o.out/o.err keep its output
 
   void note_holders(const nlohmann::json& h) {
@@ -93,7 +97,8 @@ struct Loop {
       if (!v.reason.empty()) ev["note"] = v.reason;
       ex.evidence(k, ev);
     }
-    if (!v.holds) o.reason = v.reason;
+    action_reason = v.holds ? "" : v.reason;
+    action_error = v.holds ? "" : fmt::format("{} failed: {}", k == 0 ? "action" : fmt::format("rung {}", k), v.reason);
   }
 };
 
@@ -101,7 +106,7 @@ struct Loop {
 
 StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleeper& sleep) {
   auto t0 = std::chrono::steady_clock::now();
-  Loop L{ps, ex, sleep, {}, {}, false};
+  Loop L{ps, ex, sleep, {}, {}, {}, {}, false};
   StepOutcome& o = L.o;
   auto finish = [&](std::string status, int rung) {
     o.status = std::move(status);
@@ -113,10 +118,13 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
 
   if (ps.action_is_result) {  // run without a check: its exit status is the result
     L.act(own, 0);
+    o.reason = L.action_reason;
     return finish(o.reason.empty() && !ex.interrupted() ? "changed" : "failed", 0);
   }
   if (!own.always_act) {
-    auto v = L.check_once();
+    // A step with no action of its own (verify) waits for its state with
+    // `retries`/`delay` before any rung; others act at once.
+    auto v = own.action ? L.check_once() : L.check_with_retries(own);
     L.note_holders(v.holders);
     if (v.holds) {
       o.reason = v.reason;
@@ -137,7 +145,7 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
       o.reason.clear();  // notes of the passing check ("nothing to kill") would mislead here
       return finish(k == 0 ? "changed" : "escalated", last);
     }
-    o.reason = v.reason;
+    o.reason = L.action_error.empty() ? v.reason : L.action_error + "; then the check: " + v.reason;
   }
   return finish("failed", last);
 }

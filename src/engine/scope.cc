@@ -22,7 +22,7 @@ json host_scope(const playbook::Playbook& pb, const playbook::Inventory* inv,
   for (const auto& k : extra_keys)
     if (pb.vars.contains(k)) s[k] = pb.vars[k];
   if (secrets.is_object()) s.update(secrets);
-  s["host"] = {{"name", host.name}, {"address", host.address.empty() ? host.name : host.address}};
+  s["host"] = {{"name", host.name}, {"address", playbook::connect_name(host)}};
   s["playbook"] = {{"name", pb.name}, {"sha256", pb.sha256}, {"path", pb.path}};
   s["ratchet"] = {{"version", RATCHET_VERSION}};
   if (run) s["run"] = {{"id", run->id}, {"started", run->started}};

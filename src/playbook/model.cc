@@ -10,4 +10,13 @@ std::string SourcePos::str() const {
   return fmt::format("{}:{}:{}", file, line, col);
 }
 
+std::string connect_name(const Host& h) {
+  if (!h.address.empty()) return h.address;
+  std::string suffix = ":" + std::to_string(h.port);
+  if (h.port && h.name.size() > suffix.size() &&
+      h.name.compare(h.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return h.name.substr(0, h.name.size() - suffix.size());
+  return h.name;
+}
+
 }  // namespace ratchet::playbook

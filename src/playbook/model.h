@@ -74,6 +74,10 @@ struct Host {
   SourcePos where;
 };
 
+/// The address to connect to: `address`, else the name without an ad hoc
+/// ":port" suffix (ssh config may still map it through HostName).
+std::string connect_name(const Host& h);
+
 struct Inventory {
   std::string path;
   std::map<std::string, Host> hosts;

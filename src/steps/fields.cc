@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <regex>
 #include <cctype>
 
 #include "steps/kinds.h"
@@ -84,6 +85,16 @@ bool field_duration(const Json& f, const char* key, util::Millis* out, std::stri
     return false;
   }
   *out = *d;
+  return true;
+}
+
+bool check_regex(const char* key, const std::string& re, std::string* err) {
+  try {
+    std::regex r(re, std::regex::extended);
+  } catch (const std::regex_error& e) {
+    *err = fmt::format("`{}`: \"{}\" is not a valid extended regex ({})", key, re, e.what());
+    return false;
+  }
   return true;
 }
 

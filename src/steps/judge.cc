@@ -37,7 +37,8 @@ static std::map<std::string, std::string> key_values(const std::string& text) {
 static Verdict judge_service(const Command& c, const transport::ExecResult& r) {
   Verdict v;
   if (r.exit_code != 0) {
-    v.reason = "service state unreadable: " + status_text(r);
+    std::string why = first_line(r.err.data);
+    v.reason = "service state unreadable: " + status_text(r) + (why.empty() ? "" : ": " + why);
     return v;
   }
   auto kv = key_values(r.out.data);
@@ -133,8 +134,10 @@ Verdict judge_check(const Command& c, const transport::ExecResult& r) {
       return v;
     }
     try {
+      // Like grep -E: the pattern matches a line (so ^ and $ anchor lines).
       std::regex re(c.expect.get<std::string>(), std::regex::extended);
-      v.holds = std::regex_search(r.out.data, re);
+      std::istringstream lines(r.out.data);
+      for (std::string line; !v.holds && std::getline(lines, line);) v.holds = std::regex_search(line, re);
     } catch (const std::regex_error& ex) {
       v.reason = fmt::format("bad stdout_matches pattern: {}", ex.what());
       return v;

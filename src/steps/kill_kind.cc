@@ -68,6 +68,7 @@ bool build_kill(const Json& f, const BuildContext& ctx, Rung* out, std::string* 
       *err = fmt::format("kill: `{}` is empty", sel);
       return false;
     }
+    if (sel == "pattern" && !check_regex("pattern", v, err)) return false;
     args = sel + " " + util::shell_quote(v);
   }
   std::string sig = "TERM";

@@ -34,6 +34,9 @@ bool field_bool(const Json& f, const char* key, bool* out, std::string* err);
 bool field_int(const Json& f, const char* key, long long* out, std::string* err);
 bool field_duration(const Json& f, const char* key, util::Millis* out, std::string* err);
 
+/// False with *err when `re` is not a POSIX extended regex (grep -E, pgrep -f).
+bool check_regex(const char* key, const std::string& re, std::string* err);
+
 /// Normalises a signal name ("SIGTERM", "term", "15" → "TERM"); "" if unknown.
 std::string signal_name(const std::string& s);
 

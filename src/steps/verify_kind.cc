@@ -37,8 +37,10 @@ bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string
   }
   std::vector<std::string> absent;
   if (!field_strings(f, "absent", &absent, err)) return false;
-  for (const auto& re : absent)
+  for (const auto& re : absent) {
+    if (!check_regex("absent", re, err)) return false;
     out->check.push_back(check_cmd("ratchet_absent " + util::shell_quote(re), ctx, "absent"));
+  }
   for (const char* k : {"port_free", "port_open"}) {
     std::vector<std::string> ports;
     if (!field_strings(f, k, &ports, err)) return false;
@@ -61,6 +63,7 @@ bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string
   if (f.contains("command")) {
     std::string cmd, re;
     if (!field_string(f, "command", &cmd, err) || !field_string(f, "stdout_matches", &re, err)) return false;
+    if (!re.empty() && !check_regex("stdout_matches", re, err)) return false;
     out->check.push_back(re.empty() ? check_cmd(cmd, ctx, "exit0")
                                     : check_cmd(cmd, ctx, "matches", re));
   } else if (f.contains("stdout_matches")) {

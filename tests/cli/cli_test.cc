@@ -279,3 +279,27 @@ TEST_CASE("^C ends the run at once with exit 130 and a complete transcript", "[s
   CHECK(tr.events.back()["status"] == "interrupted");
   CHECK(file_text(t).find("\"step\":\"after\"") == std::string::npos);
 }
+
+TEST_CASE("ssh config (-F) and --target [user@]host:port reach the host", "[ssh][cli]") {
+  Env e;
+  std::string cfg = e.dir + "/ssh_config";
+  std::ofstream(cfg) << "Host labby\n  HostName 127.0.0.1\n  Port " << e.sshd.port() << "\n  User root\n"
+                     << "  IdentityFile " << e.sshd.client_key() << "\n\nHost 127.0.0.1\n  IdentityFile "
+                     << e.sshd.client_key() << "\n";
+  std::string bin = std::string(RATCHET_BINARY) + " exec ";
+  std::string kh = " --known-hosts " + e.sshd.known_hosts() + " -F " + cfg;
+  auto r = run_sh(bin + "labby" + kh + " -- 'echo via config; whoami'");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out == "via config\nroot\n");
+  r = run_sh(bin + "root@127.0.0.1:" + std::to_string(e.sshd.port()) + kh + " -- 'echo ad hoc'");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out == "ad hoc\n");
+  std::string pb = e.playbook("t.toml", "name = \"t\"\n[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"echo {{ host.address }}\"\n");
+  r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " --target root@127.0.0.1:" + std::to_string(e.sshd.port()) +
+             kh + " --transcript " + e.dir + "/t.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(file_text(e.dir + "/t.jsonl").find("\"data\":\"127.0.0.1\\n\"") != std::string::npos);
+}

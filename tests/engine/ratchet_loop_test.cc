@@ -143,3 +143,27 @@ TEST_CASE("ratchet loop: run without a check is judged by its exit status", "[en
   CHECK(o.status == "failed");
   CHECK(o.reason == "exit 4: boom");
 }
+
+TEST_CASE("ratchet loop: a verify waits for its state with retries before any rung", "[engine]") {
+  Harness h;
+  auto ps = step(1, false);
+  ps.rungs[0].retries = 3;
+  ps.rungs[0].delay = util::Millis(1000);
+  h.t.push(1);
+  h.t.push(1);
+  h.t.push(0);  // holds on the second retry: no rung fires
+  auto o = engine::run_ratchet(ps, h.ex, h.sleep);
+  CHECK(o.status == "ok");
+  CHECK(h.sent() == std::vector<std::string>{"probe", "probe", "probe"});
+  CHECK(h.slept == std::vector<long long>{1000, 1000});
+}
+
+TEST_CASE("ratchet loop: a failed step names the action's failure and the check's", "[engine]") {
+  Harness h;
+  h.t.push(1, "", "");
+  h.t.push(2, "", "mkdir: permission denied");
+  h.t.push(1, "still wrong");
+  auto o = engine::run_ratchet(step(0), h.ex, h.sleep);
+  CHECK(o.status == "failed");
+  CHECK(o.reason == "action failed: exit 2: mkdir: permission denied; then the check: exit 1: still wrong");
+}

@@ -128,3 +128,20 @@ TEST_CASE("judging a service state", "[steps]") {
   CHECK_FALSE(v.holds);
   CHECK(v.reason == "is-active says \"active\"");
 }
+
+TEST_CASE("regexes are checked when the step is built", "[steps]") {
+  CHECK(build_error("kill", {{"pattern", "foo("}}).rfind("`pattern`: \"foo(\" is not a valid extended regex", 0) == 0);
+  CHECK(build_error("verify", {{"absent", "a[b"}}).rfind("`absent`: \"a[b\" is not a valid extended regex", 0) == 0);
+}
+
+TEST_CASE("stdout_matches matches a line, like grep -E", "[steps]") {
+  auto r = build("verify", {{"command", "uname"}, {"stdout_matches", "^Linux$"}});
+  ratchet::transport::ExecResult res;
+  res.exit_code = 0;
+  res.out.data = "Linux\n";
+  CHECK(judge_check(r.check[0], res).holds);
+  res.out.data = "GNU/Linux\nx\n";
+  auto v = judge_check(r.check[0], res);
+  CHECK_FALSE(v.holds);
+  CHECK(v.reason == "stdout does not match /^Linux$/");
+}

@@ -173,3 +173,14 @@ TEST_CASE("write: atomic replace with mode; the old file is whole until the rena
   CHECK(run_sh("ls -a " + d + " | grep -c ratchet-write").out == "0\n");
   CHECK(lib("ratchet_stat " + p).out.substr(65) == "640 root root\n");
 }
+
+TEST_CASE("write through a symlink replaces the file it names, keeping its mode", "[steps][library]") {
+  std::string d = stand_ins({});
+  std::ofstream(d + "/real.conf") << "old\n";
+  REQUIRE(run_sh("chmod 0640 " + d + "/real.conf && ln -s real.conf " + d + "/link.conf").code == 0);
+  REQUIRE(lib("ratchet_write " + d + "/link.conf '' '' '' 0", "new\n").code == 0);
+  CHECK(run_sh("readlink " + d + "/link.conf").out == "real.conf\n");
+  CHECK(run_sh("cat " + d + "/link.conf").out == "new\n");
+  CHECK(run_sh("stat -c %a " + d + "/real.conf").out == "640\n");
+  CHECK(lib("ratchet_stat " + d + "/link.conf").out.substr(65) == "640 root root\n");
+}

@@ -272,6 +272,7 @@ ratchet_port_open() { ratchet_listening | grep -qx -- "$1" || { echo "nothing li
 # Service state as key=value lines: load, active (after transitional states
 # settle), enabled, and the sha256 of an installed unit file when given.
 ratchet_service_state() { # UNIT [UNIT_FILE_PATH]
+  command -v systemctl >/dev/null 2>&1 || { echo "ratchet: systemctl not found: not a systemd host" >&2; return 3; }
   printf 'load=%s\n' "$(systemctl show -p LoadState --value -- "$1" 2>/dev/null)"
   while :; do
     _a=$(systemctl is-active -- "$1" 2>/dev/null)
@@ -285,9 +286,9 @@ ratchet_service_state() { # UNIT [UNIT_FILE_PATH]
 }
 
 # File state for a write check: "sha256 mode owner group" or "absent".
-ratchet_stat() { # PATH
+ratchet_stat() { # PATH (a symlink is followed: the file it names is checked)
   if [ -f "$1" ]; then
-    printf '%s %s\n' "$(sha256sum < "$1" | cut -d' ' -f1)" "$(stat -c '%a %U %G' -- "$1")"
+    printf '%s %s\n' "$(sha256sum < "$1" | cut -d' ' -f1)" "$(stat -L -c '%a %U %G' -- "$1")"
   elif [ -e "$1" ]; then echo "notfile"; else echo "absent"; fi
 }
 
@@ -295,6 +296,8 @@ ratchet_stat() { # PATH
 # owner are set on it, then one rename puts it in place. The old file stays
 # whole until the rename; a failure removes the temp file.
 ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
+  # Through a symlink, the file it names is replaced (the link stays).
+  if [ -L "$1" ]; then set -- "$(readlink -f -- "$1")" "$2" "$3" "$4" "$5"; fi
   _d=$(dirname -- "$1")
   [ -d "$_d" ] || { echo "ratchet: directory $_d does not exist" >&2; return 1; }
   _tmp=$(mktemp "$_d/.ratchet-write.XXXXXX") || return 1
