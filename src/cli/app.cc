@@ -13,9 +13,15 @@ namespace ratchet::cli {
 
 static void add_selectors(CLI::App* sub, Options& o) {
   sub->add_option("-i,--inventory", o.inventory, "inventory file (TOML)");
-  sub->add_option("--limit", o.limit, "narrow to these hosts, groups or globs")->delimiter(',');
-  sub->add_option("-e,--extra-var", o.extra, "set a var: key=value (value read as TOML, else text)");
-  sub->add_option("--target", o.target, "ad hoc host [user@]host[:port] instead of an inventory");
+  // One value per occurrence (repeat the option for more), so an option before
+  // the playbook never swallows it.
+  sub->add_option("--limit", o.limit, "narrow to these hosts, groups or globs (comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  sub->add_option("-e,--extra-var", o.extra, "set a var: key=value (value read as TOML, else text)")
+      ->allow_extra_args(false);
+  sub->add_option("--target", o.target, "ad hoc host [user@]host[:port] instead of an inventory")
+      ->allow_extra_args(false);
   sub->add_option("-F,--ssh-config", o.ssh_config, "ssh config file (default ~/.ssh/config)");
   sub->add_option("--known-hosts", o.known_hosts, "known_hosts file (default ~/.ssh/known_hosts)");
 }

@@ -13,6 +13,7 @@
 #include "engine/host_run.h"
 #include "engine/planner.h"
 #include "ratchet/version.h"
+#include "steps/library.h"
 #include "transcript/writer.h"
 #include "util/clock.h"
 
@@ -73,6 +74,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
                        {"playbook_sha256", L->pb.sha256},
                        {"playbook_source", L->pb.source},
                        {"vars", vars},
+                       {"host_library", {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}}},
                        {"targets", targets}});
   std::cout << fmt::format("run {}: {} on {} host(s); transcript {}\n", info.id, L->pb.name,
                            L->hosts.size(), path);

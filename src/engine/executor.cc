@@ -38,8 +38,10 @@ transport::ExecResult Executor::run(const steps::Command& c, int rung, const std
   req.host_timeout = c.timeout;
   req.cancel = interrupted_;
   req.capture = capture_;
+  transport::Become b{become_, become_user_};
+  std::string recorded = transport::wire_command(steps::with_library_reference(c.text), c.timeout, b);
   nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", c.role},
-                       {"command", c.text}, {"sent", req.command},
+                       {"command", c.text}, {"sent", recorded},
                        {"timeout_ms", c.timeout.count()}};
   if (!input.empty()) {
     ev["stdin_bytes"] = input.size();

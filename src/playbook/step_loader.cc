@@ -147,7 +147,7 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
     std::string ctx = s.id.empty() ? fmt::format("step {}", i + 1) : fmt::format("step `{}`", s.id);
     report(d, path, probs, ctx);
     if (!t.contains("id") && !t.contains("name")) {
-      d.error(s.where, ctx + " has no `name` or `id`");
+      s.id = fmt::format("step{}", i + 1);  // neither given: its place in the file
     } else if (s.id.empty() && !s.name.empty()) {
       d.error(id_pos, fmt::format("cannot make a step id from the name `{}`", s.name),
               "set `id`: letters, digits and _");

@@ -1,5 +1,7 @@
 #include "steps/library.h"
 
+#include "util/hash.h"
+
 namespace ratchet::steps {
 
 const std::string& host_library() {
@@ -7,6 +9,17 @@ const std::string& host_library() {
 #include "ratchet/host_library.inc"
       ;
   return text;
+}
+
+const std::string& host_library_sha256() {
+  static const std::string sha = util::sha256_hex(host_library());
+  return sha;
+}
+
+std::string with_library_reference(const std::string& command) {
+  if (command.find("ratchet_") == std::string::npos) return command;
+  return "# <ratchet host library, sha256 " + host_library_sha256() + ": run_start.host_library>\n" +
+         command;
 }
 
 std::string with_library(const std::string& command) {

@@ -12,4 +12,11 @@ const std::string& host_library();
 /// the command calls a ratchet_* function, else the command unchanged.
 std::string with_library(const std::string& command);
 
+/// Like with_library, but the library's text is replaced by one comment line
+/// naming its sha256 (the transcript's `sent`; run_start holds the text once).
+std::string with_library_reference(const std::string& command);
+
+/// SHA-256 of host_library(), hex.
+const std::string& host_library_sha256();
+
 }  // namespace ratchet::steps

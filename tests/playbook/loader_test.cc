@@ -560,3 +560,14 @@ content = "{{ key }}"
        "      when = \"x\"\n"
        "      ^\n");
 }
+
+TEST_CASE("a step with neither name nor id is named by its place", "[playbook]") {
+  std::vector<LoadError> errors;
+  auto pb = load_playbook(write("noname.toml", "name = \"n\"\n[[step]]\nkind = \"run\"\ncommand = \"true\"\n"
+                                               "[[step]]\nname = \"Second one\"\nkind = \"run\"\ncommand = \"true\"\n"),
+                          {}, &errors);
+  REQUIRE(pb);
+  CHECK(errors.empty());
+  CHECK(pb->steps[0].id == "step1");
+  CHECK(pb->steps[1].id == "second_one");
+}

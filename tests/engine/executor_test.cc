@@ -1,0 +1,49 @@
+#include <catch2/catch.hpp>
+
+#include "engine/executor.h"
+#include "steps/library.h"
+#include "support/local_proc.h"
+#include "support/scripted_transport.h"
+#include "transcript/reader.h"
+
+using namespace ratchet;
+
+TEST_CASE("executor: the library is sent, the transcript names it by hash; events in order", "[engine]") {
+  testing::ScriptedTransport t;
+  std::string path = testing::temp_dir("ratchet-exec") + "/t.jsonl";
+  {
+    transcript::Writer w(path);
+    w.add_secret("s3cret-value");
+    engine::Executor ex(t, w, "h1");
+    ex.set_step("free", false, "", 4096);
+    steps::Command c;
+    c.role = "check";
+    c.text = "ratchet_no_holders -- /dev/nvidia0";
+    c.timeout = util::Millis(5000);
+    t.push(1, "holder\tline\n", "");
+    auto r = ex.run(c, 2, "the s3cret-value on stdin");
+    CHECK(r.exit_code == 1);
+  }
+  REQUIRE(t.requests.size() == 1);
+  const auto& req = t.requests[0];
+  CHECK(req.command.find("ratchet_no_holders()") != std::string::npos);  // the library travels
+  CHECK(req.capture == 4096);
+  CHECK(req.host_timeout.count() == 5000);
+  CHECK(req.timeout.count() == 8000);  // + client grace
+  CHECK(req.stdin_data == "the s3cret-value on stdin");
+
+  auto tr = transcript::read_transcript(path);
+  REQUIRE(tr.events.size() == 3);
+  CHECK(tr.events[0]["event"] == "command");
+  CHECK(tr.events[0]["rung"] == 2);
+  CHECK(tr.events[0]["command"] == "ratchet_no_holders -- /dev/nvidia0");
+  std::string sent = tr.events[0]["sent"];
+  CHECK(sent.find("# <ratchet host library, sha256 " + steps::host_library_sha256()) != std::string::npos);
+  CHECK(sent.find("ratchet_no_holders()") == std::string::npos);
+  CHECK(tr.events[0]["stdin"] == "***");  // holds a secret: no digest either
+  CHECK_FALSE(tr.events[0].contains("stdin_sha256"));
+  CHECK(tr.events[1]["event"] == "output");
+  CHECK(tr.events[1]["data"] == "holder\tline\n");
+  CHECK(tr.events[2]["event"] == "exit");
+  CHECK(tr.events[2]["code"] == 1);
+}
