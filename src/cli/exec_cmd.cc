@@ -12,6 +12,7 @@
 #include "playbook/loader.h"
 #include "transcript/writer.h"
 #include "transport/wire.h"
+#include "util/spell.h"
 
 namespace ratchet::cli {
 
@@ -37,6 +38,14 @@ int cmd_exec(const ExecOptions& o) {
     if (it != inv->hosts.end()) {
       host = it->second;
       found = true;
+    } else if (o.host.find_first_of("@:.") == std::string::npos) {
+      // A bare name with -i must be one of its hosts (a group runs nothing here).
+      std::vector<std::string> names;
+      for (const auto& [n, h] : inv->hosts) names.push_back(n);
+      std::string near = util::nearest(o.host, names);
+      std::cerr << fmt::format("ratchet: error: {} is not a host in {}{}\n", o.host, o.base.inventory,
+                               near.empty() ? "" : fmt::format(" (did you mean `{}`?)", near));
+      return kExitUsage;
     }
   }
   if (!found) {

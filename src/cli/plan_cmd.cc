@@ -1,6 +1,9 @@
 // `ratchet plan` and `ratchet validate`: load, render every step for every
 // host, print; nothing connects.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <iostream>
 
@@ -21,7 +24,20 @@ bool build_plans(const Loaded& L, const nlohmann::json& secrets, std::vector<eng
     engine::plan_host(L.pb, h, scope, &hp, &errors);
     out->push_back(std::move(hp));
   }
-  for (const auto& e : errors) std::cerr << "ratchet: error: " << e << "\n";
+  // The same problem on every host is printed once, with the hosts it hit.
+  std::vector<std::pair<std::string, std::vector<std::string>>> unique;
+  for (const auto& e : errors) {
+    auto colon = e.find(": ");  // "host NAME: rest"
+    std::string host = e.substr(5, colon - 5), rest = e.substr(colon + 2);
+    auto it = std::find_if(unique.begin(), unique.end(), [&](const auto& u) { return u.first == rest; });
+    if (it == unique.end()) unique.push_back({rest, {host}});
+    else it->second.push_back(host);
+  }
+  for (const auto& [msg, hosts] : unique) {
+    std::string on = hosts.size() == L.hosts.size() && hosts.size() > 1 ? "every host" : "host " + hosts[0];
+    if (hosts.size() > 1 && hosts.size() < L.hosts.size()) on = fmt::format("hosts {}", fmt::join(hosts, ", "));
+    std::cerr << fmt::format("ratchet: error: {} ({})\n", msg, on);
+  }
   return errors.empty();
 }
 

@@ -22,7 +22,7 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host,
       bool go = true;
       std::string why;
       if (!eval_when(s.when, scope, &go, &why)) {
-        errors->push_back(fmt::format("{}: host {}: step `{}`: {}", s.where.str(), host.name, s.id, why));
+        errors->push_back(fmt::format("host {}: {}: step `{}`: {}", host.name, s.where.str(), s.id, why));
         ok = false;
         continue;
       }

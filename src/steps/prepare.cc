@@ -35,7 +35,7 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
                            std::string* err) {
   playbook::RenderOptions shell{playbook::RenderMode::shell, opt.plan};
   Json fields = Json::object();
-  auto where = [&](const std::string& key) {
+  auto where = [&](const std::string& key) {  // "file:line:col: step `id`: `key`: "
     auto it = a.pos.find(key);
     std::string at = it != a.pos.end() ? it->second.str() : a.where.str();
     return fmt::format("{}: step `{}`{}: `{}`: ", at, step.id,
@@ -94,7 +94,19 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
     }
   }
   if (!build_rung(a.kind, fields, ctx, out, &why)) {
-    *err = fmt::format("{}: step `{}`{}: {}", a.where.str(), step.id, own ? "" : " rung", why);
+    // Point at the field the message names ("`path` must be absolute"), if any.
+    playbook::SourcePos at = a.where;
+    for (size_t open = why.find('`'); open != std::string::npos; open = why.find('`', open + 1)) {
+      size_t close = why.find('`', open + 1);
+      if (close == std::string::npos) break;
+      auto it = a.pos.find(why.substr(open + 1, close - open - 1));
+      if (it != a.pos.end()) {
+        at = it->second;
+        break;
+      }
+      open = close;
+    }
+    *err = fmt::format("{}: step `{}`{}: {}", at.str(), step.id, own ? "" : " rung", why);
     return false;
   }
   if (!own) out->check.clear();  // a rung's own check is unused: the step's check decides

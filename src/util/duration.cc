@@ -35,8 +35,15 @@ std::optional<Millis> parse_duration(std::string_view text, std::string* err) {
     else if (unit == "s") mult = 1000;
     else if (unit == "m") mult = 60'000;
     else if (unit == "h") mult = 3'600'000;
-    else if (unit.empty()) {
+    else if (unit.empty() && i < text.size()) {
+      *err = fmt::format("unexpected \"{}\" in \"{}\" (durations look like \"250ms\", \"10s\", \"5m\", \"1h\")",
+                         text[i], text);
+      return std::nullopt;
+    } else if (unit.empty()) {
       *err = fmt::format("\"{}\" has no unit (write \"{}s\" or \"{}ms\")", text, text, text);
+      return std::nullopt;
+    } else if (unit == "min" || unit == "sec" || unit == "hr") {
+      *err = fmt::format("unknown unit \"{}\" (write \"{}\")", unit, unit.substr(0, 1) == "s" ? "s" : unit.substr(0, 1));
       return std::nullopt;
     } else {
       *err = fmt::format("unknown unit \"{}\" (use ms, s, m or h)", unit);

@@ -21,6 +21,9 @@ TEST_CASE("durations without a unit or with a bad unit are rejected", "[util]") 
   CHECK_FALSE(parse_duration("10", &err));
   CHECK(err == "\"10\" has no unit (write \"10s\" or \"10ms\")");
   CHECK_FALSE(parse_duration("10 s", &err));
+  CHECK(err == "unexpected \" \" in \"10 s\" (durations look like \"250ms\", \"10s\", \"5m\", \"1h\")");
+  CHECK_FALSE(parse_duration("5min", &err));
+  CHECK(err == "unknown unit \"min\" (write \"m\")");
   CHECK_FALSE(parse_duration("3d", &err));
   CHECK(err == "unknown unit \"d\" (use ms, s, m or h)");
   CHECK_FALSE(parse_duration("", &err));

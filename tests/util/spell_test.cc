@@ -10,4 +10,5 @@ TEST_CASE("nearest finds the likely key", "[util]") {
   CHECK(nearest("singal", keys) == "signal");
   CHECK(nearest("holder_of", keys) == "holders_of");
   CHECK(nearest("completely_unrelated", keys) == "");
+  CHECK(nearest("wbe", {"b", "web"}) == "web");  // a transposition is one edit
 }
