@@ -7,6 +7,8 @@
 
 namespace ratchet::cli {
 
+/// Prints "HOST: STATUS STEP TIME: reason" per finished step, one line each,
+/// whole lines under a mutex so parallel hosts never interleave mid-line.
 class LinePrinter : public engine::Progress {
  public:
   void connected(const std::string& host, const std::string& detail) override;

@@ -6,15 +6,21 @@
 
 namespace ratchet::engine {
 
+/// Called from each host's thread; implementations must be thread-safe.
 class Progress {
  public:
   virtual ~Progress() = default;
+  /// The session is up; `detail` is "user@address:port".
   virtual void connected(const std::string& host, const std::string& detail) = 0;
+  /// The host could not be reached or authenticated; `message` names the cause.
   virtual void unreachable(const std::string& host, const std::string& message) = 0;
+  /// A step begins on `host`.
   virtual void step_started(const std::string& host, const std::string& step_id,
                             const std::string& name) = 0;
+  /// A step ended with outcome `o` (status, rung, ms, reason).
   virtual void step_done(const std::string& host, const std::string& step_id,
                          const StepOutcome& o) = 0;
+  /// A step was skipped (its `when` is false); `why` says so.
   virtual void step_skipped(const std::string& host, const std::string& step_id,
                             const std::string& why) = 0;
 };

@@ -130,7 +130,8 @@ Verdict judge_check(const Command& c, const transport::ExecResult& r) {
   }
   if (c.judge == "matches") {
     if (r.exit_code != 0) {
-      v.reason = status_text(r);
+      std::string why = first_line(r.err.data);
+      v.reason = status_text(r) + (why.empty() ? "" : ": " + why);
       return v;
     }
     try {
