@@ -303,3 +303,28 @@ TEST_CASE("ssh config (-F) and --target [user@]host:port reach the host", "[ssh]
   CHECK(r.code == 0);
   CHECK(file_text(e.dir + "/t.jsonl").find("\"data\":\"127.0.0.1\\n\"") != std::string::npos);
 }
+
+TEST_CASE("ssh-agent: a key held only by the agent logs in", "[ssh][cli]") {
+  Env e;
+  std::string sock = e.dir + "/agent.sock";
+  auto a = run_sh("ssh-agent -s -a " + sock);
+  REQUIRE(a.code == 0);
+  auto at = a.out.find("SSH_AGENT_PID=");
+  REQUIRE(at != std::string::npos);
+  pid_t agent = std::stoi(a.out.substr(at + 14));
+  struct Stop {  // the agent this test started, by PID, even on failure
+    pid_t pid;
+    ~Stop() { kill(pid, SIGTERM); }
+  } stop{agent};
+  REQUIRE(run_sh("SSH_AUTH_SOCK=" + sock + " ssh-add -q " + e.sshd.client_key()).code == 0);
+  auto r = run_sh("SSH_AUTH_SOCK=" + sock + " " + RATCHET_BINARY + " exec root@127.0.0.1:" +
+                  std::to_string(e.sshd.port()) + " --known-hosts " + e.sshd.known_hosts() +
+                  " -F none -- 'echo via agent'");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out == "via agent\n");
+  // Without the agent (and no identity) the same login is refused: exit 3.
+  r = run_sh("SSH_AUTH_SOCK= " + std::string(RATCHET_BINARY) + " exec root@127.0.0.1:" +
+             std::to_string(e.sshd.port()) + " --known-hosts " + e.sshd.known_hosts() + " -F none -- true");
+  CHECK(r.code == 3);
+}
