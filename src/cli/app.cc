@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", RATCHET_VERSION);
   app.require_subcommand(1, 1);
   app.failure_message(CLI::FailureMessage::help);
+  app.footer(
+      "Exit codes: 0 ok, 1 a step failed, 2 usage or playbook error, 3 a host unreachable,\n"
+      "4 host key verification failed, 130 interrupted. Docs: README.md, docs/.");
 
   Options o;
   auto* run = app.add_subcommand("run", "run a playbook against its hosts");
