@@ -171,7 +171,11 @@ std::string type_error(std::string_view key, const Value& v, FieldType type, boo
     case T::duration:
       if (v.is_string()) {
         std::string err;
-        if (util::parse_duration(v.get<std::string>(), &err)) return "";
+        if (auto d = util::parse_duration(v.get<std::string>(), &err)) {
+          // A zero timeout would mean no deadline at all: never what a runbook wants.
+          if (key == "timeout" && d->count() == 0) return "`timeout` must be more than 0s";
+          return "";
+        }
         return fmt::format("`{}`: {}", key, err);
       }
       break;

@@ -571,3 +571,12 @@ TEST_CASE("a step with neither name nor id is named by its place", "[playbook]")
   CHECK(pb->steps[0].id == "step1");
   CHECK(pb->steps[1].id == "second_one");
 }
+
+TEST_CASE("a zero timeout is refused", "[playbook]") {
+  std::vector<LoadError> errors;
+  auto path = write("zero.toml", "name = \"z\"\n[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"true\"\ntimeout = \"0s\"\n");
+  CHECK_FALSE(load_playbook(path, {}, &errors));
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message == "`timeout` must be more than 0s");
+  CHECK(errors[0].pos.line == 6);
+}
