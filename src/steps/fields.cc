@@ -111,6 +111,27 @@ std::string signal_name(const std::string& s) {
   return "";
 }
 
+Command check_command(std::string text, util::Millis timeout, std::string judge, Json expect) {
+  Command c;
+  c.role = "check";
+  c.text = std::move(text);
+  c.timeout = timeout;
+  c.judge = std::move(judge);
+  c.expect = std::move(expect);
+  return c;
+}
+
+Command action_command(std::string text, util::Millis timeout, std::string input) {
+  Command c;
+  c.role = "action";
+  c.text = std::move(text);
+  c.stdin_data = std::move(input);
+  c.timeout = timeout;
+  c.judge = "exit";
+  c.expect = Json::array({0});
+  return c;
+}
+
 bool build_rung(const std::string& kind, const Json& f, const BuildContext& ctx, Rung* out,
                 std::string* err) {
   out->kind = kind;

@@ -87,19 +87,13 @@ bool build_kill(const Json& f, const BuildContext& ctx, Rung* out, std::string* 
   std::string flags = filter_flags(f, err, &ok);
   if (!ok) return false;
 
-  Command act;
-  act.role = "action";
-  act.text = fmt::format("ratchet_kill --signal {} --wait-ms {}{}{} {}", sig, wait.count(),
-                         tree ? " --tree" : "", flags, args);
-  act.timeout = ctx.timeout + wait;
+  Command act = action_command(fmt::format("ratchet_kill --signal {} --wait-ms {}{}{} {}", sig, wait.count(),
+                         tree ? " --tree" : "", flags, args),
+                  ctx.timeout + wait);  // the action polls its targets for up to `wait`
   act.judge = "kill_action";
   out->action = act;
 
-  Command check;
-  check.role = "check";
-  check.text = fmt::format("ratchet_kill_check{} {}", flags, args);
-  check.timeout = ctx.timeout;
-  check.judge = "kill";
+  Command check = check_command(fmt::format("ratchet_kill_check{} {}", flags, args), ctx.timeout, "kill");
   check.stdin_from_action = true;
   out->check.push_back(check);
   return true;

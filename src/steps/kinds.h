@@ -22,6 +22,12 @@ bool build_kill(const Json& f, const BuildContext& ctx, Rung* out, std::string* 
 bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string* err);
 bool build_write(const Json& f, const BuildContext& ctx, Rung* out, std::string* err);
 
+/// A check command judged by `judge` against `expect`.
+Command check_command(std::string text, util::Millis timeout, std::string judge, Json expect = nullptr);
+
+/// An action command that succeeds on exit 0, with `input` on stdin.
+Command action_command(std::string text, util::Millis timeout, std::string input = "");
+
 /// Dispatches on `kind`; false with *err for an unknown kind.
 bool build_rung(const std::string& kind, const Json& f, const BuildContext& ctx, Rung* out,
                 std::string* err);

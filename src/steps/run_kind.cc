@@ -33,26 +33,13 @@ bool build_run(const Json& f, const BuildContext& ctx, Rung* out, std::string* e
     }
     expect = e;
   }
-  Command act;
-  act.role = "action";
-  act.text = command;
-  act.stdin_data = input;
-  act.timeout = ctx.timeout;
-  act.judge = "exit";
-  act.expect = expect;
-  out->action = act;
+  out->action = action_command(command, ctx.timeout, input);
+  out->action->expect = expect;
 
   std::string check_text = !check.empty() ? check : unless;
   if (check_text.empty())
     for (const auto& p : creates) check_text += (check_text.empty() ? "" : " && ") + ("test -e " + util::shell_quote(p));
-  if (!check_text.empty()) {
-    Command c;
-    c.role = "check";
-    c.text = check_text;
-    c.timeout = ctx.timeout;
-    c.judge = "exit0";
-    out->check.push_back(c);
-  }
+  if (!check_text.empty()) out->check.push_back(check_command(check_text, ctx.timeout, "exit0"));
   return true;
 }
 

@@ -57,22 +57,12 @@ bool build_service(const Json& f, const BuildContext& ctx, Rung* out, std::strin
     expect["state"] = (state == "stopped") ? "stopped" : "started";
     out->always_act = (state == "restarted" || state == "reloaded");
   }
-  Command check;
-  check.role = "check";
-  check.text = "ratchet_service_state " + u + (dest.empty() ? "" : " " + util::shell_quote(dest));
-  check.timeout = ctx.timeout;
-  check.judge = "service";
-  check.expect = expect;
-  out->check.push_back(check);
-
-  Command act;
-  act.role = "action";
-  for (size_t i = 0; i < parts.size(); ++i) act.text += (i ? " && " : "") + parts[i];
-  if (!unit_file.empty()) act.stdin_data = ctx.unit_file_content;
-  act.timeout = ctx.timeout;
-  act.judge = "exit";
-  act.expect = Json::array({0});
-  out->action = act;
+  out->check.push_back(check_command(
+      "ratchet_service_state " + u + (dest.empty() ? "" : " " + util::shell_quote(dest)), ctx.timeout,
+      "service", expect));
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) text += (i ? " && " : "") + parts[i];
+  out->action = action_command(text, ctx.timeout, unit_file.empty() ? "" : ctx.unit_file_content);
   return true;
 }
 

@@ -11,13 +11,7 @@ std::string filter_flags(const Json& f, std::string* err, bool* ok);  // kill_ki
 
 static Command check_cmd(std::string text, const BuildContext& ctx, std::string judge,
                          Json expect = nullptr) {
-  Command c;
-  c.role = "check";
-  c.text = std::move(text);
-  c.timeout = ctx.timeout;
-  c.judge = std::move(judge);
-  c.expect = std::move(expect);
-  return c;
+  return check_command(std::move(text), ctx.timeout, std::move(judge), std::move(expect));
 }
 
 bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string* err) {

@@ -29,28 +29,16 @@ bool build_write(const Json& f, const BuildContext& ctx, Rung* out, std::string*
     }
   }
   std::string q = util::shell_quote(path);
-  Command check;
-  check.role = "check";
-  check.text = "ratchet_stat " + q;
-  check.timeout = ctx.timeout;
-  check.judge = "write";
   std::string m = mode;
   while (m.size() > 1 && m[0] == '0') m.erase(0, 1);
-  check.expect = {{"sha256", util::sha256_hex(ctx.write_content)},
-                  {"mode", m},
-                  {"owner", owner},
-                  {"group", group}};
-  out->check.push_back(check);
-
-  Command act;
-  act.role = "action";
-  act.text = fmt::format("ratchet_write {} {} {} {} {}", q, util::shell_quote(mode),
-                         util::shell_quote(owner), util::shell_quote(group), backup ? 1 : 0);
-  act.stdin_data = ctx.write_content;
-  act.timeout = ctx.timeout;
-  act.judge = "exit";
-  act.expect = Json::array({0});
-  out->action = act;
+  out->check.push_back(check_command("ratchet_stat " + q, ctx.timeout, "write",
+                                     {{"sha256", util::sha256_hex(ctx.write_content)},
+                                      {"mode", m},
+                                      {"owner", owner},
+                                      {"group", group}}));
+  out->action = action_command(fmt::format("ratchet_write {} {} {} {} {}", q, util::shell_quote(mode),
+                                           util::shell_quote(owner), util::shell_quote(group), backup ? 1 : 0),
+                               ctx.timeout, ctx.write_content);
   return true;
 }
 
