@@ -10,7 +10,7 @@ namespace ratchet::cli {
 
 void LinePrinter::line(const std::string& text) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::cout << text << std::endl;
+  std::cout << (mask_ ? mask_->mask(text) : text) << std::endl;
 }
 
 void LinePrinter::connected(const std::string& host, const std::string& detail) {

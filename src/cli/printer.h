@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/progress.h"
+#include "transcript/writer.h"
 
 namespace ratchet::cli {
 
@@ -11,6 +12,8 @@ namespace ratchet::cli {
 /// whole lines under a mutex so parallel hosts never interleave mid-line.
 class LinePrinter : public engine::Progress {
  public:
+  /// `mask` (may be null) hides secret values in everything printed.
+  explicit LinePrinter(const transcript::Writer* mask = nullptr) : mask_(mask) {}
   void connected(const std::string& host, const std::string& detail) override;
   void unreachable(const std::string& host, const std::string& message) override;
   void step_started(const std::string& host, const std::string& step_id,
@@ -23,6 +26,7 @@ class LinePrinter : public engine::Progress {
  private:
   void line(const std::string& text);
   std::mutex mu_;
+  const transcript::Writer* mask_;
 };
 
 }  // namespace ratchet::cli

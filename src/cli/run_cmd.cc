@@ -23,6 +23,15 @@ bool build_plans(const Loaded& L, const nlohmann::json& secrets, std::vector<eng
 
 static std::atomic<bool> g_interrupted{false};
 
+/// The playbook name as a file name: letters, digits, '-', '_' and '.' (never
+/// a leading '.'), so a name like "../x" cannot leave transcripts/.
+static std::string file_safe(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  while (!out.empty() && out[0] == '.') out[0] = '_';
+  return out.empty() ? "playbook" : out;
+}
+
 static void on_sigint(int) {
   if (g_interrupted.exchange(true)) std::_Exit(kExitInterrupted);  // second ^C: leave now
 }
@@ -57,7 +66,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   engine::RunInfo info{fmt::format("{}-{:04x}", util::file_stamp(now), rd() & 0xffff), util::rfc3339(now)};
   std::string path = !o.transcript.empty()
                          ? o.transcript
-                         : fmt::format("transcripts/{}-{}.jsonl", L->pb.name, util::file_stamp(now));
+                         : fmt::format("transcripts/{}-{}.jsonl", file_safe(L->pb.name), util::file_stamp(now));
   transcript::Writer w(path);
   for (auto it = secrets->begin(); it != secrets->end(); ++it) w.add_secret(it.value().get<std::string>());
 
@@ -89,7 +98,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
     jobs.push_back(std::move(j));
   }
   auto old = std::signal(SIGINT, on_sigint);
-  LinePrinter printer;
+  LinePrinter printer(&w);
   auto reps = engine::run_hosts(
       jobs, o.forks, [](const transport::Endpoint& e) { return transport::make_ssh_transport(e); }, w,
       printer, &g_interrupted, [](util::Millis d) { std::this_thread::sleep_for(d); });

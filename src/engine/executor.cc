@@ -50,12 +50,20 @@ transport::ExecResult Executor::run(const steps::Command& c, int rung, const std
     else ev["stdin_sha256"] = util::sha256_hex(input);
   }
   w_.emit("command", ev);
+  if (w_.mask(c.text) != c.text) {  // design.md: secrets go on stdin, never in a command line
+    r.error = "refused: the command would carry a secret on its command line (pass it on stdin)";
+    w_.emit("exit", {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
+                     {"timed_out", false}});
+    return r;
+  }
   r = t_.exec(req);
   nlohmann::json base = {{"host", host_}, {"step", step_}, {"rung", rung}};
   for (auto [name, cap] : {std::pair<const char*, const transport::Captured*>{"stdout", &r.out},
                            {"stderr", &r.err}}) {
     if (cap->total == 0 && cap->data.empty()) continue;
-    auto f = transcript::output_fields(name, cap->data, cap->total, cap->dropped);
+    // Masked before encoding, so a secret cannot hide in data_b64.
+    auto f = redact_ ? nlohmann::json{{"stream", name}, {"bytes", cap->total}, {"redacted", true}}
+                     : transcript::output_fields(name, w_.mask(cap->data), cap->total, cap->dropped);
     f.update(base);
     w_.emit("output", f);
   }

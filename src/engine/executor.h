@@ -26,6 +26,10 @@ class Executor {
   /// `input` on stdin; records command/output/exit events under `rung`.
   transport::ExecResult run(const steps::Command& c, int rung, const std::string& input);
 
+  /// While on, output events carry only sizes, not data (a step that writes a
+  /// secret: its checks print digests of it).
+  void set_redact_output(bool on) { redact_ = on; }
+
   /// Records an evidence event for the current step.
   void evidence(int rung, nlohmann::json fields);
 
@@ -41,6 +45,7 @@ class Executor {
   bool become_ = false;
   std::string become_user_;
   size_t capture_ = 1 << 20;
+  bool redact_ = false;
   const std::atomic<bool>* interrupted_;
 };
 

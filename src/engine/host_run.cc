@@ -77,7 +77,13 @@ HostReport run_host(HostJob& job, transport::Transport& t, transcript::Writer& w
       o.status = "failed";
       o.reason = err;
     } else {
+      bool secret_input = false;
+      for (const auto& r : ps.rungs)
+        if (r.action && w.mask(r.action->stdin_data) != r.action->stdin_data) secret_input = true;
+      ex.set_redact_output(secret_input);
       o = run_ratchet(ps, ex, sleep);
+      ex.set_redact_output(false);
+      if (secret_input) o.out = o.err = "***";  // never into later templates either
     }
     json end = {{"host", host}, {"step", step.id}, {"status", o.status}, {"rung", o.rung}, {"ms", o.ms}};
     if (!o.reason.empty()) end["reason"] = o.reason;

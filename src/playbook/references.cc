@@ -197,6 +197,12 @@ void check_step_templates(const Playbook& pb, std::vector<LoadError>* errors) {
           err(p, fmt::format(
                      "`{}` inside quotes at col {}: values are quoted for you; remove the quotes",
                      tmpl, col));
+        } else if (long h = heredoc_template_offset(*f.text); h >= 0) {
+          SourcePos p = f.value_pos;
+          for (size_t i = 0; i < f.refs.size(); ++i)
+            if (f.refs[i].offset == static_cast<size_t>(h)) p = f.ref_pos[i];
+          err(p, "a template inside a here-document is not quoted by the shell",
+              "pass the value on `stdin`, or as an argument: printf '%s\\n' {{ x }}");
         }
       }
       if (f.spec && f.spec->secret_ok) return;

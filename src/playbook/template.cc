@@ -274,6 +274,32 @@ std::optional<Value> render_tree(const Value& v, const Value& scope, bool plan, 
   return v;
 }
 
+long heredoc_template_offset(const std::string& cmd) {
+  enum { none, single, dbl } state = none;
+  for (size_t i = 0; i < cmd.size(); ++i) {
+    char c = cmd[i];
+    if (state == single) {
+      if (c == '\'') state = none;
+    } else if (state == dbl) {
+      if (c == '\\') ++i;
+      else if (c == '"') state = none;
+    } else if (c == '\\') {
+      ++i;
+    } else if (c == '\'') {
+      state = single;
+    } else if (c == '"') {
+      state = dbl;
+    } else if (cmd.compare(i, 2, "<<") == 0 && cmd.compare(i, 3, "<<<") != 0) {
+      // A here-document: its body starts on the next line.
+      size_t body = cmd.find('\n', i);
+      if (body == std::string::npos) return -1;
+      size_t t = cmd.find("{{", body);
+      return t == std::string::npos ? -1 : static_cast<long>(t);
+    }
+  }
+  return -1;
+}
+
 long quoted_template_offset(const std::string& cmd) {
   enum { none, single, dbl } state = none;
   for (size_t i = 0; i < cmd.size(); ++i) {

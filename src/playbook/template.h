@@ -60,4 +60,10 @@ std::string to_text(const Value& v);
 /// "{{", or -1 when there is none.
 long quoted_template_offset(const std::string& command);
 
+/// In a shell command field, a template in the body of a here-document
+/// (`<<EOF`) is an error: the shell does not parse quotes there, so a quoted
+/// value would run (unquoted delimiter) or keep its quotes (quoted one).
+/// Returns the 0-based offset of the first such "{{", or -1.
+long heredoc_template_offset(const std::string& command);
+
 }  // namespace ratchet::playbook

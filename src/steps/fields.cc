@@ -1,7 +1,8 @@
 #include <fmt/format.h>
 
+#include <regex.h>
+
 #include <algorithm>
-#include <regex>
 #include <cctype>
 
 #include "steps/kinds.h"
@@ -62,7 +63,8 @@ bool field_int(const Json& f, const char* key, long long* out, std::string* err)
   }
   if (v.is_string()) {
     std::string s = v.get<std::string>();
-    if (!s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    if (!s.empty() && s.size() <= 18 &&
+        std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) {
       *out = std::stoll(s);
       return true;
     }
@@ -89,12 +91,19 @@ bool field_duration(const Json& f, const char* key, util::Millis* out, std::stri
 }
 
 bool check_regex(const char* key, const std::string& re, std::string* err) {
-  try {
-    std::regex r(re, std::regex::extended);
-  } catch (const std::regex_error& e) {
-    *err = fmt::format("`{}`: \"{}\" is not a valid extended regex ({})", key, re, e.what());
+  if (re.size() > kMaxRegex) {
+    *err = fmt::format("`{}`: a regex of {} bytes is too long (at most {})", key, re.size(), kMaxRegex);
     return false;
   }
+  regex_t r;
+  int rc = regcomp(&r, re.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (rc != 0) {
+    char msg[256];
+    regerror(rc, &r, msg, sizeof msg);
+    *err = fmt::format("`{}`: \"{}\" is not a valid extended regex ({})", key, re, msg);
+    return false;
+  }
+  regfree(&r);
   return true;
 }
 

@@ -1,7 +1,9 @@
 // Reading command results into verdicts, per Command::judge.
 #include <fmt/format.h>
 
-#include <regex>
+#include <regex.h>
+
+#include <stdexcept>
 #include <sstream>
 
 #include "steps/action.h"
@@ -113,7 +115,8 @@ Verdict judge_check(const Command& c, const transport::ExecResult& r) {
       v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
       return v;
     }
-    v.holds = v.holders.empty();
+    // Any "alive" line fails the check, even one that does not parse.
+    v.holds = v.holders.empty() && r.out.data.find("alive\t") == std::string::npos;
     v.reason = v.holds ? first_line(r.err.data)
                        : fmt::format("{} selected process(es) still alive", v.holders.size());
     return v;
@@ -136,10 +139,15 @@ Verdict judge_check(const Command& c, const transport::ExecResult& r) {
     }
     try {
       // Like grep -E: the pattern matches a line (so ^ and $ anchor lines).
-      std::regex re(c.expect.get<std::string>(), std::regex::extended);
+      // regexec(3), not std::regex: it does not recurse per input byte.
+      regex_t re;
+      if (regcomp(&re, c.expect.get<std::string>().c_str(), REG_EXTENDED | REG_NOSUB) != 0)
+        throw std::runtime_error("bad regex");
       std::istringstream lines(r.out.data);
-      for (std::string line; !v.holds && std::getline(lines, line);) v.holds = std::regex_search(line, re);
-    } catch (const std::regex_error& ex) {
+      for (std::string line; !v.holds && std::getline(lines, line);)
+        v.holds = regexec(&re, line.c_str(), 0, nullptr, 0) == 0;
+      regfree(&re);
+    } catch (const std::exception& ex) {
       v.reason = fmt::format("bad stdout_matches pattern: {}", ex.what());
       return v;
     }

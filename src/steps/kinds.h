@@ -40,7 +40,11 @@ bool field_bool(const Json& f, const char* key, bool* out, std::string* err);
 bool field_int(const Json& f, const char* key, long long* out, std::string* err);
 bool field_duration(const Json& f, const char* key, util::Millis* out, std::string* err);
 
-/// False with *err when `re` is not a POSIX extended regex (grep -E, pgrep -f).
+/// Longest regex accepted (bytes).
+inline constexpr size_t kMaxRegex = 4096;
+
+/// False with *err when `re` is not a POSIX extended regex (regcomp(3), as
+/// grep -E and pgrep -f read it) or is longer than kMaxRegex.
 bool check_regex(const char* key, const std::string& re, std::string* err);
 
 /// Normalises a signal name ("SIGTERM", "term", "15" → "TERM"); "" if unknown.

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "transport/ssh_transport.h"
 
@@ -44,6 +46,28 @@ bool make_parent_dirs(const std::string& file, std::string* err) {
   return true;
 }
 
+/// True when `file` has a `@revoked` line (sshd(8) "SSH_KNOWN_HOSTS FILE
+/// FORMAT") for the server's key. libssh 0.10 skips marker lines, so a revoked
+/// key would otherwise look unknown and --accept-new would record it.
+bool key_revoked(ssh_session s, const std::string& file) {
+  ssh_key key = nullptr;
+  if (ssh_get_server_publickey(s, &key) != SSH_OK) return false;
+  char* b64 = nullptr;
+  bool revoked = false;
+  if (ssh_pki_export_pubkey_base64(key, &b64) == SSH_OK && b64) {
+    std::ifstream in(file);
+    for (std::string line; !revoked && std::getline(in, line);) {
+      std::istringstream words(line);
+      std::string marker, hosts, type, blob;
+      words >> marker >> hosts >> type >> blob;
+      revoked = marker == "@revoked" && blob == b64;
+    }
+    ssh_string_free_char(b64);
+  }
+  ssh_key_free(key);
+  return revoked;
+}
+
 ConnectError host_key_error(FailureKind kind, std::string message) {
   return ConnectError{kind, std::move(message), {}};
 }
@@ -56,6 +80,11 @@ std::optional<ConnectError> verify_host_key(ssh_session s, const Target& t, bool
   *fingerprint = server_fingerprint(s, &type);
   const std::string& fp = *fingerprint;
   const std::string& file = t.known_hosts;
+  if (key_revoked(s, file))
+    return host_key_error(FailureKind::host_key_changed,
+                          fmt::format("{}: the server offers {} {}, a key marked @revoked in {}; "
+                                      "refusing it (--accept-new never overrides this)",
+                                      t.where, type, fp, file));
   switch (ssh_session_is_known_server(s)) {
     case SSH_KNOWN_HOSTS_OK:
       return std::nullopt;

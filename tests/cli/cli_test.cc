@@ -328,3 +328,15 @@ TEST_CASE("ssh-agent: a key held only by the agent logs in", "[ssh][cli]") {
              std::to_string(e.sshd.port()) + " --known-hosts " + e.sshd.known_hosts() + " -F none -- true");
   CHECK(r.code == 3);
 }
+
+TEST_CASE("a key marked @revoked is refused, even with --accept-new", "[ssh][cli]") {
+  std::string kh = temp_dir("ratchet-revoked") + "/known_hosts";
+  Env e(kh);
+  std::string line = e.sshd.known_hosts_line();
+  std::ofstream(kh) << "@revoked " << line << "\n";
+  std::string pb = e.playbook("p.toml", "name = \"p\"\n[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"true\"\n");
+  auto r = e.ratchet("run " + pb + " -i " + e.inv + " --accept-new --transcript " + e.dir + "/t.jsonl");
+  CHECK(r.code == 4);
+  CHECK(r.out.find("marked @revoked") != std::string::npos);
+  CHECK(file_text(kh) == "@revoked " + line + "\n");  // nothing appended
+}

@@ -199,3 +199,11 @@ TEST_CASE("render_tree renders every string inside tables and arrays", "[playboo
   CHECK_FALSE(render_tree(Value::array({"{{ nope }}"}), scope(), false, &err));
   CHECK(err == "undefined variable `nope`");
 }
+
+TEST_CASE("templates inside a here-document body are found", "[playbook]") {
+  CHECK(heredoc_template_offset("cat <<EOF\nvalue: {{ b }}\nEOF") == 17);
+  CHECK(heredoc_template_offset("cat <<'EOF'\n{{ b }}\nEOF") == 12);
+  CHECK(heredoc_template_offset("echo {{ b }} <<<x") == -1);
+  CHECK(heredoc_template_offset("echo '<<' {{ b }}\nnext {{ c }}") == -1);
+  CHECK(heredoc_template_offset("printf '%s\\n' {{ b }}") == -1);
+}

@@ -4,26 +4,33 @@
 # Holder/process line format (tab-separated):
 #   pid  user  start_ticks  start_epoch  comm  cmdline  files (joined by " | ")
 RATCHET_TAB=$(printf '\t')
+RATCHET_NL='
+'
 
 # Clock ticks per second and boot time (epoch seconds), for start times.
 ratchet_hz() { getconf CLK_TCK 2>/dev/null || echo 100; }
 ratchet_btime() { awk '$1=="btime"{print $2}' /proc/stat; }
 
-# Every /proc/PID/stat, one a line (pid first). Read with cat, not as awk
-# arguments: mawk aborts when a process exits between the glob and the read.
-ratchet_stats() { cat /proc/[0-9]*/stat 2>/dev/null; }
+# "PID PPID SID" for every process, from /proc/PID/status (whose Name field is
+# escaped, unlike comm in /proc/PID/stat, which may hold a newline). grep -s,
+# not awk arguments: mawk aborts when a process exits between glob and read.
+ratchet_stats() {
+  grep -s -H -E '^(PPid|NSsid):' /proc/[0-9]*/status |
+    awk -F '[:\t ]+' '{ split($1, f, "/"); if ($2 == "PPid") pp[f[3]] = $3; else sid[f[3]] = $3 }
+      END { for (p in pp) print p, pp[p], sid[p] }'
+}
 
 # Milliseconds since boot (/proc/uptime), for deadlines that hold under load.
 ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
 # Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat; the
 # comm field may hold spaces and parentheses, so cut after the last ") ").
-ratchet_start() { sed -n 's/^.*) //p' "/proc/$1/stat" 2>/dev/null | awk '{print $20}'; }
+ratchet_start() { tr '\n' ' ' 2>/dev/null < "/proc/$1/stat" | sed 's/^.*) //' | awk '{print $20}'; }
 
 # True when PID is alive and still the process that started at TICKS
 # (a zombie counts as dead; a different start time is a recycled PID).
 ratchet_same_alive() {
-  _st=$(sed -n 's/^.*) //p' "/proc/$1/stat" 2>/dev/null) || return 1
+  _st=$(tr '\n' ' ' 2>/dev/null < "/proc/$1/stat" | sed 's/^.*) //') || return 1
   [ -n "$_st" ] || return 1
   set -- "$1" "$2" $_st
   [ "$3" != Z ] && [ "$3" != X ] && [ "${22}" = "$2" ]
@@ -31,18 +38,20 @@ ratchet_same_alive() {
 
 # PIDs never selected: PID 1, this command's ancestry (sshd's session process)
 # and every process of this command's own session (its subshells).
-ratchet_protected() {
+ratchet_protected() { # [--own-commands]: also processes running this library
   _p=$$
   while [ -n "$_p" ] && [ "$_p" -gt 0 ] 2>/dev/null; do
-    echo "$_p"
+    printf '%s\n' "$_p"
     _p=$(awk '$1=="PPid:"{print $2}' "/proc/$_p/status" 2>/dev/null)
   done
   echo 1
-  _mysid=$(sed -n 's/^.*) //p' "/proc/$$/stat" | awk '{print $4}')
-  ratchet_stats | awk -v s="$_mysid" '{ r = $0; sub(/^.*\) /, "", r); split(r, a, " "); if (a[4] == s) print $1 }'
-  # Processes that run this library (a previous command's deadline watchdog, a
-  # parallel run against the same machine) are ratchet's own too.
-  grep -s -l -a -F '# ratchet host library v1' /proc/[0-9]*/cmdline | sed 's|^/proc/||; s|/cmdline$||'
+  ratchet_stats | awk -v me="$$" '{ sid[$1] = $3 } END { for (p in sid) if (sid[p] == sid[me]) print p }'
+  # For pattern selection only (their command lines hold the pattern's text):
+  # processes running this library, such as an earlier command's deadline
+  # watchdog. Never for holders: a process could fake that text to hide.
+  if [ "${1:-}" = --own-commands ]; then
+    grep -s -l -a -F '# ratchet host library v1' /proc/[0-9]*/cmdline | sed 's|^/proc/||; s|/cmdline$||'
+  fi
 }
 
 # Prints the process line for PID (see header); nothing when it is gone.
@@ -51,6 +60,7 @@ ratchet_describe() { # PID FILES
   _t=$(ratchet_start "$1"); [ -n "$_t" ] || return 0
   _u=$(stat -c %U "/proc/$1" 2>/dev/null)
   _c=$(cat "/proc/$1/comm" 2>/dev/null)
+  _c=$(printf '%s' "$_c" | tr '\t\n' '  ')  # comm may hold any byte, even a newline
   _a=$(tr '\000\t\n' '   ' 2>/dev/null < "/proc/$1/cmdline" | sed 's/ *$//')
   [ -n "$_a" ] || _a="[$_c]"
   _hz=${RATCHET_HZ:=$(ratchet_hz)}; _bt=${RATCHET_BT:=$(ratchet_btime)}
@@ -79,10 +89,11 @@ ratchet_opts() {
 # Filters process lines on stdin: drops protected PIDs, excluded names (matched
 # against comm, which the kernel truncates to 15 bytes, and argv[0]'s basename)
 # and, with users, processes of other users.
-ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated)
-  _prot=$(ratchet_protected)
-  awk -F '\t' -v user="$1" -v ex="$2" -v prot="$_prot" '
-    BEGIN { n = split(ex, e, ","); for (i = 1; i <= n; i++) if (e[i] != "") { x[e[i]] = 1; x[substr(e[i], 1, 15)] = 1 }
+ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
+  if [ "${3:-}" = own ]; then _prot=$(ratchet_protected --own-commands); else _prot=$(ratchet_protected); fi
+  RU=$1 RX=$2 RP=$_prot awk -F '\t' '
+    BEGIN { user = ENVIRON["RU"]; ex = ENVIRON["RX"]; prot = ENVIRON["RP"]
+            n = split(ex, e, ","); for (i = 1; i <= n; i++) if (e[i] != "") { x[e[i]] = 1; x[substr(e[i], 1, 15)] = 1 }
             k = split(user, us, ","); for (i = 1; i <= k; i++) if (us[i] != "") U[us[i]] = 1
             m = split(prot, p, "\n"); for (i = 1; i <= m; i++) P[p[i]] = 1 }
     { if ($1 in P) next
@@ -104,11 +115,13 @@ ratchet_targets() {
       [ -e "$_f" ] || continue
       _found=1
       _r=$(readlink -f -- "$_f")
-      if [ -d "$_r" ]; then echo "${_r%/}/"; else echo "$_r"; fi
+      case "$_r" in *"$RATCHET_NL"*|*"$RATCHET_TAB"*)
+        printf '%s\n' "ratchet: $_f: a path with a newline or tab cannot be a target" >&2; return 2;; esac
+      if [ -d "$_r" ]; then printf '%s\n' "${_r%/}/"; else printf '%s\n' "$_r"; fi
     done
     IFS=$_oifs
     if [ "$_found" = 0 ] && [ "${MISSING_OK:-0}" != 1 ]; then
-      echo "ratchet: no file matches $_pat (set missing_ok = true if that is expected)" >&2
+      printf '%s\n' "ratchet: no file matches $_pat (set missing_ok = true if that is expected)" >&2
       return 2
     fi
   done
@@ -120,15 +133,20 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   _user=$1 _ex=$2; shift 2
   _tg=$(ratchet_targets "$@") || return 2
   [ -n "$_tg" ] || return 0
-  _pairs=$( { find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -type l -printf '%h\t%l\n' 2>/dev/null
+  # fd links end in NUL, and any newline inside a link becomes \001 first: a
+  # file name can never forge a line. (maps escapes newlines itself: \012.)
+  _pairs=$( { find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -type l -printf '%h\t%l\0' 2>/dev/null |
+                tr '\n\000' '\001\n'
               grep -s -H ' /' /proc/[0-9]*/maps |
                 awk '{ c = index($0, ":"); f = substr($0, 1, c - 1); l = substr($0, c + 1); i = index(l, "/")
                        if (i > 0) { sub(/\/maps$/, "", f); print f "/fd\t" substr(l, i) } }'
-            } | awk -F '\t' -v tg="$_tg" '
-    BEGIN { n = split(tg, t, "\n"); for (i = 1; i <= n; i++) if (t[i] ~ /\/$/) d[t[i]] = 1; else f[t[i]] = 1 }
-    { p = $1; sub(/^\/proc\//, "", p); sub(/\/fd$/, "", p); hit = ""
-      if ($2 in f) hit = $2
-      else for (k in d) if (index($2, k) == 1) { hit = $2; break }
+            } | RT=$_tg awk '
+    BEGIN { n = split(ENVIRON["RT"], t, "\n"); for (i = 1; i <= n; i++) if (t[i] ~ /\/$/) d[t[i]] = 1; else f[t[i]] = 1 }
+    { c = index($0, "\t"); p = substr($0, 1, c - 1); l = substr($0, c + 1)
+      if (p !~ /^\/proc\/[0-9]+\/fd$/) next
+      sub(/^\/proc\//, "", p); sub(/\/fd$/, "", p); hit = ""
+      if (l in f) hit = l
+      else for (k in d) if (index(l, k) == 1) { hit = l; break }
       if (hit != "" && !((p, hit) in seen)) { seen[p, hit] = 1; if (p in files) files[p] = files[p] " | " hit; else files[p] = hit }
     }
     END { for (p in files) print p "\t" files[p] }')
@@ -142,10 +160,9 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
 # of any PID that leads its own session; printed one PID a line, roots excluded.
 ratchet_tree() {
   _roots=$(cat)
-  ratchet_stats | awk -v roots="$_roots" '
-    { f = $1; s = $0; sub(/^.*\) /, "", s)
-      split(s, a, " "); pp[f] = a[2]; sid[f] = a[4]; pid[f] = 1 }
-    END { n = split(roots, r, "\n"); for (i = 1; i <= n; i++) if (r[i] != "") { in_[r[i]] = 1; q[++qt] = r[i]; if (sid[r[i]] == r[i]) lead[r[i]] = 1 }
+  ratchet_stats | RR=$_roots awk '
+    { pp[$1] = $2; sid[$1] = $3; pid[$1] = 1 }
+    END { n = split(ENVIRON["RR"], r, "\n"); for (i = 1; i <= n; i++) if (r[i] != "") { in_[r[i]] = 1; q[++qt] = r[i]; if (sid[r[i]] == r[i]) lead[r[i]] = 1 }
           for (p in pid) if ((sid[p] in lead) && !(p in in_)) { in_[p] = 1; out[p] = 1; q[++qt] = p }
           while (qh < qt) { c = q[++qh]; for (p in pid) if (pp[p] == c && !(p in in_)) { in_[p] = 1; out[p] = 1; q[++qt] = p } }
           for (p in out) print p }'
@@ -160,17 +177,17 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
     pid)
       ratchet_describe "$1" "" | ratchet_filter "$_user" "$_ex" ;;
     pid_file)
-      if [ ! -s "$1" ]; then echo "ratchet: $1 is missing or empty: nothing to kill" >&2; return 0; fi
+      if [ ! -s "$1" ]; then printf '%s\n' "ratchet: $1 is missing or empty: nothing to kill" >&2; return 0; fi
       _p=$(tr -d ' \n\r\t' < "$1")
-      case "$_p" in ''|*[!0-9]*) echo "ratchet: $1 does not hold a PID (\"$_p\")" >&2; return 4;; esac
+      case "$_p" in ''|*[!0-9]*) printf '%s\n' "ratchet: $1 does not hold a PID (\"$_p\")" >&2; return 4;; esac
       if [ ! -d "/proc/$_p" ] || ! ratchet_same_alive "$_p" "$(ratchet_start "$_p")"; then
-        echo "ratchet: PID $_p from $1 is not running: nothing to kill" >&2; return 0
+        printf '%s\n' "ratchet: PID $_p from $1 is not running: nothing to kill" >&2; return 0
       fi
       _line=$(ratchet_describe "$_p" "")
-      _mt=$(stat -c %Y -- "$1")
+      _mt=$(stat -L -c %Y -- "$1")  # the file a symlink names, not the link
       _se=$(printf '%s\n' "$_line" | cut -f4)
       if awk -v s="$_se" -v m="$_mt" 'BEGIN{exit !(s > m + 2)}'; then
-        echo "ratchet: PID $_p started at $_se, after $1 was written at $_mt: a recycled PID, not the process the file names; nothing killed" >&2
+        printf '%s\n' "ratchet: PID $_p started at $_se, after $1 was written at $_mt: a recycled PID, not the process the file names; nothing killed" >&2
         return 3
       fi
       printf '%s\n' "$_line" | ratchet_filter "$_user" "$_ex" ;;
@@ -182,14 +199,14 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
           _a=$(tr '\000' ' ' 2>/dev/null < "$_d/cmdline") || continue
           printf '%s\n' "$_a" | grep -Eq -- "$1"; _g=$?
           [ "$_g" -le 1 ] || exit 2
-          [ "$_g" = 0 ] && echo "${_d#/proc/}"
+          [ "$_g" = 0 ] && printf '%s\n' "${_d#/proc/}"
         done); _prc=$?
       fi
-      if [ "$_prc" -gt 1 ]; then echo "ratchet: pattern $1 is not a valid extended regex" >&2; return 4; fi
-      for _p in $_pids; do ratchet_describe "$_p" ""; done | ratchet_filter "$_user" "$_ex" ;;
+      if [ "$_prc" -gt 1 ]; then printf '%s\n' "ratchet: pattern $1 is not a valid extended regex" >&2; return 4; fi
+      for _p in $_pids; do ratchet_describe "$_p" ""; done | ratchet_filter "$_user" "$_ex" own ;;
     holders_of)
       ratchet_holders "$_user" "$_ex" "$@" ;;
-    *) echo "ratchet: unknown selector $_sel" >&2; return 4 ;;
+    *) printf '%s\n' "ratchet: unknown selector $_sel" >&2; return 4 ;;
   esac
 }
 
@@ -266,13 +283,13 @@ ratchet_listening() {
   cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$1 ~ /^[0-9]+:$/ && $4 == "0A" { split($2, a, ":"); print a[2] }' |
     while read -r _x; do printf '%d\n' "0x$_x"; done | sort -un
 }
-ratchet_port_free() { ! ratchet_listening | grep -qx -- "$1" || { echo "port $1 is in use"; return 1; }; }
-ratchet_port_open() { ratchet_listening | grep -qx -- "$1" || { echo "nothing listens on port $1"; return 1; }; }
+ratchet_port_free() { ! ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "port $1 is in use"; return 1; }; }
+ratchet_port_open() { ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "nothing listens on port $1"; return 1; }; }
 
 # Service state as key=value lines: load, active (after transitional states
 # settle), enabled, and the sha256 of an installed unit file when given.
 ratchet_service_state() { # UNIT [UNIT_FILE_PATH]
-  command -v systemctl >/dev/null 2>&1 || { echo "ratchet: systemctl not found: not a systemd host" >&2; return 3; }
+  command -v systemctl >/dev/null 2>&1 || { printf '%s\n' "ratchet: systemctl not found: not a systemd host" >&2; return 3; }
   printf 'load=%s\n' "$(systemctl show -p LoadState --value -- "$1" 2>/dev/null)"
   while :; do
     _a=$(systemctl is-active -- "$1" 2>/dev/null)
@@ -289,7 +306,7 @@ ratchet_service_state() { # UNIT [UNIT_FILE_PATH]
 ratchet_stat() { # PATH (a symlink is followed: the file it names is checked)
   if [ -f "$1" ]; then
     printf '%s %s\n' "$(sha256sum < "$1" | cut -d' ' -f1)" "$(stat -L -c '%a %U %G' -- "$1")"
-  elif [ -e "$1" ]; then echo "notfile"; else echo "absent"; fi
+  elif [ -e "$1" ]; then printf '%s\n' "notfile"; else printf '%s\n' "absent"; fi
 }
 
 # Atomic write: stdin goes to a temp file in the target's directory; mode and
@@ -299,7 +316,7 @@ ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
   # Through a symlink, the file it names is replaced (the link stays).
   if [ -L "$1" ]; then set -- "$(readlink -f -- "$1")" "$2" "$3" "$4" "$5"; fi
   _d=$(dirname -- "$1")
-  [ -d "$_d" ] || { echo "ratchet: directory $_d does not exist" >&2; return 1; }
+  [ -d "$_d" ] || { printf '%s\n' "ratchet: directory $_d does not exist" >&2; return 1; }
   _tmp=$(mktemp "$_d/.ratchet-write.XXXXXX") || return 1
   trap 'rm -f "$_tmp"' EXIT HUP INT TERM
   cat > "$_tmp" || return 1
@@ -310,8 +327,8 @@ ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
     [ -n "$_g" ] || _g=$(stat -c %G -- "$1")
     [ "$5" = 1 ] && { cp -p -- "$1" "$1.$(date -u +%Y%m%dT%H%M%SZ).bak" || return 1; }
   fi
-  chmod "${_m:-0644}" "$_tmp" || return 1
-  if [ -n "$_o$_g" ]; then chown "$_o${_g:+:$_g}" "$_tmp" || return 1; fi
+  chmod -- "${_m:-0644}" "$_tmp" || return 1
+  if [ -n "$_o$_g" ]; then chown -- "$_o${_g:+:$_g}" "$_tmp" || return 1; fi
   mv -f -- "$_tmp" "$1" || return 1
   trap - EXIT HUP INT TERM
 }
