@@ -5,6 +5,9 @@
 #include "support/local_proc.h"
 #include "support/scripted_transport.h"
 #include "transcript/reader.h"
+#include "util/text.h"
+
+#include <fstream>
 
 using namespace ratchet;
 
@@ -46,4 +49,31 @@ TEST_CASE("executor: the library is sent, the transcript names it by hash; event
   CHECK(tr.events[1]["data"] == "holder\tline\n");
   CHECK(tr.events[2]["event"] == "exit");
   CHECK(tr.events[2]["code"] == 1);
+}
+
+TEST_CASE("executor: a secret on a command line is refused, output is masked before base64", "[engine]") {
+  testing::ScriptedTransport t;
+  std::string path = testing::temp_dir("ratchet-exec") + "/t.jsonl";
+  {
+    transcript::Writer w(path);
+    w.add_secret("S3cr3t");
+    engine::Executor ex(t, w, "h1");
+    steps::Command c;
+    c.role = "action";
+    c.text = "echo token=S3cr3t";
+    auto r = ex.run(c, 0, "");
+    CHECK(r.error == "refused: the command would carry a secret on its command line (pass it on stdin)");
+    CHECK(t.requests.empty());  // nothing was sent
+    c.text = "cat";
+    t.push(0, std::string("pre S3cr3t \xff\n"), "");
+    ex.run(c, 0, "S3cr3t");
+  }
+  std::ifstream in(path);
+  std::string all((std::istreambuf_iterator<char>(in)), {});
+  CHECK(all.find("S3cr3t") == std::string::npos);
+  auto tr = transcript::read_transcript(path);
+  bool b64 = false;
+  for (const auto& e : tr.events)
+    if (e["event"] == "output") b64 = e["data_b64"] == util::base64(std::string("pre *** \xff\n"));
+  CHECK(b64);
 }

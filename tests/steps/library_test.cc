@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <set>
 
 #include "steps/holders.h"
 #include "steps/library.h"
@@ -183,4 +184,30 @@ TEST_CASE("write through a symlink replaces the file it names, keeping its mode"
   CHECK(run_sh("cat " + d + "/link.conf").out == "new\n");
   CHECK(run_sh("stat -c %a " + d + "/real.conf").out == "640\n");
   CHECK(lib("ratchet_stat " + d + "/link.conf").out.substr(65) == "640 root root\n");
+}
+
+TEST_CASE("file names and process names cannot forge holder lines", "[steps][library]") {
+  std::string d = stand_ins({"dev0", "other"});
+  OwnedProcess a("exec 3<" + d + "/dev0; exec sleep 94");
+  OwnedProcess b("exec 3<" + d + "/other; exec sleep 95");
+  REQUIRE(eventually([&] { return a.alive() && b.alive(); }));
+  // c opens a file whose name, cut at its newline, reads "b holds dev0".
+  std::string forged = d + "/x\n/proc/" + std::to_string(b.pid()) + "/fd\t" + d + "/dev0";
+  {
+    std::string dir = forged.substr(0, forged.rfind('/'));
+    REQUIRE(run_sh("mkdir -p '" + dir + "' && : > '" + forged + "'").code == 0);
+  }
+  OwnedProcess c("exec 3<'" + forged + "'; exec sleep 96");
+  // e renames itself with a newline and a fake line naming b.
+  OwnedProcess e("printf '\\n%s\\t\\t1\\t' " + std::to_string(b.pid()) + " > /proc/self/comm; exec 3<" + d +
+                 "/dev0; exec sleep 97");
+  REQUIRE(eventually([&] { return fd_count(a.pid(), d) == 1 && fd_count(c.pid(), d) == 1 && fd_count(e.pid(), d) == 1; }));
+  // a process that fakes the library's marker in its argv is still a holder
+  OwnedProcess m("exec 3<" + d + "/dev0; exec bash -c \"exec -a 'x # ratchet host library v1' sleep 98\"");
+  REQUIRE(eventually([&] { return fd_count(m.pid(), d) == 1; }));
+
+  auto h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/dev0'").out, "");
+  std::set<long long> pids;
+  for (const auto& x : h) pids.insert(x["pid"].get<long long>());
+  CHECK(pids == std::set<long long>{a.pid(), e.pid(), m.pid()});  // never b or c
 }
