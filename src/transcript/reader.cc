@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 namespace ratchet::transcript {
+
+static constexpr int kMaxDepth = 64;  // nesting accepted in one event line
 
 ReadResult read_transcript(const std::string& path) {
   ReadResult r;
@@ -26,7 +29,25 @@ ReadResult read_transcript(const std::string& path) {
     ++line_no;
     std::string line = text.substr(start, end - start);
     if (!line.empty()) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
+      // Our events nest a few levels; a hostile line nested thousands deep is
+      // refused before the parser and the destructor recurse through it.
+      int depth = 0, deepest = 0;
+      bool in_string = false;
+      for (size_t k = 0; k < line.size(); ++k) {
+        char c = line[k];
+        if (in_string) {
+          if (c == '\\') ++k;
+          else if (c == '"') in_string = false;
+        } else if (c == '"') {
+          in_string = true;
+        } else if (c == '{' || c == '[') {
+          deepest = std::max(deepest, ++depth);
+        } else if (c == '}' || c == ']') {
+          --depth;
+        }
+      }
+      auto j = deepest > kMaxDepth ? nlohmann::json(nlohmann::json::value_t::discarded)
+                                   : nlohmann::json::parse(line, nullptr, false);
       if (j.is_discarded() || !j.is_object() || !complete) {
         if (!complete) {
           r.cut_off = true;

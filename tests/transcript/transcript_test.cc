@@ -94,3 +94,15 @@ TEST_CASE("show renders per host and step", "[transcript]") {
   o.host = "h2";
   CHECK(render(ev, o) == "host h2\n  - gpus_free [verify] free\n");
 }
+
+TEST_CASE("a line nested thousands deep is skipped, not a crash", "[transcript]") {
+  std::string p = temp_path("deep.jsonl");
+  {
+    std::ofstream out(p);
+    out << R"({"event":"run_start","t":"2026-11-30T00:00:00.000Z"})" << "\n";
+    out << std::string(100000, '[') << std::string(100000, ']') << "\n";
+  }
+  auto r = read_transcript(p);
+  CHECK(r.events.size() == 1);
+  CHECK(r.note.find("line 2 (byte 53) is not a JSON object; skipped") != std::string::npos);
+}
