@@ -53,6 +53,12 @@ int main(int argc, char** argv) {
   validate->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(validate, o);
 
+  bool hosts_json = false;
+  auto* hosts = app.add_subcommand("hosts", "list the hosts a selection resolves to; connects to nothing");
+  hosts->add_option("playbook", o.playbook, "playbook whose targets to list (else -i or --target)");
+  add_selectors(hosts, o);
+  hosts->add_flag("--json", hosts_json, "print as JSON");
+
   ShowOptions so;
   auto* show = app.add_subcommand("show", "render a transcript for a person");
   show->add_option("transcript", so.path, "transcript file (.jsonl)")->required();
@@ -81,6 +87,7 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(o, std::vector<std::string>(argv, argv + argc));
     if (*plan) return cmd_plan(o);
     if (*validate) return cmd_validate(o);
+    if (*hosts) return cmd_hosts(o, hosts_json);
     if (*show) return cmd_show(so);
     if (*exec) return cmd_exec(eo);
   } catch (const std::exception& e) {

@@ -12,6 +12,9 @@ namespace ratchet::cli {
 int cmd_run(const Options& o, const std::vector<std::string>& argv);
 /// `ratchet plan`: the dry run; connects to nothing.
 int cmd_plan(const Options& o);
+/// `ratchet hosts`: the selected hosts with their effective address, port,
+/// user, jump and identity (ssh config applied); connects to nothing.
+int cmd_hosts(const Options& o, bool json);
 /// `ratchet validate`: load, check references and render every step; 0 or 2.
 int cmd_validate(const Options& o);
 

@@ -118,6 +118,14 @@ std::optional<Loaded> load_all(const Options& o) {
         "or --target user@host:port\n", o.playbook);
     return std::nullopt;
   }
+  for (const auto& h : L.hosts) {
+    if (!h.jump.empty()) {  // fail closed rather than dial the target directly
+      std::cerr << fmt::format(
+          "ratchet: error: {}: host {}: `jump` is not supported in ratchet 0.1; use ProxyJump in "
+          "your ssh config (-F) or remove it\n", h.where.str(), h.name);
+      return std::nullopt;
+    }
+  }
   playbook::check_references(L.pb, L.inv ? &*L.inv : nullptr, &errors);
   if (!errors.empty()) {
     print_errors(errors);

@@ -82,6 +82,8 @@ class SshTransport final : public Transport {
   ~SshTransport() override { close(); }
 
   std::optional<ConnectError> connect(ConnectInfo* info) override;
+  /// configure() only, then read back what libssh would use.
+  std::optional<ConnectError> resolve(ResolvedEndpoint* out);
   ExecResult exec(const ExecRequest& req) override;
   void close() override;
 
@@ -202,6 +204,29 @@ void SshTransport::close() {
 }
 
 }  // namespace
+
+std::optional<ConnectError> SshTransport::resolve(ResolvedEndpoint* out) {
+  close();
+  session_ = ssh_new();
+  if (session_ == nullptr) return ConnectError{FailureKind::other, ep_.name + ": ssh_new failed", {}};
+  if (auto err = configure()) return err;
+  out->address = target_.host;
+  out->port = target_.port;
+  out->user = target_.user;
+  out->identity = ep_.identity;
+  if (out->identity.empty()) {
+    std::string first = get_option(session_, SSH_OPTIONS_IDENTITY);
+    if (first.rfind("%d/", 0) != 0) out->identity = first;  // "%d/id_*": libssh's defaults
+  }
+  out->proxy = get_option(session_, SSH_OPTIONS_PROXYCOMMAND);
+  close();
+  return std::nullopt;
+}
+
+std::optional<ConnectError> resolve_endpoint(const Endpoint& ep, ResolvedEndpoint* out) {
+  SshTransport t(ep);
+  return t.resolve(out);
+}
 
 std::unique_ptr<Transport> make_ssh_transport(const Endpoint& ep) {
   return std::make_unique<SshTransport>(ep);

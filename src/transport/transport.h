@@ -108,6 +108,20 @@ class Transport {
   virtual void close() = 0;
 };
 
+/// What ssh config and the inventory make of an endpoint (ssh -G, in short).
+struct ResolvedEndpoint {
+  std::string address;   ///< the HostName that would be dialled
+  int port = 22;
+  std::string user;
+  std::string identity;  ///< the inventory's file, else the config's first IdentityFile ("" = defaults)
+  std::string proxy;     ///< a ProxyCommand from ssh config (libssh 0.10 turns ProxyJump into one)
+};
+
+/// Applies ep.ssh_config (or ~/.ssh/config) and then the inventory's overrides,
+/// exactly as connect() does, and connects to nothing. Fails for a missing -F
+/// file or a host name libssh rejects.
+std::optional<ConnectError> resolve_endpoint(const Endpoint& ep, ResolvedEndpoint* out);
+
 /// A libssh session to `ep` (not yet connected).
 std::unique_ptr<Transport> make_ssh_transport(const Endpoint& ep);
 

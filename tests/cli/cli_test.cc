@@ -340,3 +340,27 @@ TEST_CASE("a key marked @revoked is refused, even with --accept-new", "[ssh][cli
   CHECK(r.out.find("marked @revoked") != std::string::npos);
   CHECK(file_text(kh) == "@revoked " + line + "\n");  // nothing appended
 }
+
+TEST_CASE("hosts: the effective address, port, user, jump and identity; nothing connects", "[cli]") {
+  std::string dir = temp_dir("ratchet-hosts");
+  std::ofstream(dir + "/cfg") << "Host labby\n  HostName 127.0.0.5\n  Port 2222\n  User deploy\n  IdentityFile "
+                              << dir << "/key\n";
+  std::ofstream(dir + "/inv.toml") << "[hosts.labby]\n[hosts.direct]\naddress = \"127.0.0.9\"\nport = 2300\n"
+                                      "user = \"root\"\nidentity = \"/tmp/k2\"\njump = \"ops@bastion:22\"\n"
+                                      "[groups]\nlab = [\"labby\", \"direct\"]\n";
+  auto r = run_sh(std::string(RATCHET_BINARY) + " hosts -i " + dir + "/inv.toml -F " + dir + "/cfg --json");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto j = json::parse(r.out);
+  REQUIRE(j.size() == 2);
+  CHECK(j[0] == json({{"host", "labby"}, {"address", "127.0.0.5"}, {"port", 2222}, {"user", "deploy"},
+                      {"jump", ""}, {"identity", dir + "/key"}}));
+  CHECK(j[1]["jump"] == "ops@bastion:22");
+  r = run_sh(std::string(RATCHET_BINARY) + " hosts -i " + dir + "/inv.toml -F " + dir + "/cfg --limit 'd*' --json");
+  CHECK(json::parse(r.out).size() == 1);
+  // A jump in the inventory is refused by run/plan in 0.1, never silently skipped.
+  std::ofstream(dir + "/p.toml") << "name = \"p\"\n[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"true\"\n";
+  r = run_sh(std::string(RATCHET_BINARY) + " plan " + dir + "/p.toml -i " + dir + "/inv.toml -F " + dir + "/cfg");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("host direct: `jump` is not supported in ratchet 0.1") != std::string::npos);
+}

@@ -1,0 +1,73 @@
+// `ratchet hosts`: what a selection resolves to (inventory, --limit, ssh
+// config), with the effective address, port, user, jump and identity of each.
+// Connects to nothing.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "playbook/inventory.h"
+#include "playbook/loader.h"
+
+namespace ratchet::cli {
+
+int cmd_hosts(const Options& o, bool json) {
+  std::vector<playbook::Host> hosts;
+  if (!o.playbook.empty()) {
+    auto L = load_all(o);
+    if (!L) return kExitUsage;
+    hosts = L->hosts;
+  } else if (!o.target.empty()) {
+    for (const auto& spec : o.target) {
+      std::string err;
+      auto h = parse_target(spec, &err);
+      if (!h) {
+        std::cerr << "ratchet: error: " << err << "\n";
+        return kExitUsage;
+      }
+      hosts.push_back(*h);
+    }
+  } else if (!o.inventory.empty()) {
+    std::vector<playbook::LoadError> errors;
+    auto inv = playbook::load_inventory(o.inventory, &errors);
+    if (!inv) {
+      for (const auto& e : errors) std::cerr << playbook::format_error(e) << "\n";
+      return kExitUsage;
+    }
+    std::string err;
+    auto sel = playbook::resolve_targets(*inv, {"all"}, o.limit, &err);
+    if (sel.empty()) {
+      std::cerr << "ratchet: error: " << err << "\n";
+      return kExitUsage;
+    }
+    for (const auto* h : sel) hosts.push_back(*h);
+  } else {
+    std::cerr << "ratchet: error: give a PLAYBOOK, -i INVENTORY or --target\n";
+    return kExitUsage;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  if (!json)
+    std::cout << fmt::format("{:<20} {:<24} {:>5}  {:<10} {:<22} {}\n", "HOST", "ADDRESS", "PORT", "USER",
+                             "JUMP", "IDENTITY");
+  for (const auto& h : hosts) {
+    transport::ResolvedEndpoint r;
+    if (auto err = transport::resolve_endpoint(endpoint_for(h, o), &r)) {
+      std::cerr << "ratchet: error: " << err->message << "\n";
+      return kExitUsage;
+    }
+    std::string jump = !h.jump.empty() ? h.jump : (!r.proxy.empty() ? "ssh config: " + r.proxy : "-");
+    std::string identity = r.identity.empty() ? "(agent, default keys)" : r.identity;
+    if (json) {
+      out.push_back({{"host", h.name}, {"address", r.address}, {"port", r.port}, {"user", r.user},
+                     {"jump", h.jump.empty() ? r.proxy : h.jump}, {"identity", r.identity}});
+    } else {
+      std::cout << fmt::format("{:<20} {:<24} {:>5}  {:<10} {:<22} {}\n", h.name, r.address, r.port, r.user,
+                               jump, identity);
+    }
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+  return kExitOk;
+}
+
+}  // namespace ratchet::cli
