@@ -274,22 +274,36 @@ std::optional<Value> render_tree(const Value& v, const Value& scope, bool plan, 
   return v;
 }
 
-long heredoc_template_offset(const std::string& cmd) {
-  enum { none, single, dbl } state = none;
-  for (size_t i = 0; i < cmd.size(); ++i) {
+namespace {
+
+// sh's quoting state while a command is read left to right.
+struct QuoteState {
+  enum { none, single, dbl } s = none;
+  bool quoted() const { return s != none; }
+  // Reads cmd[i]; returns how many bytes it took (2 for a backslash escape).
+  size_t step(const std::string& cmd, size_t i) {
     char c = cmd[i];
-    if (state == single) {
-      if (c == '\'') state = none;
-    } else if (state == dbl) {
-      if (c == '\\') ++i;
-      else if (c == '"') state = none;
-    } else if (c == '\\') {
-      ++i;
-    } else if (c == '\'') {
-      state = single;
-    } else if (c == '"') {
-      state = dbl;
-    } else if (cmd.compare(i, 2, "<<") == 0 && cmd.compare(i, 3, "<<<") != 0) {
+    if (s == single) {
+      if (c == '\'') s = none;
+      return 1;
+    }
+    if (c == '\\') return 2;  // \" \\ \$ stay inside double quotes; outside, any byte
+    if (s == dbl) {
+      if (c == '"') s = none;
+      return 1;
+    }
+    if (c == '\'') s = single;
+    else if (c == '"') s = dbl;
+    return 1;
+  }
+};
+
+}  // namespace
+
+long heredoc_template_offset(const std::string& cmd) {
+  QuoteState q;
+  for (size_t i = 0; i < cmd.size(); i += q.step(cmd, i)) {
+    if (!q.quoted() && cmd.compare(i, 2, "<<") == 0 && cmd.compare(i, 3, "<<<") != 0) {
       // A here-document: its body starts on the next line.
       size_t body = cmd.find('\n', i);
       if (body == std::string::npos) return -1;
@@ -301,31 +315,17 @@ long heredoc_template_offset(const std::string& cmd) {
 }
 
 long quoted_template_offset(const std::string& cmd) {
-  enum { none, single, dbl } state = none;
-  for (size_t i = 0; i < cmd.size(); ++i) {
-    char c = cmd[i];
-    bool open = cmd.compare(i, 2, "{{") == 0;
-    if (state == single) {
-      if (open) return static_cast<long>(i);
-      if (c == '\'') state = none;
-    } else if (state == dbl) {
-      if (open) return static_cast<long>(i);
-      if (c == '\\')
-        ++i;  // \" \\ \$ stay inside the double quotes
-      else if (c == '"')
-        state = none;
-    } else if (open) {
+  QuoteState q;
+  for (size_t i = 0; i < cmd.size();) {
+    if (cmd.compare(i, 2, "{{") == 0) {
+      if (q.quoted()) return static_cast<long>(i);
       // An unquoted template: skip it whole (a literal '{{' inside is no quote).
       size_t close = cmd.find("}}", i + 2);
       if (close == std::string::npos) return -1;
-      i = close + 1;
-    } else if (c == '\\') {
-      ++i;
-    } else if (c == '\'') {
-      state = single;
-    } else if (c == '"') {
-      state = dbl;
+      i = close + 2;
+      continue;
     }
+    i += q.step(cmd, i);
   }
   return -1;
 }

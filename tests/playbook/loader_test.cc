@@ -1,4 +1,5 @@
 #include "playbook/loader.h"
+#include "support/scratch_dir.h"
 
 #include <unistd.h>
 
@@ -17,23 +18,8 @@ std::string data(const std::string& name) {
   return std::string(RATCHET_SOURCE_DIR) + "/tests/playbook/data/" + name;
 }
 
-// A directory for this process's test files, removed at exit.
-struct ScratchDir {
-  std::string path;
-  ScratchDir() {
-    auto p =
-        std::filesystem::temp_directory_path() / ("ratchet-loader-" + std::to_string(getpid()));
-    std::filesystem::create_directories(p);
-    path = p.string();
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
 const std::string& scratch() {
-  static const ScratchDir dir;
+  static const ratchet::testing::ScratchDir dir("ratchet-loader");
   return dir.path;
 }
 

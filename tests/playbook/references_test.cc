@@ -5,27 +5,14 @@
 #include <fstream>
 
 #include "playbook/loader.h"
+#include "support/scratch_dir.h"
 
 using namespace ratchet::playbook;
 
 namespace {
 
-// A directory for this process's test files, removed at exit.
-struct ScratchDir {
-  std::string path;
-  ScratchDir() {
-    auto p = std::filesystem::temp_directory_path() / ("ratchet-refs-" + std::to_string(getpid()));
-    std::filesystem::create_directories(p);
-    path = p.string();
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
 const std::string& scratch() {
-  static const ScratchDir dir;
+  static const ratchet::testing::ScratchDir dir("ratchet-refs");
   return dir.path;
 }
 
