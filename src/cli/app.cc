@@ -43,6 +43,14 @@ int main(int argc, char** argv) {
   run->add_option("--transcript", o.transcript,
                   "transcript file (default transcripts/<playbook>-<UTC time>.jsonl)");
   run->add_flag("--accept-new", o.accept_new, "trust and record a host key seen for the first time");
+  run->add_option("--strategy", o.strategy, "linear (each step on every host first) or free (default: the playbook's, else linear)")
+      ->check(CLI::IsMember({"linear", "free"}));
+  run->add_flag("--json", o.json, "print a JSON summary on stdout (progress and recap go to stderr)");
+  run->add_flag("-K,--ask-become-pass", o.ask_become_pass,
+                "ask once for the sudo password (used only where `sudo -n` says one is needed)");
+  run->add_option("--become-password-file", o.become_password_file, "read the sudo password from FILE");
+  run->add_option("--become-password-env", o.become_password_env,
+                  "read the sudo password from environment variable NAME");
 
   auto* plan = app.add_subcommand("plan", "dry run: print every command; connects to nothing");
   plan->add_option("playbook", o.playbook, "playbook file (TOML)")->required();

@@ -56,11 +56,15 @@ int cmd_hosts(const Options& o, bool json) {
       std::cerr << "ratchet: error: " << err->message << "\n";
       return kExitUsage;
     }
-    std::string jump = !h.jump.empty() ? h.jump : (!r.proxy.empty() ? "ssh config: " + r.proxy : "-");
+    // The jump connect() takes: the inventory's, else the config's ProxyJump. A
+    // ProxyCommand the user wrote (no jump) is shown as such: libssh runs it.
+    std::string jump = !r.jump.empty() ? r.jump : (!r.proxy.empty() ? "ProxyCommand " + r.proxy : "-");
     std::string identity = r.identity.empty() ? "(agent, default keys)" : r.identity;
     if (json) {
-      out.push_back({{"host", h.name}, {"address", r.address}, {"port", r.port}, {"user", r.user},
-                     {"jump", h.jump.empty() ? r.proxy : h.jump}, {"identity", r.identity}});
+      nlohmann::json row = {{"host", h.name}, {"address", r.address}, {"port", r.port}, {"user", r.user},
+                            {"jump", r.jump}, {"identity", r.identity}};
+      if (!r.proxy.empty()) row["proxy_command"] = r.proxy;
+      out.push_back(row);
     } else {
       std::cout << fmt::format("{:<20} {:<24} {:>5}  {:<10} {:<22} {}\n", h.name, r.address, r.port, r.user,
                                jump, identity);

@@ -9,6 +9,7 @@
 
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
+#include "transport/jump_spec.h"
 
 namespace ratchet::cli {
 
@@ -53,6 +54,7 @@ transport::Endpoint endpoint_for(const playbook::Host& h, const Options& o) {
   e.known_hosts = !h.known_hosts.empty() ? h.known_hosts : o.known_hosts;
   e.ssh_config = o.ssh_config;
   e.accept_new = o.accept_new;
+  e.jump = h.jump;  // wins over the ssh config's ProxyJump
   return e;
 }
 
@@ -118,11 +120,11 @@ std::optional<Loaded> load_all(const Options& o) {
         "or --target user@host:port\n", o.playbook);
     return std::nullopt;
   }
-  for (const auto& h : L.hosts) {
-    if (!h.jump.empty()) {  // fail closed rather than dial the target directly
-      std::cerr << fmt::format(
-          "ratchet: error: {}: host {}: `jump` is not supported in ratchet 0.1; use ProxyJump in "
-          "your ssh config (-F) or remove it\n", h.where.str(), h.name);
+  for (const auto& h : L.hosts) {  // a malformed jump is a load error, before anything connects
+    std::vector<transport::JumpHop> hops;
+    std::string err;
+    if (!h.jump.empty() && !transport::parse_jump_spec(h.jump, &hops, &err)) {
+      std::cerr << fmt::format("ratchet: error: {}: host {}: jump {}\n", h.where.str(), h.name, err);
       return std::nullopt;
     }
   }

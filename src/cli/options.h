@@ -22,7 +22,11 @@ struct Options {
   bool accept_new = false;              ///< --accept-new
   int forks = 10;
   std::string transcript;               ///< --transcript FILE
-  bool json = false;                    ///< plan --json
+  bool json = false;                    ///< plan --json, run --json
+  std::string strategy;                 ///< --strategy linear|free ("" = the playbook's)
+  bool ask_become_pass = false;         ///< -K, --ask-become-pass
+  std::string become_password_file;     ///< --become-password-file FILE
+  std::string become_password_env;      ///< --become-password-env NAME
 };
 
 /// A loaded playbook with its hosts resolved; what plan/run/validate work on.

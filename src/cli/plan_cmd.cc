@@ -72,6 +72,11 @@ static void print_plan_text(const Loaded& L, const std::vector<engine::HostPlan>
             if (!r.action->stdin_secret) std::cout << util::indent_lines(r.action->stdin_data, "         | ");
           }
         }
+        if (!r.after.empty())
+          std::cout << fmt::format("       {:<14}wait for the host to come back (new boot id), up to {}\n", "",
+                                   util::format_duration(r.reboot_timeout));
+        for (const auto& c : r.after)
+          std::cout << util::indent_lines(c.text, fmt::format("       {:<14}", "after boot"));
       }
     }
   }

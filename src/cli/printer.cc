@@ -5,12 +5,31 @@
 #include <iostream>
 
 #include "util/duration.h"
+#include "util/text.h"
 
 namespace ratchet::cli {
 
 void LinePrinter::line(const std::string& text) {
+  // One whole line at a time; nothing a host printed can move the cursor.
+  std::string safe = util::terminal_line(mask_ ? mask_->mask(text) : text);
   std::lock_guard<std::mutex> lock(mu_);
-  std::cout << (mask_ ? mask_->mask(text) : text) << std::endl;
+  (out_ ? *out_ : std::cout) << safe << std::endl;
+}
+
+void LinePrinter::host_done(const engine::HostReport& r) {
+  std::string counts;
+  for (const auto& [k, v] : r.counts)
+    if (v) counts += fmt::format(" {}={}", k, v);
+  std::string why = r.reason.empty() || r.status == "ok" ? "" : ": " + r.reason;
+  if (why.size() > 200) why = why.substr(0, 197) + "...";
+  line(fmt::format("{}: done {}{} {}{}", r.host, r.status, counts,
+                   util::format_duration(util::Millis(r.ms)), why));
+}
+
+void LinePrinter::batch_started(int index, int count, const std::vector<std::string>& hosts) {
+  std::string names;
+  for (const auto& h : hosts) names += (names.empty() ? "" : ", ") + h;
+  line(fmt::format("batch {}/{}: {}", index, count, names));
 }
 
 void LinePrinter::connected(const std::string& host, const std::string& detail) {

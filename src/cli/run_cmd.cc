@@ -2,6 +2,10 @@
 // then run the hosts in parallel and record the transcript.
 #include <fmt/format.h>
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
 #include <iostream>
 #include <random>
@@ -10,12 +14,16 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/printer.h"
+#include "cli/become_password.h"
+#include "cli/live_progress.h"
+#include "engine/fleet.h"
 #include "engine/host_run.h"
 #include "engine/planner.h"
 #include "ratchet/version.h"
 #include "steps/library.h"
 #include "transcript/writer.h"
 #include "util/clock.h"
+#include "util/text.h"
 
 namespace ratchet::cli {
 
@@ -52,14 +60,69 @@ static int exit_code_for(const std::vector<engine::HostReport>& reps, bool inter
   return kExitOk;
 }
 
+/// The recap: one row per host (and a total), statuses painted when `color`.
+static std::string recap_table(const std::vector<engine::HostReport>& reps, bool color, size_t cols) {
+  size_t w = 4;
+  for (const auto& r : reps) w = std::max(w, util::columns(util::terminal_line(r.host, 40)));
+  auto paint = [&](const std::string& status, const std::string& text) {
+    if (!color) return text;
+    const char* c = status == "ok"                                            ? "\x1b[32m"
+                    : status == "failed" || status == "unreachable" || status == "host_key" ? "\x1b[31m"
+                    : status == "interrupted"                                 ? "\x1b[35m"
+                    : status == "skipped"                                     ? "\x1b[2m"
+                                                                              : "";
+    return *c ? std::string(c) + text + "\x1b[0m" : text;
+  };
+  auto pad = [](std::string s, size_t n) {
+    size_t c = util::columns(s);
+    return c < n ? s + std::string(n - c, ' ') : s;
+  };
+  std::string out = fmt::format("\nRECAP\n{} {:<12} {:>4} {:>8} {:>10} {:>7} {:>8} {:>8}\n",
+                                pad("host", w), "status", "ok", "changed", "escalated", "failed",
+                                "skipped", "time");
+  std::map<std::string, int> tot;
+  for (const auto& r : reps) {
+    auto n = [&](const char* k) {
+      auto it = r.counts.find(k);
+      int v = it == r.counts.end() ? 0 : it->second;
+      tot[k] += v;
+      return v;
+    };
+    int ok = n("ok"), ch = n("changed"), esc = n("escalated"), fl = n("failed"), sk = n("skipped");
+    std::string line = fmt::format("{} {} {:>4} {:>8} {:>10} {:>7} {:>8} {:>8}",
+                                   pad(util::terminal_line(r.host, 40), w),
+                                   paint(r.status, fmt::format("{:<12}", r.status)), ok, ch, esc, fl, sk,
+                                   util::format_duration(util::Millis(r.ms)));
+    if (r.status != "ok" && !r.reason.empty()) {
+      std::string why = r.failed_step.empty() ? r.reason : r.failed_step + ": " + r.reason;
+      size_t used = util::columns(util::terminal_line(r.host, 40)) + 70;
+      size_t room = cols == 0 ? 160 : cols > used + 10 ? cols - used : 10;
+      line += "  " + util::terminal_line(why, room);
+    }
+    out += line + "\n";
+  }
+  out += fmt::format("{} {:<12} {:>4} {:>8} {:>10} {:>7} {:>8}\n", pad("total", w),
+                     fmt::format("{} host(s)", reps.size()), tot["ok"], tot["changed"],
+                     tot["escalated"], tot["failed"], tot["skipped"]);
+  return out;
+}
+
 int cmd_run(const Options& o, const std::vector<std::string>& argv) {
+  const auto wall0 = std::chrono::steady_clock::now();
   auto L = load_all(o);
   if (!L) return kExitUsage;
+  if (!o.strategy.empty()) L->pb.policy.strategy = o.strategy;
   auto dry_secrets = resolve_secrets(L->pb, true);
   std::vector<engine::HostPlan> plans;
   if (!build_plans(*L, *dry_secrets, &plans)) return kExitUsage;
   auto secrets = resolve_secrets(L->pb, false);
   if (!secrets) return kExitUsage;
+  std::string pw_err;
+  std::optional<std::string> become_password = read_become_password(o, &pw_err);
+  if (!pw_err.empty()) {
+    std::cerr << "ratchet: error: " << pw_err << "\n";
+    return kExitUsage;
+  }
 
   auto now = std::chrono::system_clock::now();
   std::random_device rd;
@@ -69,11 +132,18 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
                          : fmt::format("transcripts/{}-{}.jsonl", file_safe(L->pb.name), util::file_stamp(now));
   transcript::Writer w(path);
   for (auto it = secrets->begin(); it != secrets->end(); ++it) w.add_secret(it.value().get<std::string>());
+  if (become_password) w.add_secret(*become_password);
 
   nlohmann::json vars = L->pb.vars;
   for (auto it = secrets->begin(); it != secrets->end(); ++it) vars[it.key()] = "***";
   nlohmann::json targets = nlohmann::json::array();
   for (const auto& h : L->hosts) targets.push_back(h.name);
+  const auto& pol = L->pb.policy;
+  auto count_json = [](const playbook::HostCount& c) -> nlohmann::json {
+    if (!c.set) return nullptr;
+    if (c.percent) return fmt::format("{}%", c.value);
+    return c.value;
+  };
   w.emit("run_start", {{"schema", transcript::kSchemaVersion},
                        {"ratchet_version", RATCHET_VERSION},
                        {"run_id", info.id},
@@ -84,11 +154,19 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
                        {"playbook_source", L->pb.source},
                        {"vars", vars},
                        {"host_library", {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}}},
-                       {"targets", targets}});
-  std::cout << fmt::format("run {}: {} on {} host(s); transcript {}\n", info.id, L->pb.name,
-                           L->hosts.size(), path);
+                       {"targets", targets},
+                       {"policy", {{"strategy", pol.strategy}, {"forks", o.forks},
+                                   {"serial", count_json(pol.serial)}, {"max_fail", count_json(pol.max_fail)}}},
+                       {"become_password", become_password.has_value()}});
+  // With --json, stdout carries only the summary; people read stderr.
+  std::ostream& human = o.json ? std::cerr : std::cout;
+  const int human_fd = o.json ? 2 : 1;
+  human << fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}\n", info.id,
+                       L->pb.name, L->hosts.size(), pol.strategy, o.forks, path)
+        << std::flush;
 
   std::vector<engine::HostJob> jobs;
+  std::vector<std::string> names;
   for (const auto& h : L->hosts) {
     engine::HostJob j;
     j.pb = &L->pb;
@@ -96,13 +174,39 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
     j.endpoint = endpoint_for(h, o);
     j.scope = engine::host_scope(L->pb, L->inv ? &*L->inv : nullptr, h, L->extra_keys, *secrets, &info);
     jobs.push_back(std::move(j));
+    names.push_back(h.name);
   }
+  const bool color = use_color(human_fd);
+  std::unique_ptr<engine::Progress> progress;
+  LiveProgress* live = nullptr;
+  if (use_live(human_fd)) {
+    auto lp = std::make_unique<LiveProgress>(names, L->pb.steps.size(), human_fd, color, &w);
+    live = lp.get();
+    progress = std::move(lp);
+  } else {
+    progress = std::make_unique<LinePrinter>(&w, &human);
+  }
+  engine::RunShared shared;
+  shared.w = &w;
+  shared.progress = progress.get();
+  shared.interrupted = &g_interrupted;
+  shared.sleep = [](util::Millis d) {
+    // in slices, so ^C is noticed within 200 ms
+    auto end = std::chrono::steady_clock::now() + d;
+    while (!g_interrupted.load() && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          end - std::chrono::steady_clock::now(), std::chrono::milliseconds(200)));
+  };
+  shared.become_password = become_password ? &*become_password : nullptr;
+  engine::FleetPolicy policy{L->pb.policy, o.forks};
+
   auto old = std::signal(SIGINT, on_sigint);
-  LinePrinter printer(&w);
-  auto reps = engine::run_hosts(
-      jobs, o.forks, [](const transport::Endpoint& e) { return transport::make_ssh_transport(e); }, w,
-      printer, &g_interrupted, [](util::Millis d) { std::this_thread::sleep_for(d); });
+  auto old_term = std::signal(SIGTERM, on_sigint);
+  auto reps = engine::run_fleet(
+      jobs, policy, [](const transport::Endpoint& e) { return transport::make_ssh_transport(e); }, shared);
   std::signal(SIGINT, old);
+  std::signal(SIGTERM, old_term);
+  if (live) live->stop();
 
   int code = exit_code_for(reps, g_interrupted.load());
   std::map<std::string, int> totals;
@@ -111,21 +215,37 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
     host_status[r.status]++;
     for (const auto& [k, v] : r.counts) totals[k] += v;
   }
-  static const std::map<int, std::string> names = {{kExitOk, "ok"},
-                                                   {kExitFailed, "failed"},
-                                                   {kExitUnreachable, "unreachable"},
-                                                   {kExitHostKey, "host_key"},
-                                                   {kExitInterrupted, "interrupted"}};
-  w.emit("run_end", {{"status", names.at(code)}, {"exit_code", code}, {"counts", totals}, {"hosts", host_status}});
+  static const std::map<int, std::string> names_of = {{kExitOk, "ok"},
+                                                      {kExitFailed, "failed"},
+                                                      {kExitUnreachable, "unreachable"},
+                                                      {kExitHostKey, "host_key"},
+                                                      {kExitInterrupted, "interrupted"}};
+  long long wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - wall0).count();
+  w.emit("run_end", {{"status", names_of.at(code)}, {"exit_code", code}, {"counts", totals},
+                     {"hosts", host_status}, {"ms", wall_ms}});
 
-  std::cout << "\nrecap\n";
-  for (const auto& r : reps) {
-    std::string counts;
-    for (const auto& [k, v] : r.counts)
-      if (v) counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", k, v);
-    std::cout << fmt::format("  {:<24} {:<12} {}\n", r.host, r.status, counts);
+  size_t cols = 0;  // a terminal: recap reasons cut to its width
+  if (winsize ws{}; isatty(human_fd) && ioctl(human_fd, TIOCGWINSZ, &ws) == 0) cols = ws.ws_col;
+  human << w.mask(recap_table(reps, color, cols))
+        << fmt::format("{} (exit {}) in {}; transcript {}\n", names_of.at(code), code,
+                       util::format_duration(util::Millis(wall_ms)), path)
+        << std::flush;
+  if (o.json) {
+    nlohmann::json hosts = nlohmann::json::array();
+    for (const auto& r : reps) {
+      nlohmann::json h = {{"host", r.host}, {"status", r.status}, {"counts", r.counts}, {"ms", r.ms}};
+      if (!r.reason.empty()) h["reason"] = r.reason;
+      if (!r.failed_step.empty()) h["failed_step"] = r.failed_step;
+      if (!r.cause.empty()) h["cause"] = r.cause;
+      hosts.push_back(h);
+    }
+    nlohmann::json sum = {{"run_id", info.id}, {"playbook", L->pb.name}, {"transcript", path},
+                          {"status", names_of.at(code)}, {"exit_code", code}, {"ms", wall_ms},
+                          {"totals", totals}, {"host_status", host_status}, {"hosts", hosts}};
+    w.mask_tree(sum);
+    std::cout << sum.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   }
-  std::cout << fmt::format("{} (exit {}); transcript {}\n", names.at(code), code, path);
   return code;
 }
 

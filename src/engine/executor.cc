@@ -1,5 +1,7 @@
 #include "engine/executor.h"
 
+#include <fmt/format.h>
+
 #include "steps/library.h"
 #include "transport/wire.h"
 #include "util/hash.h"
@@ -18,11 +20,17 @@ void Executor::set_step(const std::string& step_id, bool become, const std::stri
   become_user_ = become_user;
 }
 
+transport::Become Executor::become_for_current() const {
+  transport::Become b{become_, become_user_, false};
+  if (become_) {
+    auto it = sudo_mode_.find(become_user_);
+    b.password = it != sudo_mode_.end() && it->second == "password";
+  }
+  return b;
+}
+
 std::string Executor::sent_for(const steps::Command& c) const {
-  transport::Become b;
-  b.enabled = become_;
-  b.user = become_user_;
-  return transport::wire_command(steps::with_library(c.text), c.timeout, b);
+  return transport::wire_command(steps::with_library(c.text), c.timeout, become_for_current());
 }
 
 transport::ExecResult Executor::run(const steps::Command& c, int rung, const std::string& input) {
@@ -31,18 +39,86 @@ transport::ExecResult Executor::run(const steps::Command& c, int rung, const std
     r.error = "interrupted";
     return r;
   }
+  if (become_) {
+    std::string why = ensure_become(rung);
+    if (!why.empty()) {
+      r.error = why;
+      return r;
+    }
+  }
+  return exec_recorded(c, rung, input, become_for_current());
+}
+
+/// sudo's stderr as one line: lines joined by "; ", secrets masked.
+static std::string one_line(const transcript::Writer& w, const std::string& text) {
+  std::string out, line;
+  for (char ch : w.mask(text) + "\n") {
+    if (ch != '\n' && ch != '\r') {
+      line += ch;
+      continue;
+    }
+    if (!line.empty()) out += (out.empty() ? "" : "; ") + line;
+    line.clear();
+  }
+  return out.size() > 300 ? out.substr(0, 300) + "..." : out;
+}
+
+std::string Executor::ensure_become(int rung) {
+  if (!become_) return "";
+  if (auto it = sudo_mode_.find(become_user_); it != sudo_mode_.end())
+    return it->second.rfind("failed: ", 0) == 0 ? it->second.substr(8) : "";
+  const std::string who = become_user_.empty() ? "root" : become_user_;
+  auto fail = [&](std::string why) {
+    sudo_mode_[become_user_] = "failed: " + why;
+    return why;
+  };
+  steps::Command probe;
+  probe.role = "become_probe";
+  probe.text = "true";
+  probe.timeout = util::Millis(15'000);
+  auto r = exec_recorded(probe, rung, "", {true, become_user_, false});
+  if (r.error == "interrupted") return "interrupted";
+  if (r.exit_code == 0 && r.error.empty()) {
+    sudo_mode_[become_user_] = "nopasswd";
+    return "";
+  }
+  if (!r.error.empty()) return fail(fmt::format("become: the sudo probe could not run: {}", r.error));
+  std::string err = one_line(w_, r.err.data);
+  if (err.find("password is required") == std::string::npos)
+    return fail(fmt::format("become: `sudo -n` to run as {} failed (exit {}): {}", who, r.exit_code,
+                            err.empty() ? "no message" : err));
+  if (password_ == nullptr)
+    return fail(fmt::format(
+        "become: sudo asks for a password to run as {}; give --ask-become-pass, "
+        "--become-password-file FILE or --become-password-env NAME (or a NOPASSWD sudoers rule)",
+        who));
+  auto v = exec_recorded(probe, rung, "", {true, become_user_, true});
+  if (v.error == "interrupted") return "interrupted";
+  if (v.exit_code == 0 && v.error.empty()) {
+    sudo_mode_[become_user_] = "password";
+    return "";
+  }
+  std::string verr = !v.error.empty() ? v.error : one_line(w_, v.err.data);
+  return fail(fmt::format("become: sudo rejected the become password (to run as {}): {}", who,
+                          verr.empty() ? "no message" : verr));
+}
+
+transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
+                                              const std::string& input, const transport::Become& b) {
+  transport::ExecResult r;
   transport::ExecRequest req;
-  req.command = sent_for(c);
-  req.stdin_data = input;
+  req.command = transport::wire_command(steps::with_library(c.text), c.timeout, b);
+  // sudo -S reads the first line; the rest is the command's own input.
+  req.stdin_data = b.enabled && b.password && password_ ? *password_ + "\n" + input : input;
   req.timeout = transport::client_deadline(c.timeout);
   req.host_timeout = c.timeout;
   req.cancel = interrupted_;
   req.capture = capture_;
-  transport::Become b{become_, become_user_};
   std::string recorded = transport::wire_command(steps::with_library_reference(c.text), c.timeout, b);
   nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", c.role},
                        {"command", c.text}, {"sent", recorded},
                        {"timeout_ms", c.timeout.count()}};
+  if (b.enabled && b.password) ev["become_password"] = true;  // sent first on stdin, never recorded
   if (!input.empty()) {
     ev["stdin_bytes"] = input.size();
     // A digest of a short secret could be brute-forced: record nothing of it.
@@ -56,6 +132,7 @@ transport::ExecResult Executor::run(const steps::Command& c, int rung, const std
                      {"timed_out", false}});
     return r;
   }
+  if (observer_) observer_(rung, c.role);
   r = t_.exec(req);
   nlohmann::json base = {{"host", host_}, {"step", step_}, {"rung", rung}};
   for (auto [name, cap] : {std::pair<const char*, const transport::Captured*>{"stdout", &r.out},

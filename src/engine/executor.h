@@ -2,11 +2,14 @@
 // Runs a step's commands on one host and records each in the transcript:
 // command (rendered and as sent), output, exit, evidence.
 #include <atomic>
+#include <functional>
+#include <map>
 #include <string>
 
 #include "steps/action.h"
 #include "transcript/writer.h"
 #include "transport/transport.h"
+#include "transport/wire.h"
 
 namespace ratchet::engine {
 
@@ -38,7 +41,28 @@ class Executor {
 
   bool interrupted() const { return interrupted_ && interrupted_->load(); }
 
+  /// Called before each command is sent with its rung and role (for progress).
+  void set_observer(std::function<void(int rung, const std::string& role)> f) { observer_ = std::move(f); }
+
+  /// The step id set by set_step().
+  const std::string& step() const { return step_; }
+
+  /// The become password (--ask-become-pass, ...), or null for none. Used only
+  /// after `sudo -n` showed that sudo asks for one; the caller keeps it alive
+  /// and has registered it as a transcript secret.
+  void set_become_password(const std::string* password) { password_ = password; }
+
+  /// Before the first become command for a user: probes `sudo -n true` (and,
+  /// if sudo asks for a password, checks the password with one `sudo -S true`).
+  /// Returns "" when become works, else a one-line reason naming the fix; the
+  /// probes are recorded as commands of role "become_probe". Cached per user.
+  std::string ensure_become(int rung);
+
  private:
+  transport::ExecResult exec_recorded(const steps::Command& c, int rung, const std::string& input,
+                                      const transport::Become& b);
+  transport::Become become_for_current() const;
+
   transport::Transport& t_;
   transcript::Writer& w_;
   std::string host_, step_;
@@ -47,6 +71,10 @@ class Executor {
   size_t capture_ = 1 << 20;
   bool redact_ = false;
   const std::atomic<bool>* interrupted_;
+  const std::string* password_ = nullptr;
+  std::function<void(int, const std::string&)> observer_;
+  /// become user -> "nopasswd" | "password" | "failed: reason"
+  std::map<std::string, std::string> sudo_mode_;
 };
 
 }  // namespace ratchet::engine

@@ -1,12 +1,15 @@
 #pragma once
-// Runs a playbook's steps on one host over one session, in order.
+// One host's run over one session, step by step, so that a strategy (fleet.h)
+// can decide when each host takes its next step.
 #include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/executor.h"
 #include "engine/progress.h"
 #include "engine/ratchet_loop.h"
 #include "playbook/model.h"
@@ -26,23 +29,59 @@ struct HostJob {
 /// How one host's run ended.
 struct HostReport {
   std::string host;
-  /// ok | failed | unreachable | host_key | interrupted
+  /// ok | failed | unreachable | host_key | interrupted | skipped (never started:
+  /// max_fail stopped the batches)
   std::string status;
   std::map<std::string, int> counts;  ///< ok, changed, escalated, failed, skipped
+  std::string reason;                 ///< unreachable message or failed step's reason
+  std::string cause;                  ///< unreachable only: dns, refused, timeout, host_key, auth, other
+  std::string failed_step;            ///< id of the step that failed ("" = none)
+  long long ms = 0;                   ///< connect to host_end
+};
+
+/// What every host of a run shares (all pointers outlive the run).
+struct RunShared {
+  transcript::Writer* w = nullptr;
+  Progress* progress = nullptr;
+  const std::atomic<bool>* interrupted = nullptr;  ///< may be null
+  Sleeper sleep;
+  /// The become password, or null. Must already be a secret of `w`.
+  const std::string* become_password = nullptr;
+};
+
+/// One host's run: connect(), then run_step(i) for each step in order while it
+/// returns true, then finish(). Not thread-safe; one thread drives it.
+class HostRun {
+ public:
+  HostRun(HostJob& job, transport::Transport& t, const RunShared& shared);
+
+  /// Opens the session and records `connect` (or `unreachable`). False = the
+  /// host is done (finish() reports unreachable / host_key).
+  bool connect();
+  /// Runs step `i` (or records it skipped). False = the host stops here: the
+  /// step failed with on_failure = "stop", or the run was interrupted.
+  bool run_step(size_t i);
+  /// Records host_end, closes the session and returns the report. Call once.
+  HostReport finish();
+
+  size_t step_count() const { return job_.pb->steps.size(); }
+
+ private:
+  StepOutcome run_reboot(const steps::PreparedStep& ps);
+
+  HostJob& job_;
+  transport::Transport& t_;
+  RunShared shared_;
+  std::optional<Executor> ex_;
+  HostReport rep_;
+  long long start_ms_ = 0;
 };
 
 /// Connects, runs every step (stopping at a failed step unless on_failure =
-/// "continue"), records everything in `w`, closes the session.
-HostReport run_host(HostJob& job, transport::Transport& t, transcript::Writer& w, Progress& p,
-                    const std::atomic<bool>* interrupted, const Sleeper& sleep);
+/// "continue"), records everything, closes the session.
+HostReport run_host(HostJob& job, transport::Transport& t, const RunShared& shared);
 
 using TransportFactory =
     std::function<std::unique_ptr<transport::Transport>(const transport::Endpoint&)>;
-
-/// Runs `jobs` with at most `forks` hosts at once (one thread per host, each
-/// with its own session). Reports come back in the order of `jobs`.
-std::vector<HostReport> run_hosts(std::vector<HostJob>& jobs, int forks,
-                                  const TransportFactory& make, transcript::Writer& w, Progress& p,
-                                  const std::atomic<bool>* interrupted, const Sleeper& sleep);
 
 }  // namespace ratchet::engine

@@ -53,6 +53,10 @@ nlohmann::json plan_json(const HostPlan& hp) {
       };
       for (const auto& c : r.check) add(c);
       if (r.action) add(*r.action);
+      for (const auto& c : r.after) {  // reboot: run on the new session once the host is back
+        add(c);
+        cmds.back()["after_reboot"] = true;
+      }
     }
     nlohmann::json s = {{"id", p.step->id}, {"kind", p.step->kind}, {"name", p.step->name},
                         {"commands", cmds}};

@@ -1,10 +1,13 @@
 #pragma once
 // What the engine tells the person watching (cli/ implements it).
 #include <string>
+#include <vector>
 
 #include "engine/ratchet_loop.h"
 
 namespace ratchet::engine {
+
+struct HostReport;
 
 /// Called from each host's thread; implementations must be thread-safe.
 class Progress {
@@ -23,6 +26,16 @@ class Progress {
   /// A step was skipped (its `when` is false); `why` says so.
   virtual void step_skipped(const std::string& host, const std::string& step_id,
                             const std::string& why) = 0;
+  /// A command starts on `host`: `role` (check, action, become_probe) of `rung`.
+  virtual void command_started(const std::string& host, int rung, const std::string& role) {
+    (void)host, (void)rung, (void)role;
+  }
+  /// The host is done (after host_end is recorded).
+  virtual void host_done(const HostReport& report) { (void)report; }
+  /// A rolling batch starts: `index` from 1 of `count`, with these hosts.
+  virtual void batch_started(int index, int count, const std::vector<std::string>& hosts) {
+    (void)index, (void)count, (void)hosts;
+  }
 };
 
 /// A Progress that prints nothing.

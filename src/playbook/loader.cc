@@ -16,8 +16,9 @@
 namespace ratchet::playbook {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",     "description", "targets",   "vars",
-                                           "defaults", "secrets",     "inventory", "step"};
+const std::vector<std::string> kTopKeys = {"name",     "description", "targets",  "strategy",
+                                           "serial",   "max_fail",    "vars",     "defaults",
+                                           "secrets",  "inventory",   "step"};
 // Scope roots that templates reach without a var (template.h).
 const std::vector<std::string> kReserved = {"host", "run", "playbook", "ratchet", "steps"};
 
@@ -30,6 +31,51 @@ bool plain_var_name(const std::string& s) {
   for (unsigned char c : s)
     if (!std::isalnum(c) && c != '_' && c != '-') return false;
   return true;
+}
+
+/// `serial` / `max_fail`: an integer (>= min) or "N%" with N in min..100.
+void read_count(const Diag& d, const char* key, long long min, HostCount* out) {
+  const Value& root = d.doc.root;
+  if (!root.contains(key)) return;
+  const Value& v = root[key];
+  auto bad = [&] {
+    d.error(d.doc.at(DocPath() / key),
+            fmt::format("`{}` must be a number of hosts (at least {}) or a percentage such as \"30%\"",
+                        key, min),
+            fmt::format("write {} = {} or {} = \"25%\"", key, std::max<long long>(min, 2), key));
+  };
+  if (v.is_number_integer()) {
+    if (v.get<long long>() < min) return bad();
+    *out = {true, v.get<long long>(), false};
+    return;
+  }
+  if (!v.is_string()) return bad();
+  std::string s = v.get<std::string>();
+  if (s.size() < 2 || s.back() != '%' || s.size() > 5) return bad();
+  std::string digits = s.substr(0, s.size() - 1);
+  if (digits.find_first_not_of("0123456789") != std::string::npos) return bad();
+  long long n = std::stoll(digits);
+  if (n < min || n > 100) return bad();
+  *out = {true, n, true};
+}
+
+void read_policy(const Diag& d, RunPolicy* p) {
+  const Value& root = d.doc.root;
+  if (root.contains("strategy")) {
+    const Value& v = root["strategy"];
+    std::string s = v.is_string() ? v.get<std::string>() : "";
+    if (s == "linear" || s == "free") {
+      p->strategy = s;
+    } else {
+      std::string near = v.is_string() ? util::nearest(s, {"linear", "free"}) : "";
+      d.error(d.doc.at(DocPath() / "strategy"),
+              fmt::format("`strategy` must be \"linear\" or \"free\"{}",
+                          v.is_string() ? fmt::format(", not \"{}\"", s) : ""),
+              near.empty() ? "" : fmt::format("did you mean \"{}\"?", near));
+    }
+  }
+  read_count(d, "serial", 1, &p->serial);
+  read_count(d, "max_fail", 0, &p->max_fail);
 }
 
 void read_top(const Diag& d, Playbook* pb) {
@@ -57,6 +103,7 @@ void read_top(const Diag& d, Playbook* pb) {
     else
       for (const auto& t : *v) pb->targets.push_back(t.get<std::string>());
   }
+  read_policy(d, &pb->policy);
   if (auto v = typed("vars", FieldType::table)) {
     for (auto it = v->begin(); it != v->end(); ++it) {
       DocPath p = DocPath("/vars") / it.key();

@@ -86,6 +86,22 @@ struct Inventory {
   std::vector<std::string> order;           ///< host names in file order (empty: use name order)
 };
 
+/// A number of hosts written as N or "N%" (of the hosts selected for the run).
+struct HostCount {
+  bool set = false;
+  long long value = 0;   ///< hosts, or percent when `percent`
+  bool percent = false;
+};
+
+/// How `run` schedules hosts (design.md §4 `--forks`; the names are Ansible's).
+struct RunPolicy {
+  /// "linear": every host of a batch ends step k before any starts k+1;
+  /// "free": each host runs its steps as fast as it can.
+  std::string strategy = "linear";
+  HostCount serial;    ///< hosts per rolling batch (unset = all in one batch)
+  HostCount max_fail;  ///< failed or unreachable hosts tolerated before no further batch starts
+};
+
 struct Playbook {
   std::string path;         ///< as given on the command line
   std::string dir;          ///< directory of the playbook (templates are relative to it)
@@ -94,6 +110,7 @@ struct Playbook {
   std::string name;
   std::string description;
   std::vector<std::string> targets;
+  RunPolicy policy;  ///< top-level `strategy`, `serial`, `max_fail`
   Value vars = Value::object();
   std::map<std::string, SourcePos> var_pos;
   std::map<std::string, std::string> secrets;  ///< name -> "env:NAME" | "file:PATH"

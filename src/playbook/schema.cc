@@ -68,6 +68,11 @@ const std::vector<KindSpec>& step_kinds() {
         {"group", T::string},
         {"backup", T::boolean}},
        false},
+      {"reboot",
+       {{"command", T::string, true},
+        {"test_command", T::string, true},
+        {"reboot_timeout", T::duration}},
+       false},
   };
   return kinds;
 }

@@ -42,6 +42,11 @@ struct Rung {
   int retries = 0;
   util::Millis delay{1'000};
   bool always_act = false;         ///< service restarted/reloaded: skip the first check
+  /// kind = "reboot" only: check[0] reads the boot id, `action` starts the
+  /// reboot; once the host answers again, after[0] waits for boot to settle and
+  /// prints the new boot id, after[1] (optional) is the test_command.
+  std::vector<Command> after;
+  util::Millis reboot_timeout{0};  ///< reboot only: bound on going down and coming back
 };
 
 /// A step ready to run on one host: rung 0 and its escalation rungs.

@@ -149,6 +149,7 @@ bool build_rung(const std::string& kind, const Json& f, const BuildContext& ctx,
   if (kind == "kill") return build_kill(f, ctx, out, err);
   if (kind == "verify") return build_verify(f, ctx, out, err);
   if (kind == "write") return build_write(f, ctx, out, err);
+  if (kind == "reboot") return build_reboot(f, ctx, out, err);
   *err = fmt::format("unknown kind `{}`", kind);
   return false;
 }

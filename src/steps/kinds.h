@@ -21,6 +21,7 @@ bool build_service(const Json& f, const BuildContext& ctx, Rung* out, std::strin
 bool build_kill(const Json& f, const BuildContext& ctx, Rung* out, std::string* err);
 bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string* err);
 bool build_write(const Json& f, const BuildContext& ctx, Rung* out, std::string* err);
+bool build_reboot(const Json& f, const BuildContext& ctx, Rung* out, std::string* err);
 
 /// A check command judged by `judge` against `expect`.
 Command check_command(std::string text, util::Millis timeout, std::string judge, Json expect = nullptr);

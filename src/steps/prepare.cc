@@ -13,6 +13,7 @@ namespace ratchet::steps {
 bool is_shell_field(const std::string& kind, const std::string& key) {
   if (kind == "run") return key == "command" || key == "check" || key == "unless";
   if (kind == "verify") return key == "command";
+  if (kind == "reboot") return key == "command" || key == "test_command";
   return false;
 }
 

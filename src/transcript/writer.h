@@ -33,10 +33,12 @@ class Writer {
   /// Replaces every known secret in `s` by "***".
   std::string mask(std::string s) const;
 
+  /// Masks every string (keys too) in `v`, in place.
+  void mask_tree(nlohmann::json& v) const;
+
   const std::string& path() const { return path_; }
 
  private:
-  void mask_tree(nlohmann::json& v) const;
   std::string path_;
   int fd_ = -1;
   std::vector<std::string> secrets_;

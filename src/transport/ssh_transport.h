@@ -1,6 +1,7 @@
 #pragma once
-// Internal to the libssh backend (src/transport/ssh_*.cc): the one header that
-// includes libssh. Everything else reaches it through transport.h.
+// Internal to the libssh backend (src/transport/ssh_*.cc): sessions, host keys,
+// authentication, exec channels. Only ssh_*.h include libssh; everything else
+// reaches the backend through transport.h.
 #include <libssh/libssh.h>
 
 #include <optional>
@@ -22,6 +23,35 @@ struct Target {
   std::string where;        ///< "host:port", the prefix of every message
   std::string known_hosts;  ///< the user known_hosts file in use
 };
+
+/// What configure_session() made of an Endpoint, ssh config applied.
+struct Setup {
+  Target target;
+  long timeout_s = 10;        ///< SSH_OPTIONS_TIMEOUT, whole seconds (>= 1)
+  std::string jump;           ///< hops to go through ("" = direct): Endpoint::jump, else ProxyJump
+  std::string proxy_command;  ///< a ProxyCommand the user wrote, kept for libssh to run; "" = none
+};
+
+/// Sets the options of the new session `s` from `ep` in OpenSSH's order (HOST,
+/// ssh config, then ep's overrides) and fills *out. The ProxyCommand libssh
+/// 0.10 makes of a ProxyJump is removed (out->jump says where to go instead);
+/// any ProxyCommand is removed when a jump applies. Connects nothing; errors
+/// (missing -F file, bad host name or jump) name ep.name.
+std::optional<ConnectError> configure_session(ssh_session s, const Endpoint& ep, Setup* out);
+
+/// ssh_connect (over the socket *fd when *fd >= 0, a socket that stays the
+/// caller's: see free_session), then verify_host_key and authenticate. Sets
+/// setup->target.known_hosts, *fingerprint and *method.
+std::optional<ConnectError> open_session(ssh_session s, const Endpoint& ep, Setup* setup, int* fd,
+                                         std::string* fingerprint, std::string* method);
+
+/// ssh_disconnect + ssh_free, then closes `fd` (what open_session got, or -1)
+/// unless libssh already did: libssh 0.10 leaves a socket handed in with
+/// SSH_OPTIONS_FD open on disconnect, but closes it on some error paths.
+void free_session(ssh_session s, int fd);
+
+/// A string option read back from libssh (after config parsing), or "".
+std::string get_option(ssh_session s, ssh_options_e opt);
 
 /// Checks the server's host key against the known_hosts files after ssh_connect:
 /// OpenSSH's StrictHostKeyChecking=yes, or =accept-new when `accept_new` (a

@@ -22,7 +22,11 @@ struct Endpoint {
   std::string known_hosts;  ///< "" = ~/.ssh/known_hosts
   std::string ssh_config;   ///< "" = ~/.ssh/config; "none" = read no config
   bool accept_new = false;  ///< record a first-seen host key (StrictHostKeyChecking=accept-new)
-  util::Millis connect_timeout{10'000};
+  util::Millis connect_timeout{10'000};  ///< per session: the target's, and each jump hop's
+  /// Jump hosts, "[user@]host[:port],..." first hop first (jump_spec.h): each a
+  /// session with these same settings. "" = the ssh config's ProxyJump;
+  /// "none" = connect directly whatever the config says.
+  std::string jump;
 };
 
 /// What connect() learned, for the transcript's `connect` event.
@@ -30,14 +34,16 @@ struct ConnectInfo {
   std::string address;
   int port = 0;
   std::string user;
-  std::string fingerprint;  ///< "SHA256:..." as ssh-keygen -l prints it
-  std::string auth_method;  ///< "publickey (agent)", "publickey (FILE)", ...
-  long long ms = 0;
+  std::string fingerprint;       ///< "SHA256:..." as ssh-keygen -l prints it
+  std::string auth_method;       ///< "publickey (agent)", "publickey (FILE)", ...
+  std::vector<std::string> via;  ///< jump hops gone through, "user@host:port", first hop first
+  long long ms = 0;              ///< the whole connect, hops included
 };
 
 enum class FailureKind { dns, refused, timeout, host_key_unknown, host_key_changed, auth, other };
 
-/// Why connect() failed. Host-key failures map to exit 4, the rest to exit 3.
+/// Why connect() failed. Host-key failures map to exit 4, the rest to exit 3;
+/// a jump hop's failure keeps its kind and its message begins "via HOP".
 struct ConnectError {
   FailureKind kind = FailureKind::other;
   std::string message;                     ///< one line, names the host and the fix
@@ -114,7 +120,8 @@ struct ResolvedEndpoint {
   int port = 22;
   std::string user;
   std::string identity;  ///< the inventory's file, else the config's first IdentityFile ("" = defaults)
-  std::string proxy;     ///< a ProxyCommand from ssh config (libssh 0.10 turns ProxyJump into one)
+  std::string jump;      ///< the jump connect() takes: Endpoint::jump, else ProxyJump; "" = direct
+  std::string proxy;     ///< a ProxyCommand the user wrote (no jump), run by libssh; "" = none
 };
 
 /// Applies ep.ssh_config (or ~/.ssh/config) and then the inventory's overrides,
@@ -122,7 +129,9 @@ struct ResolvedEndpoint {
 /// file or a host name libssh rejects.
 std::optional<ConnectError> resolve_endpoint(const Endpoint& ep, ResolvedEndpoint* out);
 
-/// A libssh session to `ep` (not yet connected).
+/// A libssh session to `ep` (not yet connected). connect() goes through
+/// ep.jump / ProxyJump with ratchet's own sessions; close() and the destructor
+/// stop every hop and thread it started.
 std::unique_ptr<Transport> make_ssh_transport(const Endpoint& ep);
 
 /// Runs commands with /bin/sh -c on this machine: for unit tests only.

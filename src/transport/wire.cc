@@ -61,7 +61,7 @@ std::string_view deadline_script() { return kDeadlineScript; }
 std::string wire_command(const std::string& command, util::Millis timeout, const Become& b) {
   std::string prefix = "exec ";
   if (b.enabled) {
-    prefix += "sudo -n -H ";
+    prefix += b.password ? "sudo -k -S -p '' -H " : "sudo -n -H ";
     if (!b.user.empty()) prefix += "-u " + util::shell_quote(b.user) + " ";
     prefix += "-- ";
   }

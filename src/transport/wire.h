@@ -8,10 +8,15 @@
 
 namespace ratchet::transport {
 
-/// Privilege escalation for one command (sudo without a password in this version).
+/// Privilege escalation for one command through sudo(8).
 struct Become {
   bool enabled = false;
   std::string user;  ///< "" = sudo's default (root)
+  /// sudo asks for a password: `sudo -k -S -p ''` reads it as the first line of
+  /// stdin (one byte at a time, so the rest stays the command's input); -k makes
+  /// sudo ask every time, so a cached credential never turns that line into input.
+  /// false: `sudo -n`, which fails at once instead of prompting.
+  bool password = false;
 };
 
 /// Extra time the client waits after the host-side deadline, so the host's kill
@@ -28,7 +33,7 @@ std::string_view deadline_script();
 
 /// The wire string for `command` (a sh command line) with a host-side deadline of
 /// `timeout` (ms; <= 0 = none), wrapped in `sudo -n -H [-u USER] --` when
-/// b.enabled. Independent of the login shell: always `exec` into /bin/sh.
+/// b.enabled (`sudo -k -S -p '' -H [-u USER] --` when b.password). Independent of the login shell: always `exec` into /bin/sh.
 std::string wire_command(const std::string& command, util::Millis timeout, const Become& b);
 
 }  // namespace ratchet::transport

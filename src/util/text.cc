@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 namespace ratchet::util {
 
 bool valid_utf8(std::string_view s) {
@@ -80,6 +82,47 @@ std::string indent_lines(std::string_view text, std::string_view pad) {
     start = end + 1;
   }
   return out;
+}
+
+/// Length of the valid UTF-8 sequence at s[i] (1..4), or 0 when invalid.
+static size_t utf8_len_at(std::string_view s, size_t i) {
+  unsigned char c = s[i];
+  size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  return valid_utf8(s.substr(i, len)) ? len : 0;
+}
+
+std::string terminal_line(std::string_view s, size_t max_cols) {
+  std::string out;
+  std::vector<size_t> starts;  // byte offset of each code point in out
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    size_t len = utf8_len_at(s, i);
+    starts.push_back(out.size());
+    if (len == 0) {
+      out += '?';
+      i += 1;
+    } else if (len == 1) {
+      out += c == '\n' || c == '\t' || c == '\r' ? ' ' : (c < 0x20 || c == 0x7F) ? '?' : char(c);
+      i += 1;
+    } else {
+      // C1 controls (U+0080..U+009F) are two bytes: C2 80..C2 9F
+      if (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) out += '?';
+      else out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  if (max_cols > 0 && starts.size() > max_cols) {
+    out.resize(starts[max_cols - 1]);
+    out += "\u2026";
+  }
+  return out;
+}
+
+size_t columns(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
 }
 
 }  // namespace ratchet::util

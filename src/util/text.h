@@ -18,4 +18,13 @@ std::string trim_lines(std::string_view s, size_t max_lines, size_t max_cols);
 /// Each line of `text` prefixed with `pad`, every line ending in '\n'.
 std::string indent_lines(std::string_view text, std::string_view pad);
 
+/// `s` made safe for one terminal line: control bytes (C0, DEL, C1 — so no
+/// ANSI escape from a host reaches the terminal) become '?', newlines and tabs
+/// a space, invalid UTF-8 bytes '?'; then cut to `max_cols` code points, the
+/// last one "…" when cut (0 = no limit).
+std::string terminal_line(std::string_view s, size_t max_cols = 0);
+
+/// Code points in valid UTF-8 `s` (the columns terminal_line() counts).
+size_t columns(std::string_view s);
+
 }  // namespace ratchet::util

@@ -358,9 +358,13 @@ TEST_CASE("hosts: the effective address, port, user, jump and identity; nothing 
   CHECK(j[1]["jump"] == "ops@bastion:22");
   r = run_sh(std::string(RATCHET_BINARY) + " hosts -i " + dir + "/inv.toml -F " + dir + "/cfg --limit 'd*' --json");
   CHECK(json::parse(r.out).size() == 1);
-  // A jump in the inventory is refused by run/plan in 0.1, never silently skipped.
+  // A jump in the inventory loads (plan connects to nothing); tests/cli/jump_cli_test.cc runs through one.
   std::ofstream(dir + "/p.toml") << "name = \"p\"\n[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"true\"\n";
   r = run_sh(std::string(RATCHET_BINARY) + " plan " + dir + "/p.toml -i " + dir + "/inv.toml -F " + dir + "/cfg");
-  CHECK(r.code == 2);
-  CHECK(r.err.find("host direct: `jump` is not supported in ratchet 0.1") != std::string::npos);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  // A ProxyJump in the ssh config shows as written, not as libssh's `ssh -W` command.
+  std::ofstream(dir + "/cfg", std::ios::app) << "  ProxyJump ops@b1:2200,b2\n";
+  r = run_sh(std::string(RATCHET_BINARY) + " hosts -i " + dir + "/inv.toml -F " + dir + "/cfg --json");
+  CHECK(json::parse(r.out)[0]["jump"] == "ops@b1:2200,b2");
 }

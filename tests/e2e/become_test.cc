@@ -1,59 +1,242 @@
-// become on a real systemd host: an unprivileged login user writes a
-// root-owned file and restarts a unit through `sudo -n`; a user whose sudo
-// wants a password fails fast and clearly (no hang, no prompt).
+// become on a real systemd host: an unprivileged login user runs the whole
+// gpu-release runbook through sudo — a NOPASSWD user with `sudo -n`, a password
+// user with the password given once (file or environment) and sent to sudo on
+// stdin only after `sudo -n` said it is needed. A missing or wrong password
+// fails fast and clearly; the password appears nowhere: not in the transcript,
+// not in ratchet's output, not in any process's arguments on either machine.
 #include <catch2/catch.hpp>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "support/local_proc.h"
 #include "support/systemd_fixture.h"
+#include "support/tmux.h"
 #include "transcript/reader.h"
 
 using ratchet::testing::run_sh;
 using ratchet::testing::SystemdHost;
+using nlohmann::json;
 
-TEST_CASE("become: sudo -n for a NOPASSWD user; a password user fails clearly", "[systemd][e2e]") {
+namespace {
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+/// A process's argv as bytes; "" when it is gone (a racing exit is normal here).
+std::string cmdline(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+/// Samples every process's command line (this machine and, through the shared
+/// /proc, the nspawn host's) every few ms while alive; remembers any that holds
+/// `needle`.
+class ArgvWatch {
+ public:
+  explicit ArgvWatch(std::string needle) : needle_(std::move(needle)) {
+    th_ = std::thread([this] {
+      while (!stop_) {
+        if (DIR* d = opendir("/proc")) {
+          while (dirent* e = readdir(d)) {
+            if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+            std::string args = cmdline(std::string("/proc/") + e->d_name + "/cmdline");
+            ++samples_;
+            if (args.find(needle_) != std::string::npos) {
+              std::lock_guard<std::mutex> l(mu_);
+              hits_.insert(args);
+            }
+          }
+          closedir(d);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+  }
+  ~ArgvWatch() { finish(); }
+  void finish() {
+    stop_ = true;
+    if (th_.joinable()) th_.join();
+  }
+  std::set<std::string> hits() {
+    std::lock_guard<std::mutex> l(mu_);
+    return hits_;
+  }
+  long samples() const { return samples_; }
+
+ private:
+  std::string needle_;
+  std::atomic<bool> stop_{false};
+  std::atomic<long> samples_{0};
+  std::mutex mu_;
+  std::set<std::string> hits_;
+  std::thread th_;
+};
+
+int count_of(const std::string& hay, const std::string& needle) {
+  int n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+std::string user_inventory(SystemdHost& host, const std::string& dir, const std::string& user) {
+  std::string p = dir + "/inv-" + user + ".toml";
+  std::ofstream(p) << "[hosts.lab]\naddress = \"127.0.0.1\"\nport = " << host.port() << "\nuser = \""
+                   << user << "\"\nidentity = \"" << host.client_key() << "\"\nknown_hosts = \""
+                   << host.known_hosts() << "\"\nbecome = true\n\n[groups]\ngpu = [\"lab\"]\n";
+  return p;
+}
+
+std::string gpu_release(const std::string& inv, const std::string& glob, const std::string& extra) {
+  return std::string(RATCHET_BINARY) + " run " + RATCHET_SOURCE_DIR + "/playbooks/gpu-release.toml -i " +
+         inv + " -F none -e 'devices=[\"" + glob + "\"]' " + extra;
+}
+
+std::map<std::string, std::string> statuses(const std::string& transcript) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : ratchet::transcript::read_transcript(transcript).events)
+    if (e["event"] == "step_end") out[e["step"]] = e["status"];
+  return out;
+}
+
+/// gpu-release as `user` (with `extra` options) frees the stand-in devices and
+/// leaves the unit enabled and active; returns the transcript's text.
+std::string run_as(SystemdHost& host, const std::string& dir, const std::string& user,
+                   const std::string& extra, std::string* output) {
+  auto scene = host.stage_inference();
+  std::string t = dir + "/" + user + ".jsonl";
+  auto r = run_sh(gpu_release(user_inventory(host, dir, user), scene.at("DEVICE_GLOB"),
+                              extra + " --transcript " + t));
+  INFO(user << ": " << r.out << r.err);
+  CHECK(r.code == 0);
+  *output = r.out + r.err;
+  auto st = statuses(t);
+  CHECK(st["kill_server"] == "changed");
+  CHECK(st["gpus_free"] == "escalated");
+  CHECK(st["notes"] == "changed");
+  CHECK(st["active"] == "ok");
+  std::string out;
+  host.ssh("systemctl is-enabled inference; systemctl is-active inference; stat -c '%U' /root/production.md", &out);
+  CHECK(out == "enabled\nactive\nroot\n");
+  for (const char* k : {"SERVER_PID", "CHILD_PID", "WORKER_PID"}) {
+    std::string alive;
+    host.ssh("test -d /proc/" + scene.at(k) + " && echo alive || true", &alive);
+    CHECK(alive.empty());
+  }
+  return slurp(t);
+}
+
+}  // namespace
+
+TEST_CASE("become: the whole gpu-release runbook as a NOPASSWD sudo user", "[systemd][e2e][become]") {
   SystemdHost host;
   REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " alice nopasswd").code == 0);
-  REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " bob password=hunter2").code == 0);
   std::string dir = ratchet::testing::temp_dir("ratchet-become");
-  std::ofstream(dir + "/inv.toml") << "[hosts.alice]\naddress = \"127.0.0.1\"\nport = " << host.port()
-                                   << "\nuser = \"alice\"\nidentity = \"" << host.client_key()
-                                   << "\"\nknown_hosts = \"" << host.known_hosts() << "\"\n"
-                                   << "[hosts.bob]\naddress = \"127.0.0.1\"\nport = " << host.port()
-                                   << "\nuser = \"bob\"\nidentity = \"" << host.client_key()
-                                   << "\"\nknown_hosts = \"" << host.known_hosts() << "\"\n";
-  std::ofstream(dir + "/p.toml") << R"(name = "become"
-[[step]]
-id = "whoami"
-kind = "verify"
-command = "id -un"
-stdout_matches = "^root$"
-become = true
-[[step]]
-id = "notes"
-kind = "write"
-path = "/root/become-notes.md"
-mode = "0600"
-content = "written by {{ host.name }} as root\n"
-become = true
-)";
-  auto r = run_sh(std::string(RATCHET_BINARY) + " run " + dir + "/p.toml -i " + dir + "/inv.toml -F none --limit alice --transcript " + dir + "/a.jsonl");
-  INFO(r.out << r.err);
-  CHECK(r.code == 0);
-  std::string out;
-  REQUIRE(host.ssh("stat -c '%U %a' /root/become-notes.md; cat /root/become-notes.md", &out) == 0);
-  CHECK(out == "root 600\nwritten by alice as root\n");
+  std::string output;
+  std::string text = run_as(host, dir, "alice", "", &output);
+  CHECK(text.find("\"user\":\"alice\"") != std::string::npos);     // logged in as alice
+  CHECK(text.find("exec sudo -n -H -- ") != std::string::npos);     // every command through sudo -n
+  CHECK(text.find("\"become_password\":true") == std::string::npos);
+}
 
-  auto t0 = std::chrono::steady_clock::now();
-  r = run_sh(std::string(RATCHET_BINARY) + " run " + dir + "/p.toml -i " + dir + "/inv.toml -F none --limit bob --transcript " + dir + "/b.jsonl");
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  INFO(r.out << r.err);
-  CHECK(r.code == 1);
-  CHECK(secs < 20);
-  auto t = ratchet::transcript::read_transcript(dir + "/b.jsonl");
-  std::string reason;
-  for (const auto& e : t.events)
-    if (e["event"] == "step_end" && e["step"] == "whoami") reason = e.value("reason", "");
-  CHECK(reason.find("a password is required") != std::string::npos);
+TEST_CASE("become: the whole gpu-release runbook as a password sudo user; the password leaks nowhere",
+          "[systemd][e2e][become]") {
+  SystemdHost host;
+  const std::string pw = "Pw-7f3a9c-hunter2";
+  REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " bob password=" + pw).code == 0);
+  std::string dir = ratchet::testing::temp_dir("ratchet-become");
+  std::ofstream(dir + "/pw") << pw << "\n";
+
+  SECTION("without a password: fails fast, names the options, runs nothing as root") {
+    auto scene = host.stage_inference();
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = run_sh(gpu_release(user_inventory(host, dir, "bob"), scene.at("DEVICE_GLOB"),
+                                "--transcript " + dir + "/none.jsonl"));
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK(secs < 20);
+    CHECK(r.out.find("become: sudo asks for a password to run as root; give --ask-become-pass") !=
+          std::string::npos);
+    auto st = statuses(dir + "/none.jsonl");
+    CHECK(st["stop"] == "failed");
+    CHECK(st.count("kill_server") == 0);  // stopped at the first step
+  }
+
+  SECTION("a wrong password: a clear failure within seconds, not a hang") {
+    auto scene = host.stage_inference();
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = run_sh("BECOME_PW=wrong-" + pw + " " +
+                    gpu_release(user_inventory(host, dir, "bob"), scene.at("DEVICE_GLOB"),
+                                "--become-password-env BECOME_PW --transcript " + dir + "/wrong.jsonl"));
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK(secs < 30);
+    CHECK(r.out.find("become: sudo rejected the become password (to run as root)") != std::string::npos);
+    CHECK((r.out + r.err).find("wrong-" + pw) == std::string::npos);
+    CHECK(slurp(dir + "/wrong.jsonl").find(pw) == std::string::npos);
+    std::string alive;  // nothing was killed
+    host.ssh("test -d /proc/" + scene.at("SERVER_PID") + " && echo alive", &alive);
+    CHECK(alive == "alive\n");
+  }
+
+  SECTION("asked once on the terminal (-K): not echoed, the runbook completes") {
+    if (ratchet::testing::run_sh("command -v tmux").code != 0) FAIL("tmux is not installed");
+    auto scene = host.stage_inference();
+    ratchet::testing::Tmux tmux;
+    REQUIRE(tmux.start(gpu_release(user_inventory(host, dir, "bob"), scene.at("DEVICE_GLOB"),
+                                   "-K --transcript " + dir + "/k.jsonl") + "; echo EXIT=$?; sleep 600"));
+    REQUIRE(ratchet::testing::eventually([&] { return tmux.capture().find("BECOME password:") != std::string::npos; }, 20'000));
+    tmux.type(pw);
+    std::string screen;
+    bool done = ratchet::testing::eventually([&] {
+      screen = tmux.capture();
+      return screen.find("EXIT=") != std::string::npos;
+    }, 120'000);
+    INFO(screen);
+    REQUIRE(done);
+    CHECK(screen.find("EXIT=0") != std::string::npos);
+    CHECK(screen.find(pw) == std::string::npos);  // never echoed
+    CHECK(count_of(screen, "BECOME password:") == 1);  // asked once for the whole run
+    CHECK(slurp(dir + "/k.jsonl").find(pw) == std::string::npos);
+    CHECK(statuses(dir + "/k.jsonl")["active"] == "ok");
+  }
+
+  SECTION("the right password from a file: the runbook completes; the password is nowhere") {
+    ArgvWatch watch(pw);
+    std::string output;
+    std::string text = run_as(host, dir, "bob", "--become-password-file " + dir + "/pw", &output);
+    watch.finish();
+    CHECK(watch.samples() > 100);
+    for (const auto& h : watch.hits()) {
+      std::string shown = h;
+      for (auto& c : shown) c = c == '\0' ? ' ' : c;
+      UNSCOPED_INFO("argv holding the password: " << shown);
+    }
+    CHECK(watch.hits().empty());
+    CHECK(text.find(pw) == std::string::npos);
+    CHECK(output.find(pw) == std::string::npos);
+    CHECK(text.find("exec sudo -k -S -p '' -H -- ") != std::string::npos);
+    CHECK(text.find("\"become_password\":true") != std::string::npos);
+    CHECK(text.find("\"user\":\"bob\"") != std::string::npos);
+    // the host's own logs do not hold it either
+    std::string logs;
+    host.ssh("journalctl --no-pager -q 2>/dev/null | grep -c -F -- '" + pw + "' || true", &logs);
+    CHECK(logs == "0\n");
+  }
 }

@@ -77,3 +77,84 @@ TEST_CASE("executor: a secret on a command line is refused, output is masked bef
     if (e["event"] == "output") b64 = e["data_b64"] == util::base64(std::string("pre *** \xff\n"));
   CHECK(b64);
 }
+
+TEST_CASE("executor: become probes sudo -n once; a password goes first on stdin only when needed", "[engine]") {
+  testing::ScriptedTransport t;
+  std::string path = testing::temp_dir("ratchet-become") + "/t.jsonl";
+  const std::string pw = "hunter2-pw";
+  steps::Command c;
+  c.role = "action";
+  c.text = "id -u";
+  c.timeout = util::Millis(5000);
+  SECTION("NOPASSWD: sudo -n, stdin untouched") {
+    transcript::Writer w(path);
+    engine::Executor ex(t, w, "h1");
+    ex.set_become_password(&pw);
+    ex.set_step("s", true, "");
+    t.push(0);            // sudo -n true
+    t.push(0, "0\n");     // the command
+    t.push(0, "0\n");     // again: no second probe
+    CHECK(ex.run(c, 0, "data").exit_code == 0);
+    CHECK(ex.run(c, 0, "").exit_code == 0);
+    REQUIRE(t.requests.size() == 3);
+    CHECK(t.requests[0].command.rfind("exec sudo -n -H -- ", 0) == 0);
+    CHECK(t.requests[1].command.rfind("exec sudo -n -H -- ", 0) == 0);
+    CHECK(t.requests[1].stdin_data == "data");
+  }
+  SECTION("password needed: checked once with sudo -S, then every command gets it first") {
+    {
+      transcript::Writer w(path);
+      w.add_secret(pw);
+      engine::Executor ex(t, w, "h1");
+      ex.set_become_password(&pw);
+      ex.set_step("s", true, "app");
+      t.push(1, "", "sudo: a password is required\n");
+      t.push(0);           // sudo -S true with the password
+      t.push(0, "1001\n");
+      CHECK(ex.ensure_become(0).empty());
+      CHECK(ex.run(c, 0, "payload").exit_code == 0);
+    }
+    REQUIRE(t.requests.size() == 3);
+    CHECK(t.requests[0].command.rfind("exec sudo -n -H -u app -- ", 0) == 0);
+    CHECK(t.requests[0].stdin_data.empty());
+    CHECK(t.requests[1].command.rfind("exec sudo -k -S -p '' -H -u app -- ", 0) == 0);
+    CHECK(t.requests[1].stdin_data == pw + "\n");
+    CHECK(t.requests[2].stdin_data == pw + "\npayload");
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text.find(pw) == std::string::npos);
+    CHECK(text.find("\"become_password\":true") != std::string::npos);
+    CHECK(text.find("\"role\":\"become_probe\"") != std::string::npos);
+  }
+  SECTION("password needed but none given: a clear reason, nothing else sent") {
+    transcript::Writer w;
+    engine::Executor ex(t, w, "h1");
+    ex.set_step("s", true, "");
+    t.push(1, "", "sudo: a password is required\n");
+    auto r = ex.run(c, 0, "");
+    CHECK(r.error.find("become: sudo asks for a password to run as root; give --ask-become-pass") == 0);
+    CHECK(t.requests.size() == 1);
+    CHECK(ex.run(c, 0, "").error == r.error);  // cached: no second probe
+    CHECK(t.requests.size() == 1);
+  }
+  SECTION("a wrong password: rejected clearly, the password masked in the reason") {
+    transcript::Writer w;
+    w.add_secret(pw);
+    engine::Executor ex(t, w, "h1");
+    ex.set_become_password(&pw);
+    ex.set_step("s", true, "");
+    t.push(1, "", "sudo: a password is required\n");
+    t.push(1, "", "Sorry, try again.\nsudo: no password was provided (echo hunter2-pw)\n");
+    std::string why = ex.ensure_become(0);
+    CHECK(why == "become: sudo rejected the become password (to run as root): Sorry, try again.; "
+                 "sudo: no password was provided (echo ***)");
+    CHECK(t.requests.size() == 2);
+  }
+  SECTION("sudo refuses for another reason: its message") {
+    transcript::Writer w;
+    engine::Executor ex(t, w, "h1");
+    ex.set_step("s", true, "");
+    t.push(1, "", "sudo: unknown user nobody2\n");
+    CHECK(ex.ensure_become(0) == "become: `sudo -n` to run as root failed (exit 1): sudo: unknown user nobody2");
+  }
+}

@@ -382,11 +382,13 @@ add-user)
     password=*) rule="$NAME ALL=(ALL:ALL) ALL"; pw=${MODE#password=} ;;
     *) die "mode must be nopasswd or password=PW";;
   esac
-  # ssh joins argv into ONE string for the remote shell -> quote each argument
+  # ssh joins argv into ONE string for the remote shell -> quote each argument.
+  # The password travels on stdin (the line after `read`), never in an argv:
+  # tests watch every command line for it. bash -s reads a pipe line by line.
   # shellcheck disable=SC2046
-  ssh $(ssh_opts "$S") root@127.0.0.1 "bash -s -- $(printf '%q ' "$NAME" "$pw" "$rule" "$pub")" <<'EOF'
+  { printf 'IFS= read -r pw\n%s\n' "$pw"; cat; } <<'EOF' | ssh $(ssh_opts "$S") root@127.0.0.1 "bash -s -- $(printf '%q ' "$NAME" "$rule" "$pub")"
 set -e
-name=$1 pw=$2 rule=$3 pub=$4
+name=$1 rule=$2 pub=$3
 id "$name" >/dev/null 2>&1 || useradd -m -s /bin/bash "$name"
 if [ "$pw" = '*' ]; then usermod -p '*' "$name"; else echo "$name:$pw" | chpasswd; fi
 printf '%s\n' "$rule" > "/etc/sudoers.d/90-$name"; chmod 440 "/etc/sudoers.d/90-$name"

@@ -566,3 +566,33 @@ TEST_CASE("a zero timeout is refused", "[playbook]") {
   CHECK(errors[0].message == "`timeout` must be more than 0s");
   CHECK(errors[0].pos.line == 6);
 }
+
+TEST_CASE("loader: strategy, serial and max_fail at the top level", "[playbook]") {
+  const char* kOneStep = "[[step]]\nkind = \"run\"\ncommand = \"true\"\n";
+  auto pb = load_ok(std::string(kHead) + "strategy = \"free\"\nserial = \"30%\"\nmax_fail = 2\n" + kOneStep);
+  CHECK(pb.policy.strategy == "free");
+  CHECK(pb.policy.serial.set);
+  CHECK(pb.policy.serial.percent);
+  CHECK(pb.policy.serial.value == 30);
+  CHECK(pb.policy.max_fail.set);
+  CHECK_FALSE(pb.policy.max_fail.percent);
+  CHECK(pb.policy.max_fail.value == 2);
+  auto plain = load_ok(std::string(kHead) + kOneStep);
+  CHECK(plain.policy.strategy == "linear");
+  CHECK_FALSE(plain.policy.serial.set);
+  CHECK_FALSE(plain.policy.max_fail.set);
+
+  CHECK(errors_of(std::string(kHead) + "strategy = \"lineer\"\n" + kOneStep) ==
+        "pb.toml:2:12: error: `strategy` must be \"linear\" or \"free\", not \"lineer\" (did you mean \"linear\"?)\n"
+        "    strategy = \"lineer\"\n"
+        "               ^\n");
+  CHECK(errors_of(std::string(kHead) + "serial = 0\n" + kOneStep) ==
+        "pb.toml:2:10: error: `serial` must be a number of hosts (at least 1) or a percentage such as "
+        "\"30%\" (write serial = 2 or serial = \"25%\")\n"
+        "    serial = 0\n"
+        "             ^\n");
+  CHECK(errors_of(std::string(kHead) + "max_fail = \"120%\"\n" + kOneStep).find(
+            "pb.toml:2:12: error: `max_fail` must be a number of hosts (at least 0)") == 0);
+  CHECK(errors_of(std::string(kHead) + "serial = \"abc%\"\n" + kOneStep).find("pb.toml:2:10: error: `serial`") == 0);
+  CHECK(errors_of(std::string(kHead) + "serail = 2\n" + kOneStep).find("did you mean `serial`?") != std::string::npos);
+}

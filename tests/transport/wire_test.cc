@@ -48,6 +48,15 @@ TEST_CASE("become wraps the whole wire string in sudo -n -H", "[transport]") {
         "exec /bin/sh -c " + script + " ratchet 'id -u' 5000");
 }
 
+TEST_CASE("become with a password: sudo -k -S with an empty prompt, never -n", "[transport]") {
+  CHECK(wire_command("id -u", milliseconds(0), Become{true, "", true}) ==
+        "exec sudo -k -S -p '' -H -- /bin/sh -c 'id -u'");
+  CHECK(wire_command("id -u", milliseconds(0), Become{true, "app", true}) ==
+        "exec sudo -k -S -p '' -H -u app -- /bin/sh -c 'id -u'");
+  CHECK(wire_command("id -u", milliseconds(0), Become{false, "app", true}) ==
+        "exec /bin/sh -c 'id -u'");
+}
+
 TEST_CASE("client_deadline adds the grace to the host deadline", "[transport]") {
   CHECK(client_deadline(milliseconds(1000)) == milliseconds(4000));
   CHECK(client_deadline(milliseconds(60'000)) == milliseconds(63'000));

@@ -30,3 +30,16 @@ TEST_CASE("indent_lines prefixes every line", "[util]") {
   CHECK(indent_lines("a\nb", "  | ") == "  | a\n  | b\n");
   CHECK(indent_lines("", "x") == "");
 }
+
+TEST_CASE("terminal_line: no escape or control byte reaches the terminal, cut by columns", "[util]") {
+  using ratchet::util::terminal_line;
+  CHECK(terminal_line("ok") == "ok");
+  CHECK(terminal_line("a\x1b[2Jb") == "a?[2Jb");           // ESC
+  CHECK(terminal_line("a\nb\tc\rd") == "a b c d");
+  CHECK(terminal_line(std::string("nul\0x", 5)) == "nul?x");
+  CHECK(terminal_line("c1\xc2\x9b" "31m") == "c1?31m");      // CSI as a C1 control
+  CHECK(terminal_line("bad\xff utf8") == "bad? utf8");
+  CHECK(terminal_line("h\xc3\xa9llo w\xc3\xb6rld", 5) == "h\xc3\xa9ll\u2026");
+  CHECK(terminal_line("short", 5) == "short");
+  CHECK(ratchet::util::columns("h\xc3\xa9llo") == 5);
+}

@@ -1,0 +1,257 @@
+#include "cli/live_progress.h"
+
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "util/text.h"
+
+namespace ratchet::cli {
+
+namespace {
+
+bool term_ok(int fd) {
+  if (!isatty(fd)) return false;
+  const char* term = std::getenv("TERM");
+  return !(term && std::strcmp(term, "dumb") == 0);
+}
+
+void write_all(int fd, const std::string& s) {
+  for (size_t off = 0; off < s.size();) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n <= 0) return;  // a closed terminal: progress is best effort
+    off += static_cast<size_t>(n);
+  }
+}
+
+std::string elapsed(std::chrono::steady_clock::duration d) {
+  long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  if (ms < 60'000) return fmt::format("{:.1f}s", ms / 1000.0);
+  return fmt::format("{}m{:02d}s", ms / 60'000, static_cast<int>(ms / 1000 % 60));
+}
+
+}  // namespace
+
+bool use_live(int fd) { return term_ok(fd); }
+
+bool use_color(int fd) {
+  const char* nc = std::getenv("NO_COLOR");
+  return term_ok(fd) && !(nc && *nc);
+}
+
+LiveProgress::LiveProgress(const std::vector<std::string>& hosts, size_t steps, int fd, bool color,
+                           const transcript::Writer* mask)
+    : order_(hosts), steps_(steps), fd_(fd), color_(color), mask_(mask), t0_(Clock::now()) {
+  for (const auto& h : hosts) rows_[h];
+  thread_ = std::thread([this] { loop(); });
+}
+
+LiveProgress::~LiveProgress() { stop(); }
+
+void LiveProgress::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  draw(true);
+  stopped_ = true;
+}
+
+void LiveProgress::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    draw(false);
+    cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; });
+  }
+}
+
+std::string LiveProgress::paint(const std::string& status, const std::string& text) const {
+  if (!color_) return text;
+  const char* c = "";
+  if (status == "ok") c = "\x1b[32m";
+  else if (status == "changed" || status == "escalated") c = "\x1b[33m";
+  else if (status == "failed" || status == "unreachable" || status == "host_key") c = "\x1b[31m";
+  else if (status == "running" || status == "connecting") c = "\x1b[36m";
+  else if (status == "waiting" || status == "skipped") c = "\x1b[2m";
+  else if (status == "interrupted") c = "\x1b[35m";
+  return *c ? std::string(c) + text + "\x1b[0m" : text;
+}
+
+std::string LiveProgress::row_text(const std::string& host, const Row& r, size_t name_w,
+                                   size_t cols) const {
+  // Built plain (to measure and cut), then the status word is painted.
+  std::string name = util::terminal_line(host, name_w);
+  name += std::string(name_w - std::min(name_w, util::columns(name)), ' ');
+  std::string state = fmt::format("{:<11}", r.state);
+  std::string rest;
+  auto now = r.done ? r.end : Clock::now();
+  std::string time = r.start == Clock::time_point{} ? "" : elapsed(now - r.start);
+  if (r.done) {
+    std::string counts;
+    for (const char* k : {"ok", "changed", "escalated", "failed", "skipped"}) {
+      auto it = r.counts.find(k);
+      if (it != r.counts.end() && it->second) counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", k, it->second);
+    }
+    rest = fmt::format("{:<40} {:>7}", counts, time);
+  } else if (r.state == "running") {
+    std::string where = fmt::format("[{}/{}] {}", r.step_no, steps_, r.step);
+    std::string what = r.rung > 0 ? fmt::format("rung {} {}", r.rung, r.role) : r.role;
+    rest = fmt::format("{:<30} {:<16} {:>7}", where, what, time);
+  } else {
+    rest = time;
+  }
+  std::string plain_rest = util::terminal_line(rest);
+  size_t used = name_w + 2 + 11 + 1;
+  if (cols > used + 1) plain_rest = util::terminal_line(plain_rest, cols - used - 1);
+  else plain_rest.clear();
+  return name + "  " + paint(r.state, state) + " " + plain_rest;
+}
+
+void LiveProgress::draw(bool final) {
+  winsize ws{};
+  size_t cols = 80, lines = 24;
+  if (ioctl(fd_, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+    cols = ws.ws_col;
+    lines = ws.ws_row > 0 ? ws.ws_row : lines;
+  }
+  std::map<std::string, int> tally;
+  for (const auto& [h, r] : rows_) tally[r.done ? r.state : r.state == "waiting" ? "waiting" : "running"]++;
+  std::string head = fmt::format("ratchet: {} host(s)", order_.size());
+  for (const char* k : {"running", "waiting", "ok", "changed", "escalated", "failed", "unreachable",
+                        "host_key", "skipped", "interrupted"})
+    if (tally[k]) head += fmt::format(", {} {}", tally[k], k);
+  if (!batch_.empty()) head += "  " + batch_;
+  head += "  " + elapsed(Clock::now() - t0_);
+
+  size_t name_w = 4;
+  for (const auto& h : order_) name_w = std::max(name_w, util::columns(h));
+  name_w = std::min<size_t>(name_w, std::max<size_t>(8, cols / 3));
+
+  // Which hosts fit: all when the terminal is tall enough, else the busy ones,
+  // then failures, then waiting, then finished, shown in inventory order.
+  size_t room = lines > 3 ? lines - 2 : 1;  // header + the line the cursor rests on
+  std::vector<const std::string*> shown;
+  size_t hidden = 0;
+  if (order_.size() <= room) {
+    for (const auto& h : order_) shown.push_back(&h);
+  } else {
+    size_t slots = room > 1 ? room - 1 : 0;  // one line says how many are hidden
+    std::vector<int> rank(order_.size());
+    for (size_t i = 0; i < order_.size(); ++i) {
+      const Row& r = rows_.at(order_[i]);
+      rank[i] = !r.done && r.state != "waiting" ? 0
+                : r.done && (r.state == "failed" || r.state == "unreachable" || r.state == "host_key") ? 1
+                : r.state == "waiting" ? 2 : 3;
+    }
+    std::vector<size_t> pick(order_.size());
+    for (size_t i = 0; i < pick.size(); ++i) pick[i] = i;
+    std::stable_sort(pick.begin(), pick.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+    pick.resize(std::min(slots, pick.size()));
+    std::sort(pick.begin(), pick.end());
+    for (size_t i : pick) shown.push_back(&order_[i]);
+    hidden = order_.size() - shown.size();
+  }
+  std::string out;
+  if (drawn_ > 0) out += fmt::format("\x1b[{}F", drawn_);  // back to the block's first line
+  out += "\x1b[J";                                          // and clear it
+  out += util::terminal_line(head, cols - 1) + "\n";
+  for (const auto* h : shown) out += row_text(*h, rows_.at(*h), name_w, cols) + "\n";
+  size_t n = 1 + shown.size();
+  if (hidden) {
+    out += util::terminal_line(fmt::format("  ... {} more host(s) not shown (the recap lists all)", hidden), cols - 1) + "\n";
+    ++n;
+  }
+  drawn_ = final ? 0 : n;  // after the final draw the block stays on screen
+  write_all(fd_, out);
+}
+
+void LiveProgress::above(const std::string& text) {
+  winsize ws{};
+  size_t cols = 80;
+  if (ioctl(fd_, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) cols = ws.ws_col;
+  std::string out;
+  if (drawn_ > 0) out += fmt::format("\x1b[{}F\x1b[J", drawn_);
+  out += util::terminal_line(mask_ ? mask_->mask(text) : text, cols - 1) + "\n";
+  drawn_ = 0;
+  write_all(fd_, out);
+  if (!stopping_) draw(false);
+}
+
+void LiveProgress::connected(const std::string& host, const std::string&) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& r = rows_[host];
+  r.state = "running";
+  r.role = "connected";
+}
+
+void LiveProgress::unreachable(const std::string& host, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  above(fmt::format("{}: UNREACHABLE {}", host, message));
+}
+
+void LiveProgress::step_started(const std::string& host, const std::string& step_id,
+                                const std::string&) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& r = rows_[host];
+  if (r.start == Clock::time_point{}) r.start = Clock::now();
+  r.state = "running";
+  r.step = step_id;
+  r.step_no++;
+  r.rung = 0;
+  r.role = "";
+}
+
+void LiveProgress::command_started(const std::string& host, int rung, const std::string& role) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& r = rows_[host];
+  if (r.start == Clock::time_point{}) r.start = Clock::now();
+  if (r.state == "waiting") r.state = "connecting";
+  r.rung = rung;
+  r.role = role;
+}
+
+void LiveProgress::step_done(const std::string& host, const std::string& step_id,
+                             const engine::StepOutcome& o) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& r = rows_[host];
+  r.counts[o.status]++;
+  r.role = o.rung > 0 ? fmt::format("{} (rung {})", o.status, o.rung) : o.status;  // until the next step
+  r.rung = 0;
+  if (o.status == "failed") {
+    std::string rung = o.rung > 0 ? fmt::format(" (rung {})", o.rung) : "";
+    above(fmt::format("{}: FAILED {}{}: {}", host, step_id, rung, o.reason));
+  }
+}
+
+void LiveProgress::step_skipped(const std::string& host, const std::string&, const std::string&) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& r = rows_[host];
+  r.step_no++;
+  r.counts["skipped"]++;
+}
+
+void LiveProgress::host_done(const engine::HostReport& rep) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& r = rows_[rep.host];
+  if (r.start == Clock::time_point{}) r.start = Clock::now();
+  r.done = true;
+  r.end = Clock::now();
+  if (rep.ms > 0) r.start = r.end - std::chrono::milliseconds(rep.ms);  // as the recap counts it
+  r.state = rep.status;
+  r.counts = rep.counts;
+}
+
+void LiveProgress::batch_started(int index, int count, const std::vector<std::string>& hosts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  batch_ = fmt::format("batch {}/{} ({} hosts)", index, count, hosts.size());
+}
+
+}  // namespace ratchet::cli

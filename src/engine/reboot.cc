@@ -1,0 +1,135 @@
+// kind = "reboot" on one host: read the boot id, start the reboot, drop the
+// session, reconnect with backoff until the host answers with a NEW boot id
+// (all bounded by reboot_timeout), then run the test_command until it passes.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/host_run.h"
+
+namespace ratchet::engine {
+
+namespace {
+
+long long steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string trimmed(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::string brief(const transport::ExecResult& r) {
+  if (!r.error.empty()) return r.error;
+  std::string err = trimmed(r.err.data);
+  if (err.size() > 200) err = err.substr(0, 200) + "...";
+  std::string status = r.signal.empty() ? fmt::format("exit {}", r.exit_code) : "signal " + r.signal;
+  return err.empty() ? status : fmt::format("{}: {}", status, err);
+}
+
+}  // namespace
+
+StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
+  StepOutcome o;
+  o.status = "failed";
+  const steps::Rung& r = ps.rungs.at(0);
+  const long long start = steady_ms();
+  const long long deadline = start + r.reboot_timeout.count();
+  auto& w = *shared_.w;
+  const std::string& host = job_.host.name;
+  auto interrupted = [&] { return shared_.interrupted && shared_.interrupted->load(); };
+
+  auto before = ex_->run(r.check.at(0), 0, "");
+  std::string old_id = trimmed(before.out.data);
+  if (before.exit_code != 0 || old_id.empty()) {
+    o.reason = fmt::format("reboot: cannot read the boot id before rebooting ({})", brief(before));
+    return o;
+  }
+  auto act = ex_->run(*r.action, 0, "");
+  o.rc = act.exit_code;
+  if (act.exit_code != 0) {
+    o.reason = fmt::format("reboot: the reboot command failed ({})", brief(act));
+    return o;
+  }
+  t_.close();  // the host is going down; every later command needs a new session
+
+  std::string last = "no answer yet";
+  std::string new_id;
+  util::Millis backoff{1'000};
+  int attempt = 0;
+  while (!interrupted()) {
+    long long left = deadline - steady_ms();
+    if (left <= 0) break;
+    shared_.sleep(std::min<util::Millis>(backoff, util::Millis(left)));
+    backoff = std::min<util::Millis>(backoff * 2, util::Millis(5'000));
+    if (interrupted() || steady_ms() >= deadline) break;
+    ++attempt;
+    transport::ConnectInfo info;
+    if (auto err = t_.connect(&info)) {
+      last = err->message;
+      w.emit("reboot_wait", {{"host", host}, {"step", ex_->step()}, {"attempt", attempt},
+                             {"cause", transport::cause_name(err->kind)}, {"message", err->message}});
+      if (err->kind == transport::FailureKind::host_key_changed ||
+          err->kind == transport::FailureKind::host_key_unknown) {
+        o.reason = "reboot: the host came back with a host key that known_hosts does not hold: " +
+                   err->message;
+        return o;
+      }
+      continue;
+    }
+    steps::Command wait = r.after.at(0);
+    wait.timeout = util::Millis(std::max<long long>(1'000, deadline - steady_ms()));
+    auto res = ex_->run(wait, 0, "");
+    std::string id = trimmed(res.out.data);
+    if (res.exit_code == 0 && !id.empty() && id != old_id) {
+      new_id = id;
+      nlohmann::json ev = {{"host", host}, {"address", info.address}, {"port", info.port},
+                           {"user", info.user}, {"fingerprint", info.fingerprint},
+                           {"auth_method", info.auth_method}, {"ms", info.ms}, {"after_reboot", true}};
+      if (!info.via.empty()) ev["via"] = info.via;
+      w.emit("connect", ev);
+      break;
+    }
+    last = res.exit_code == 0 && id == old_id ? "the host still runs the old boot"
+                                              : fmt::format("boot wait failed ({})", brief(res));
+    w.emit("reboot_wait", {{"host", host}, {"step", ex_->step()}, {"attempt", attempt},
+                           {"message", last}});
+    t_.close();
+  }
+  if (new_id.empty()) {
+    o.reason = interrupted() ? "interrupted while waiting for the host to come back"
+                             : fmt::format("reboot: the host did not come back within {} ({} attempts; last: {})",
+                                           util::format_duration(r.reboot_timeout), attempt, last);
+    return o;
+  }
+  const long long back_ms = steady_ms() - start;
+  if (r.after.size() > 1) {
+    const steps::Command& test = r.after[1];
+    for (;;) {
+      auto res = ex_->run(test, 0, "");
+      if (res.exit_code == 0 && res.error.empty()) {
+        o.out = res.out.data;
+        break;
+      }
+      if (interrupted() || steady_ms() + ps.rungs[0].delay.count() >= deadline) {
+        o.reason = fmt::format("reboot: the host is back but test_command did not pass within {} ({})",
+                               util::format_duration(r.reboot_timeout), brief(res));
+        o.rc = res.exit_code;
+        return o;
+      }
+      shared_.sleep(ps.rungs[0].delay);
+    }
+  }
+  ex_->evidence(0, {{"boot_id_before", old_id}, {"boot_id_after", new_id}, {"back_ms", back_ms},
+                    {"attempts", attempt}});
+  o.status = "changed";
+  o.rc = 0;
+  o.reason = fmt::format("rebooted; back after {} ms", back_ms);
+  return o;
+}
+
+}  // namespace ratchet::engine

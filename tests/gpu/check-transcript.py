@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Asserts, from the transcripts of run-on-gpu.sh's two runs of gpu-release-cuda, that
+ratchet touched only what the test started, and prints what happened.
+
+First run:
+  - it ended ok (exit 0);
+  - every process ratchet signalled (each `signalled` evidence entry and each
+    `signalled` line of a kill's output) belonged to the test user and was the server
+    or the worker that the test started; every holder any check reported was the
+    test user's (the selectors are filtered by that user), and the bystander (a root
+    process holding the GPU beside the scene) never appears;
+  - kill_server signalled the server by its PID file, not the orphaned worker;
+  - gpus_free found the worker through ratchet's own /proc scan (ratchet_no_holders:
+    no command anywhere calls fuser or lsof), escalated, and names the rung that freed it;
+  - smi_clean passed where nvidia-smi lists CUDA processes (--smi true), else was skipped;
+  - the notes were written.
+Second run: ended ok, signalled nothing, every step found its state already held.
+"""
+import argparse
+import json
+import sys
+
+ok = True
+
+
+def fail(msg):
+    global ok
+    ok = False
+    print(f"FAIL: {msg}")
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def step_end(events, step):
+    ends = [e for e in events if e["event"] == "step_end" and e.get("step") == step]
+    return ends[-1] if ends else {}
+
+
+def signalled(events):
+    """(step, rung, pid, user, cmdline) for every process a kill action signalled."""
+    out = []
+    for e in events:
+        if e["event"] == "evidence" and "signalled" in e:
+            for p in e["signalled"]:
+                out.append((e["step"], e.get("rung", 0), p["pid"], p["user"], p.get("cmdline", ""), "evidence"))
+        if e["event"] == "output" and e.get("stream") == "stdout" and "data" in e:
+            for line in e["data"].splitlines():
+                f = line.split("\t")
+                if f[0] == "signalled" and len(f) > 3:
+                    out.append((e["step"], e.get("rung", 0), int(f[1]), f[2], f[6] if len(f) > 6 else "", "output"))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--user", required=True)
+    ap.add_argument("--server", type=int, required=True)
+    ap.add_argument("--worker", type=int, required=True)
+    ap.add_argument("--bystander", type=int, required=True)
+    ap.add_argument("--smi", choices=["true", "false"], required=True)
+    ap.add_argument("--first", required=True)
+    ap.add_argument("--second", required=True)
+    a = ap.parse_args()
+    ours = {a.server: "server", a.worker: "worker"}
+
+    ev = load(a.first)
+    end = [e for e in ev if e["event"] == "run_end"]
+    if not end or end[-1].get("exit_code") != 0:
+        fail(f"first run did not end ok: {end[-1] if end else 'no run_end'}")
+
+    sig = signalled(ev)
+    print(f"first run: {len({(s, r, p) for s, r, p, *_ in sig})} signal(s) sent")
+    for step, rung, pid, user, cmd, src in sig:
+        if src != "evidence":
+            continue
+        print(f"  {step} rung {rung}: PID {pid} ({ours.get(pid, 'NOT OURS')}) user {user}: {cmd}")
+    for step, rung, pid, user, cmd, src in sig:
+        if user != a.user:
+            fail(f"{step} rung {rung} signalled PID {pid} of user {user}, not {a.user} ({src})")
+        if pid not in ours:
+            fail(f"{step} rung {rung} signalled PID {pid}, which the test did not start ({src})")
+    for e in ev:
+        if e["event"] == "evidence":
+            for h in e.get("holders", []):
+                if h["user"] != a.user:
+                    fail(f"{e['step']} reported holder {h['pid']} of user {h['user']}")
+        if e["event"] == "command":
+            if any(tool in e["command"].split() for tool in ("fuser", "lsof")):
+                fail(f"{e['step']} calls fuser/lsof: {e['command']}")
+
+    mentioned = set()
+    for e in ev:
+        if e["event"] == "evidence":
+            mentioned |= {p["pid"] for p in e.get("holders", []) + e.get("signalled", [])}
+    if a.bystander in mentioned:
+        fail(f"the bystander {a.bystander} (root, holds the GPU) was selected or reported")
+    else:
+        print(f"bystander {a.bystander} (root, holds the GPU): never selected, never reported")
+
+    ks = {p for s, r, p, *_ in sig if s == "kill_server"}
+    if a.server not in ks:
+        fail("kill_server did not signal the server")
+    if a.worker in ks:
+        fail("kill_server reached the worker: it was meant to be outside the server's tree")
+    print(f"kill_server: {step_end(ev, 'kill_server').get('status')}")
+
+    checks = [e for e in ev if e["event"] == "command" and e.get("step") == "gpus_free" and e["role"] == "check"]
+    if not checks or not checks[0]["command"].startswith("ratchet_no_holders "):
+        fail("gpus_free's check is not ratchet_no_holders")
+    else:
+        print(f"gpus_free check: {checks[0]['command']}")
+    first = next((e for e in ev if e["event"] == "evidence" and e.get("step") == "gpus_free" and e["role"] == "check"), None)
+    found = {h["pid"]: h for h in (first or {}).get("holders", [])}
+    if a.worker not in found:
+        fail(f"gpus_free's first check did not find the worker {a.worker}: {sorted(found)}")
+    for pid, h in sorted(found.items()):
+        print(f"  holder found by the /proc scan: PID {pid} ({ours.get(pid, 'NOT OURS')}) user {h['user']}, "
+              f"{len(h['files'])} file(s): {' '.join(h['files'])}")
+    caps = [f for h in found.values() for f in h["files"] if "/nvidia-caps/" in f]
+    print(f"  held beneath the matched directory nvidia-caps/: {' '.join(sorted(set(caps))) or 'nothing'}")
+    ge = step_end(ev, "gpus_free")
+    if ge.get("status") != "escalated":
+        fail(f"gpus_free did not escalate: {ge}")
+    rung_sig = {}
+    for s, r, p, *_ in sig:
+        if s == "gpus_free":
+            rung_sig.setdefault(r, set()).add(p)
+    names = {1: "TERM", 2: "KILL"}
+    print(f"gpus_free: {ge.get('status')}, freed after rung {ge.get('rung')} ({names.get(ge.get('rung'), '?')}); "
+          + "; ".join(f"rung {r} signalled {sorted(ps)}" for r, ps in sorted(rung_sig.items())))
+
+    se = step_end(ev, "smi_clean")
+    want = "ok" if a.smi == "true" else "skipped"
+    if se.get("status") != want:
+        fail(f"smi_clean: {se.get('status')}, expected {want}")
+    out = [e["data"] for e in ev if e["event"] == "output" and e.get("step") == "smi_clean" and e.get("stream") == "stdout"]
+    print(f"smi_clean: {se.get('status')}" + (f"; last answer: {out[-1].strip()!r}" if out else ""))
+    if step_end(ev, "notes").get("status") not in ("changed", "ok"):
+        fail(f"notes: {step_end(ev, 'notes')}")
+
+    ev2 = load(a.second)
+    end2 = [e for e in ev2 if e["event"] == "run_end"]
+    if not end2 or end2[-1].get("exit_code") != 0:
+        fail(f"second run did not end ok: {end2[-1] if end2 else 'no run_end'}")
+    sig2 = signalled(ev2)
+    if sig2:
+        fail(f"second run signalled {sorted({p for _, _, p, *_ in sig2})}")
+    for step in ("kill_server", "gpus_free"):
+        st = step_end(ev2, step)
+        if st.get("status") != "ok" or st.get("rung") != 0:
+            fail(f"second run: {step} {st.get('status')} rung {st.get('rung')}, expected ok at rung 0")
+    print("second run: " + ", ".join(f"{e['step']} {e['status']}" for e in ev2 if e["event"] == "step_end")
+          + f"; {len(sig2)} signal(s)")
+    print("transcript check: " + ("PASS" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
