@@ -124,7 +124,8 @@ std::optional<Loaded> load_all(const Options& o) {
     std::vector<transport::JumpHop> hops;
     std::string err;
     if (!h.jump.empty() && !transport::parse_jump_spec(h.jump, &hops, &err)) {
-      std::cerr << fmt::format("ratchet: error: {}: host {}: jump {}\n", h.where.str(), h.name, err);
+      print_errors({{h.where, fmt::format("host `{}`: jump {}", h.name, err),
+                     "write jump = \"user@host:port\", or \"user@a:22,user@b:22\" for a chain", ""}});
       return std::nullopt;
     }
   }

@@ -205,7 +205,7 @@ std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
   if (!table->contains("kind")) {
     c.add("", fmt::format("{} has no `kind`", what),
           role == TableRole::step
-              ? "add kind = \"run\", \"service\", \"kill\", \"verify\" or \"write\""
+              ? "add kind = \"run\", \"service\", \"kill\", \"verify\", \"write\" or \"reboot\""
               : "add kind = \"run\", \"service\" or \"kill\"");
   } else if ((*table)["kind"].is_string()) {
     auto k = (*table)["kind"].get<std::string>();
