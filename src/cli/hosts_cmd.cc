@@ -1,5 +1,6 @@
 // `ratchet hosts`: what a selection resolves to (inventory, --limit, ssh
-// config), with the effective address, port, user, jump and identity of each.
+// config), with the effective address, port, user, jump and identity of each
+// (and IdentitiesOnly, where the ssh config sets it).
 // Connects to nothing.
 #include <fmt/format.h>
 
@@ -59,11 +60,15 @@ int cmd_hosts(const Options& o, bool json) {
     // The jump connect() takes: the inventory's, else the config's ProxyJump. A
     // ProxyCommand the user wrote (no jump) is shown as such: libssh runs it.
     std::string jump = !r.jump.empty() ? r.jump : (!r.proxy.empty() ? "ProxyCommand " + r.proxy : "-");
-    std::string identity = r.identity.empty() ? "(agent, default keys)" : r.identity;
+    // IdentitiesOnly yes (ssh config): no agent key but those of the files shown.
+    std::string identity = r.identity.empty()
+                               ? (r.identities_only ? "(default keys only)" : "(agent, default keys)")
+                               : (r.identities_only ? r.identity + " (IdentitiesOnly)" : r.identity);
     if (json) {
       nlohmann::json row = {{"host", h.name}, {"address", r.address}, {"port", r.port}, {"user", r.user},
                             {"jump", r.jump}, {"identity", r.identity}};
       if (!r.proxy.empty()) row["proxy_command"] = r.proxy;
+      if (r.identities_only) row["identities_only"] = true;  // present only when the config says yes
       out.push_back(row);
     } else {
       std::cout << fmt::format("{:<20} {:<24} {:>5}  {:<10} {:<22} {}\n", h.name, r.address, r.port, r.user,

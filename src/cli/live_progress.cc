@@ -137,7 +137,10 @@ void LiveProgress::draw(bool final) {
 
   // Which hosts fit: all when the terminal is tall enough, else the busy ones,
   // then failures, then waiting, then finished, shown in inventory order.
-  size_t room = lines > 3 ? lines - 2 : 1;  // header + the line the cursor rests on
+  // Header, the line the cursor rests on, and one spare row: the block never
+  // starts at the screen's top row, where a terminal may take "erase below" for
+  // a full clear and push the whole screen into its scrollback on every redraw.
+  size_t room = lines > 4 ? lines - 3 : 1;
   std::vector<const std::string*> shown;
   size_t hidden = 0;
   if (order_.size() <= room) {
@@ -161,14 +164,16 @@ void LiveProgress::draw(bool final) {
   }
   std::string out;
   if (drawn_ > 0) out += fmt::format("\x1b[{}F", drawn_);  // back to the block's first line
-  out += "\x1b[J";                                          // and clear it
-  out += util::terminal_line(head, cols - 1) + "\n";
-  for (const auto* h : shown) out += row_text(*h, rows_.at(*h), name_w, cols) + "\n";
+  // Each line is erased as it is rewritten; only what a taller block left
+  // below is erased at the end.
+  out += "\x1b[2K" + util::terminal_line(head, cols - 1) + "\n";
+  for (const auto* h : shown) out += "\x1b[2K" + row_text(*h, rows_.at(*h), name_w, cols) + "\n";
   size_t n = 1 + shown.size();
   if (hidden) {
-    out += util::terminal_line(fmt::format("  ... {} more host(s) not shown (the recap lists all)", hidden), cols - 1) + "\n";
+    out += "\x1b[2K" + util::terminal_line(fmt::format("  ... {} more host(s) not shown (the recap lists all)", hidden), cols - 1) + "\n";
     ++n;
   }
+  out += "\x1b[J";
   drawn_ = final ? 0 : n;  // after the final draw the block stays on screen
   write_all(fd_, out);
 }
@@ -183,6 +188,13 @@ void LiveProgress::above(const std::string& text) {
   drawn_ = 0;
   write_all(fd_, out);
   if (!stopping_) draw(false);
+}
+
+void LiveProgress::connecting(const std::string& host) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& r = rows_[host];
+  r.state = "connecting";
+  r.start = Clock::now();
 }
 
 void LiveProgress::connected(const std::string& host, const std::string&) {

@@ -35,6 +35,7 @@ class LiveProgress : public engine::Progress {
   /// below the block. Safe to call twice.
   void stop();
 
+  void connecting(const std::string& host) override;
   void connected(const std::string& host, const std::string& detail) override;
   void unreachable(const std::string& host, const std::string& message) override;
   void step_started(const std::string& host, const std::string& step_id,

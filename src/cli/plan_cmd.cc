@@ -52,12 +52,25 @@ static void print_plan_text(const Loaded& L, const std::vector<engine::HostPlan>
                            L.pb.name, L.pb.path, L.pb.sha256.substr(0, 12));
   std::cout << "commands call the host library (ratchet_*; docs/host-library.md); "
                "<name> marks a value known only at run time\n";
+  const auto& pol = L.pb.policy;
+  auto count = [](const playbook::HostCount& c, const char* unset) {
+    return !c.set ? std::string(unset) : c.percent ? fmt::format("{}%", c.value) : std::to_string(c.value);
+  };
+  std::cout << fmt::format("{} host(s); strategy {}, serial {}, max_fail {} (run --forks sets hosts at once)\n",
+                           plans.size(), pol.strategy, count(pol.serial, "all at once"),
+                           count(pol.max_fail, "no limit"));
   for (const auto& hp : plans) {
     std::cout << fmt::format("\nhost {} ({})\n", hp.host.name, address_of(hp.host));
     int n = 0;
     for (const auto& p : hp.steps) {
       const auto& s = *p.step;
-      std::cout << fmt::format("  {}. {} [{}] {}{}\n", ++n, s.id, s.kind, s.name,
+      std::string as;
+      if (s.become || hp.host.become) {
+        std::string who = !s.become_user.empty() ? s.become_user
+                          : !hp.host.become_user.empty() ? hp.host.become_user : "root";
+        as = fmt::format("  (as {} via sudo)", who);
+      }
+      std::cout << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, s.id, s.kind, s.name, as,
                                p.when_note.empty() ? "" : "  (" + p.when_note + ")");
       for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
         const auto& r = p.prepared.rungs[k];

@@ -132,7 +132,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
                          : fmt::format("transcripts/{}-{}.jsonl", file_safe(L->pb.name), util::file_stamp(now));
   transcript::Writer w(path);
   for (auto it = secrets->begin(); it != secrets->end(); ++it) w.add_secret(it.value().get<std::string>());
-  if (become_password) w.add_secret(*become_password);
+  // The become password is masked from its first use on (engine/executor.cc).
 
   nlohmann::json vars = L->pb.vars;
   for (auto it = secrets->begin(); it != secrets->end(); ++it) vars[it.key()] = "***";

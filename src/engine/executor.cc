@@ -84,6 +84,8 @@ std::string Executor::ensure_become(int rung) {
   }
   if (!r.error.empty()) return fail(fmt::format("become: the sudo probe could not run: {}", r.error));
   std::string err = one_line(w_, r.err.data);
+  if (err.find("not in the sudoers") != std::string::npos || err.find("not allowed to") != std::string::npos)
+    return fail(fmt::format("become: sudo does not let this login user run commands as {}: {}", who, err));
   if (err.find("password is required") == std::string::npos)
     return fail(fmt::format("become: `sudo -n` to run as {} failed (exit {}): {}", who, r.exit_code,
                             err.empty() ? "no message" : err));
@@ -92,6 +94,9 @@ std::string Executor::ensure_become(int rung) {
         "become: sudo asks for a password to run as {}; give --ask-become-pass, "
         "--become-password-file FILE or --become-password-env NAME (or a NOPASSWD sudoers rule)",
         who));
+  // From here on the password travels (on stdin only): mask it everywhere. A
+  // password never sent (NOPASSWD hosts) masks nothing.
+  w_.add_secret(*password_);
   auto v = exec_recorded(probe, rung, "", {true, become_user_, true});
   if (v.error == "interrupted") return "interrupted";
   if (v.exit_code == 0 && v.error.empty()) {
@@ -99,6 +104,8 @@ std::string Executor::ensure_become(int rung) {
     return "";
   }
   std::string verr = !v.error.empty() ? v.error : one_line(w_, v.err.data);
+  if (verr.find("not in the sudoers") != std::string::npos || verr.find("not allowed to") != std::string::npos)
+    return fail(fmt::format("become: sudo does not let this login user run commands as {}: {}", who, verr));
   return fail(fmt::format("become: sudo rejected the become password (to run as {}): {}", who,
                           verr.empty() ? "no message" : verr));
 }
@@ -126,7 +133,13 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
     else ev["stdin_sha256"] = util::sha256_hex(input);
   }
   w_.emit("command", ev);
-  if (w_.mask(c.text) != c.text) {  // design.md: secrets go on stdin, never in a command line
+  // design.md: secrets go on stdin, never in a command line. The become password
+  // is not a playbook secret: a command that merely contains the same text (a
+  // weak password such as "ratchet") is no leak of it and is not refused.
+  std::string probe = c.text;
+  if (password_ && !password_->empty())
+    for (size_t at; (at = probe.find(*password_)) != std::string::npos;) probe.erase(at, password_->size());
+  if (w_.mask(probe) != probe) {
     r.error = "refused: the command would carry a secret on its command line (pass it on stdin)";
     w_.emit("exit", {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
                      {"timed_out", false}});

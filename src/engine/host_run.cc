@@ -33,6 +33,7 @@ bool HostRun::connect() {
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
   start_ms_ = now_ms();
+  shared_.progress->connecting(host);
   transport::ConnectInfo info;
   if (auto err = t_.connect(&info)) {
     json ev = {{"host", host}, {"cause", transport::cause_name(err->kind)}, {"message", err->message}};

@@ -13,6 +13,8 @@ struct HostReport;
 class Progress {
  public:
   virtual ~Progress() = default;
+  /// Connecting to `host` begins (a fork is free for it).
+  virtual void connecting(const std::string& host) { (void)host; }
   /// The session is up; `detail` is "user@address:port".
   virtual void connected(const std::string& host, const std::string& detail) = 0;
   /// The host could not be reached or authenticated; `message` names the cause.

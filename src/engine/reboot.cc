@@ -94,8 +94,12 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
       w.emit("connect", ev);
       break;
     }
-    last = res.exit_code == 0 && id == old_id ? "the host still runs the old boot"
-                                              : fmt::format("boot wait failed ({})", brief(res));
+    if (res.exit_code == 0 && id == old_id) {
+      last = "the host never went down (same boot id): did the reboot command fail? it needs root, so "
+             "set become = true or log in as root";
+    } else {
+      last = fmt::format("boot wait failed ({})", brief(res));
+    }
     w.emit("reboot_wait", {{"host", host}, {"step", ex_->step()}, {"attempt", attempt},
                            {"message", last}});
     t_.close();

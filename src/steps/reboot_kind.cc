@@ -19,6 +19,10 @@ bool build_reboot(const Json& f, const BuildContext& ctx, Rung* out, std::string
   if (!field_string(f, "command", &command, err) || !field_string(f, "test_command", &test, err) ||
       !field_duration(f, "reboot_timeout", &wait, err))
     return false;
+  if (wait < util::Millis(5'000)) {
+    *err = "reboot: `reboot_timeout` must be at least 5s (a host needs time to go down and come back)";
+    return false;
+  }
   if (command.empty()) {
     *err = "reboot: `command` must not be empty";
     return false;

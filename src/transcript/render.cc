@@ -111,7 +111,14 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
   }
   for (const auto& h : host_order) out += fmt::format("host {}\n{}", h, body[h]);
   out += tail;
-  return out;
+  // Everything here may hold what a host printed: no escape or control byte
+  // reaches the terminal (a title change, an alternate screen, a clear).
+  std::string safe;
+  size_t start = 0;
+  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos; start = nl + 1)
+    safe += util::terminal_line(std::string_view(out).substr(start, nl - start)) + "\n";
+  if (start < out.size()) safe += util::terminal_line(std::string_view(out).substr(start));
+  return safe;
 }
 
 }  // namespace ratchet::transcript

@@ -14,7 +14,9 @@ namespace ratchet::transport::ssh {
 namespace {
 
 /// A hop reached with the target's settings: same known_hosts, accept-new,
-/// identity file (tried first), ssh config and connect timeout.
+/// identity file (tried first), ssh config and connect timeout. The config is
+/// matched on the hop's own name, so its own Host block's IdentitiesOnly and
+/// IdentityFile apply (configure_session), not the target's.
 Endpoint hop_endpoint(const Endpoint& target, const JumpHop& hop) {
   Endpoint ep;
   ep.name = hop.host;

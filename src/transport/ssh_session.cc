@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "transport/jump_spec.h"
+#include "transport/ssh_config_scan.h"
 #include "transport/ssh_transport.h"
 
 namespace ratchet::transport::ssh {
@@ -52,6 +54,56 @@ ConnectError classify_connect_failure(ssh_session s, const Target& t, long timeo
     }
   }
   return e;
+}
+
+/// The agent socket IdentityAgent names (ssh_config(5)): "none" = no agent,
+/// "SSH_AUTH_SOCK" or "$VAR" = that variable, else a path (tokens expanded);
+/// not set = $SSH_AUTH_SOCK.
+std::string agent_socket(const std::string& identity_agent, const IdentityPathContext& ctx) {
+  auto env = [](const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    return std::string(v ? v : "");
+  };
+  if (identity_agent.empty() || identity_agent == "SSH_AUTH_SOCK") return env("SSH_AUTH_SOCK");
+  if (strcasecmp(identity_agent.c_str(), "none") == 0) return "";
+  if (identity_agent[0] == '$' && identity_agent.size() > 1 && identity_agent[1] != '{')
+    return env(identity_agent.substr(1));
+  return expand_identity_path(identity_agent, ctx);
+}
+
+/// Fills *keys for `ep` reaching `t`: the inventory identity, then what the ssh
+/// config says (scan_identity_options), IdentityFile tokens expanded with the
+/// values the session will use (ssh(1) expands them after the whole config).
+std::optional<std::string> plan_keys(const Endpoint& ep, const Target& t, KeyPlan* keys) {
+  IdentityOptions io;
+  SshConfigQuery q;
+  q.host = ep.name;
+  q.user = ep.user;
+  if (auto err = scan_identity_options(ssh_config_files(ep.ssh_config), q, &io))
+    return fmt::format("ssh config {}", *err);
+  IdentityPathContext ctx;
+  ctx.home = user_home();
+  ctx.local_user = local_user_name();
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) ctx.local_host = host;
+  ctx.remote_host = t.host;
+  ctx.original_host = ep.name;
+  ctx.remote_user = t.user;
+  ctx.port = t.port;
+  ctx.uid = ::getuid();
+  *keys = KeyPlan{};
+  keys->identity = expand_home(ep.identity);
+  keys->identities_only = io.identities_only;
+  for (const auto& raw : io.identity_files) {
+    std::string path = expand_identity_path(raw, ctx);
+    if (path != keys->identity &&
+        std::find(keys->config_files.begin(), keys->config_files.end(), path) ==
+            keys->config_files.end())
+      keys->config_files.push_back(path);
+  }
+  keys->agent_socket = agent_socket(io.identity_agent, ctx);
+  keys->assumed = io.assumed;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -123,6 +175,10 @@ std::optional<ConnectError> configure_session(ssh_session s, const Endpoint& ep,
   t.user = get_option(s, SSH_OPTIONS_USER);
   t.where = fmt::format("{}:{}", t.host, t.port);
 
+  // What libssh 0.10 ignores or hides: IdentitiesOnly, the IdentityFile list,
+  // IdentityAgent. Read with OpenSSH's rules for this host's own name.
+  if (auto err = plan_keys(ep, t, &out->keys)) return fail(*err);
+
   // Jumps: libssh 0.10 has already turned a config ProxyJump into an `ssh -W`
   // ProxyCommand (which would ignore our known_hosts, identity and timeout).
   // Take the jump back out of it; the inventory's `jump` wins over the config.
@@ -173,7 +229,7 @@ std::optional<ConnectError> open_session(ssh_session s, const Endpoint& ep, Setu
   }
   setup->target.known_hosts = get_option(s, SSH_OPTIONS_KNOWNHOSTS);
   if (auto err = verify_host_key(s, setup->target, ep.accept_new, fingerprint)) return err;
-  return authenticate(s, setup->target, expand_home(ep.identity), method);
+  return authenticate(s, setup->target, setup->keys, method);
 }
 
 void free_session(ssh_session s, int fd) {

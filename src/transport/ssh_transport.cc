@@ -4,13 +4,13 @@
 #include "transport/ssh_transport.h"
 
 #include <fmt/format.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 
+#include "transport/ssh_config_scan.h"
 #include "transport/ssh_jump.h"
 
 namespace ratchet::transport {
@@ -20,12 +20,7 @@ namespace ssh {
 std::string expand_home(const std::string& path) {
   if (path.empty() || path[0] != '~' || (path.size() > 1 && path[1] != '/')) return path;
   // Like ssh(1) (and libssh's %d): the passwd entry first, $HOME only without one.
-  std::string home;
-  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir && *pw->pw_dir)
-    home = pw->pw_dir;
-  else if (const char* h = std::getenv("HOME"))
-    home = h;
-  return home + path.substr(1);
+  return user_home() + path.substr(1);
 }
 
 }  // namespace ssh
@@ -122,11 +117,12 @@ std::optional<ConnectError> SshTransport::resolve(ResolvedEndpoint* out) {
     out->address = setup_.target.host;
     out->port = setup_.target.port;
     out->user = setup_.target.user;
+    // The config's first IdentityFile in OpenSSH's order (libssh keeps its
+    // list newest first, and its first entry is a default when none is set).
     out->identity = ep_.identity;
-    if (out->identity.empty()) {
-      std::string first = ssh::get_option(session_, SSH_OPTIONS_IDENTITY);
-      if (first.rfind("%d/", 0) != 0) out->identity = first;  // "%d/id_*": libssh's defaults
-    }
+    if (out->identity.empty() && !setup_.keys.config_files.empty())
+      out->identity = setup_.keys.config_files.front();
+    out->identities_only = setup_.keys.identities_only;
     out->jump = setup_.jump;
     out->proxy = setup_.proxy_command;
   }

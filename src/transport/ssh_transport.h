@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "transport/transport.h"
 
@@ -24,16 +25,34 @@ struct Target {
   std::string known_hosts;  ///< the user known_hosts file in use
 };
 
+/// The keys authenticate() may offer: the inventory's and the ssh config's.
+struct KeyPlan {
+  std::string identity;  ///< the inventory's file, "~" expanded; "" = none
+  /// ssh config IdentitiesOnly yes (ssh_config(5); ssh_config_scan.h): no
+  /// agent key but those of the files below, and no ssh_userauth_publickey_auto.
+  bool identities_only = false;
+  /// The config's IdentityFile entries for this host, expanded, in order.
+  std::vector<std::string> config_files;
+  /// The agent to ask for the listed keys whose files cannot be read
+  /// (IdentityAgent, else $SSH_AUTH_SOCK); "" = no agent. Used only with
+  /// identities_only: without it libssh finds the agent itself.
+  std::string agent_socket;
+  /// "FILE line N" of Match lines not evaluated whose IdentitiesOnly yes applied.
+  std::vector<std::string> assumed;
+};
+
 /// What configure_session() made of an Endpoint, ssh config applied.
 struct Setup {
   Target target;
+  KeyPlan keys;
   long timeout_s = 10;        ///< SSH_OPTIONS_TIMEOUT, whole seconds (>= 1)
   std::string jump;           ///< hops to go through ("" = direct): Endpoint::jump, else ProxyJump
   std::string proxy_command;  ///< a ProxyCommand the user wrote, kept for libssh to run; "" = none
 };
 
 /// Sets the options of the new session `s` from `ep` in OpenSSH's order (HOST,
-/// ssh config, then ep's overrides) and fills *out. The ProxyCommand libssh
+/// ssh config, then ep's overrides) and fills *out, out->keys included (the
+/// config read again for what libssh ignores: ssh_config_scan.h). The ProxyCommand libssh
 /// 0.10 makes of a ProxyJump is removed (out->jump says where to go instead);
 /// any ProxyCommand is removed when a jump applies. Connects nothing; errors
 /// (missing -F file, bad host name or jump) name ep.name.
@@ -60,12 +79,21 @@ std::string get_option(ssh_session s, ssh_options_e opt);
 std::optional<ConnectError> verify_host_key(ssh_session s, const Target& t, bool accept_new,
                                             std::string* fingerprint);
 
-/// Authenticates as t.user: "none", then the explicit `identity` file (if any),
-/// then ssh_userauth_publickey_auto (agent, ssh config and default identities).
-/// Sets *method to what succeeded ("publickey (FILE)", "publickey (agent or
-/// default keys)", "none"); on failure lists the methods tried.
-std::optional<ConnectError> authenticate(ssh_session s, const Target& t,
-                                         const std::string& identity, std::string* method);
+/// Authenticates as t.user: "none", then public keys.
+///  - Without keys.identities_only (as ssh(1) with IdentitiesOnly no): the
+///    keys.identity file (if any), then ssh_userauth_publickey_auto (every
+///    agent key, then the ssh config's and libssh's default identity files).
+///  - With it (IdentitiesOnly yes, ssh_config(5)): keys.identity, then each of
+///    keys.config_files, or, when neither names a file, ~/.ssh/id_rsa,
+///    id_ecdsa and id_ed25519 (those that exist), as ssh(1) does. Each file's
+///    private key is used when it loads without a passphrase; otherwise, when
+///    the agent at keys.agent_socket holds the key of FILE.pub, the agent signs
+///    with that key alone (AgentFilter). No other agent key is ever offered.
+/// Sets *method to what succeeded ("publickey (FILE)", "publickey (agent:
+/// FILE)", "publickey (agent, ...)", "none"); on failure the error lists, in
+/// ConnectError::methods_tried, each key offered or skipped, in order.
+std::optional<ConnectError> authenticate(ssh_session s, const Target& t, const KeyPlan& keys,
+                                         std::string* method);
 
 /// Runs req on a new exec channel of the connected session `s` (no PTY) and
 /// closes that channel before returning. Channel failures set ExecResult::error.

@@ -18,7 +18,7 @@ struct Endpoint {
   std::string address;      ///< HostName override ("" = name / ssh config)
   int port = 0;             ///< 0 = ssh config or 22
   std::string user;         ///< "" = ssh config or local user
-  std::string identity;     ///< extra private key file, tried first
+  std::string identity;     ///< extra private key file, tried first (kept with IdentitiesOnly yes, as ssh -i)
   std::string known_hosts;  ///< "" = ~/.ssh/known_hosts
   std::string ssh_config;   ///< "" = ~/.ssh/config; "none" = read no config
   bool accept_new = false;  ///< record a first-seen host key (StrictHostKeyChecking=accept-new)
@@ -119,7 +119,12 @@ struct ResolvedEndpoint {
   std::string address;   ///< the HostName that would be dialled
   int port = 22;
   std::string user;
-  std::string identity;  ///< the inventory's file, else the config's first IdentityFile ("" = defaults)
+  std::string identity;  ///< the inventory's file, else the config's first IdentityFile, expanded ("" = defaults)
+  /// The ssh config's IdentitiesOnly for this host (ssh_config(5), read as
+  /// OpenSSH does: transport/ssh_config_scan.h): connect() then offers only
+  /// the identity and the config's IdentityFile keys (the default id_* files
+  /// when neither names one), the agent only for those keys.
+  bool identities_only = false;
   std::string jump;      ///< the jump connect() takes: Endpoint::jump, else ProxyJump; "" = direct
   std::string proxy;     ///< a ProxyCommand the user wrote (no jump), run by libssh; "" = none
 };

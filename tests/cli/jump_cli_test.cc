@@ -143,6 +143,6 @@ TEST_CASE("jump: ProxyJump from -F; an unknown hop key exits 4; a bad jump exits
   inv = lab.inventory("jump = \"root@bastion:99999\"\n");
   r = lab.ratchet("plan " + pb + " -i " + inv + " -F " + cfg);
   CHECK(r.code == 2);
-  CHECK(r.err.find("host box: jump `root@bastion:99999`: port must be 1..65535") !=
+  CHECK(r.err.find("error: host `box`: jump `root@bastion:99999`: port must be 1..65535 (write jump = ") !=
         std::string::npos);
 }

@@ -158,3 +158,47 @@ TEST_CASE("executor: become probes sudo -n once; a password goes first on stdin 
     CHECK(ex.ensure_become(0) == "become: `sudo -n` to run as root failed (exit 1): sudo: unknown user nobody2");
   }
 }
+
+TEST_CASE("executor: the become password masks only once sent, and never refuses a command", "[engine]") {
+  testing::ScriptedTransport t;
+  std::string path = testing::temp_dir("ratchet-become-mask") + "/t.jsonl";
+  const std::string pw = "ratchet";  // a weak password that is also a word of every library call
+  steps::Command c;
+  c.role = "check";
+  c.text = "ratchet_stat /etc/motd";
+  c.timeout = util::Millis(5000);
+  SECTION("NOPASSWD: never sent, nothing masked") {
+    {
+      transcript::Writer w(path);
+      engine::Executor ex(t, w, "h1");
+      ex.set_become_password(&pw);
+      ex.set_step("s", true, "");
+      t.push(0);
+      t.push(0, "ok\n");
+      CHECK(ex.run(c, 0, "").exit_code == 0);
+    }
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text.find("ratchet_stat /etc/motd") != std::string::npos);
+    CHECK(text.find("***") == std::string::npos);
+  }
+  SECTION("password sent: masked from then on, the command still runs") {
+    {
+      transcript::Writer w(path);
+      engine::Executor ex(t, w, "h1");
+      ex.set_become_password(&pw);
+      ex.set_step("s", true, "");
+      t.push(1, "", "sudo: a password is required\n");
+      t.push(0);
+      t.push(0, "ok\n");
+      auto r = ex.run(c, 0, "");
+      CHECK(r.error.empty());
+      CHECK(r.exit_code == 0);
+    }
+    REQUIRE(t.requests.size() == 3);
+    CHECK(t.requests[2].stdin_data == pw + "\n");
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text.find("\"command\":\"***_stat /etc/motd\"") != std::string::npos);
+  }
+}

@@ -271,7 +271,7 @@ port_free = 8080
   kind = "verify"
   port_free = 80
 )") == "pb.toml:2:1: error: step `a` has no `kind` (add kind = \"run\", \"service\", \"kill\", "
-       "\"verify\" or \"write\")\n"
+       "\"verify\", \"write\" or \"reboot\")\n"
        "    [[step]]\n"
        "    ^\n"
        "pb.toml:7:8: error: unknown kind `kil` (did you mean `kill`?)\n"

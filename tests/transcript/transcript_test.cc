@@ -106,3 +106,21 @@ TEST_CASE("a line nested thousands deep is skipped, not a crash", "[transcript]"
   CHECK(r.events.size() == 1);
   CHECK(r.note.find("line 2 (byte 53) is not a JSON object; skipped") != std::string::npos);
 }
+
+TEST_CASE("show never lets a host's bytes reach the terminal raw", "[transcript]") {
+  std::vector<nlohmann::json> ev = {
+      {{"event", "step_start"}, {"host", "h1"}, {"step", "ansi"}, {"kind", "run"}, {"name", "n"}},
+      {{"event", "command"}, {"host", "h1"}, {"step", "ansi"}, {"rung", 0}, {"role", "action"},
+       {"command", "printf x"}},
+      {{"event", "output"}, {"host", "h1"}, {"step", "ansi"}, {"rung", 0}, {"stream", "stdout"},
+       {"data", "\x1b]0;PWNED-TITLE\x07\x1b[?1049h\x1b[2Jvisible\tline\n"}},
+      {{"event", "exit"}, {"host", "h1"}, {"step", "ansi"}, {"rung", 0}, {"code", 0}, {"ms", 1}},
+      {{"event", "step_end"}, {"host", "h1"}, {"step", "ansi"}, {"status", "failed"}, {"rung", 0},
+       {"ms", 1}, {"reason", "\x1b[31mred\x1b[0m"}},
+  };
+  std::string text = render(ev, RenderOptions{});
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\x07') == std::string::npos);
+  CHECK(text.find("?]0;PWNED-TITLE??[?1049h?[2Jvisible line") != std::string::npos);
+  CHECK(text.find("?[31mred?[0m") != std::string::npos);
+}
