@@ -107,7 +107,9 @@ std::vector<const Host*> resolve_targets(const Inventory& inv,
   std::vector<const Host*> out;
   for (const auto& h : host_order(inv))
     if (picked.contains(h)) out.push_back(&inv.hosts.at(h));
-  if (out.empty()) *err = "no host selected: --limit excludes every target";
+  if (out.empty())
+    *err = limit.empty() ? "no host selected: the targets name only empty groups; add hosts to them"
+                         : "no host selected: --limit excludes every target";
   return out;
 }
 

@@ -98,6 +98,9 @@ void read_top(const Diag& d, Playbook* pb) {
   if (auto v = typed("name", FieldType::string)) pb->name = v->get<std::string>();
   if (auto v = typed("description", FieldType::string)) pb->description = v->get<std::string>();
   if (auto v = typed("targets", FieldType::strings)) {
+    if (v->is_array() && v->empty())
+      d.error(d.doc.at(DocPath() / "targets"), "`targets` is empty",
+              "name hosts or groups, or leave `targets` out to select every host");
     if (v->is_string())
       pb->targets.push_back(v->get<std::string>());
     else
