@@ -94,7 +94,7 @@ command = "echo never"
   }
 }
 
-TEST_CASE("unknown host key exits 4; --accept-new records it; a changed key always refuses", "[ssh][cli]") {
+TEST_CASE("unknown host key exits 4, --accept-new records it, a changed key always refuses", "[ssh][cli]") {
   SshdHost probe;  // only for a key that is not the target's
   std::string kh = temp_dir("ratchet-kh") + "/known_hosts";
   Env e(kh);
@@ -123,7 +123,7 @@ TEST_CASE("unknown host key exits 4; --accept-new records it; a changed key alwa
   CHECK(saw);
 }
 
-TEST_CASE("an unreachable host exits 3; a playbook error exits 2 before connecting", "[ssh][cli]") {
+TEST_CASE("an unreachable host exits 3, a playbook error exits 2 before connecting", "[ssh][cli]") {
   Env e;
   std::string pb = e.playbook("p.toml", "name = \"p\"\n[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"true\"\n");
   int closed = free_port();
@@ -147,7 +147,7 @@ TEST_CASE("exec passes the remote exit status and signal through", "[ssh][cli]")
   CHECK(r.code == 128 + 9);
 }
 
-TEST_CASE("write: 4 MiB lands atomically over ssh; the old file stays whole until the rename", "[ssh][cli]") {
+TEST_CASE("write: 4 MiB lands atomically over ssh, the old file stays whole until the rename", "[ssh][cli]") {
   Env e;
   std::string big;
   big.reserve(4 << 20);
@@ -341,7 +341,7 @@ TEST_CASE("a key marked @revoked is refused, even with --accept-new", "[ssh][cli
   CHECK(file_text(kh) == "@revoked " + line + "\n");  // nothing appended
 }
 
-TEST_CASE("hosts: the effective address, port, user, jump and identity; nothing connects", "[cli]") {
+TEST_CASE("hosts: the effective address, port, user, jump and identity, nothing connects", "[cli]") {
   std::string dir = temp_dir("ratchet-hosts");
   std::ofstream(dir + "/cfg") << "Host labby\n  HostName 127.0.0.5\n  Port 2222\n  User deploy\n  IdentityFile "
                               << dir << "/key\n";

@@ -52,7 +52,7 @@ std::string file_text(const std::string& p) {
 
 }  // namespace
 
-TEST_CASE("jump: run and exec through an inventory jump; direct is unreachable",
+TEST_CASE("jump: run and exec through an inventory jump, direct is unreachable",
           "[ssh][jump][cli]") {
   JumpLab lab;
   std::string pb = lab.dir + "/p.toml";
@@ -110,7 +110,7 @@ TEST_CASE("jump: run and exec through an inventory jump; direct is unreachable",
   CHECK(lab.jump.connections() == 6);
 }
 
-TEST_CASE("jump: ProxyJump from -F; an unknown hop key exits 4; a bad jump exits 2",
+TEST_CASE("jump: ProxyJump from -F, an unknown hop key exits 4, a bad jump exits 2",
           "[ssh][jump][cli]") {
   JumpLab lab;
   std::string cfg = lab.dir + "/ssh_config";

@@ -153,7 +153,7 @@ TEST_CASE("become: the whole gpu-release runbook as a NOPASSWD sudo user", "[sys
   CHECK(text.find("\"become_password\":true") == std::string::npos);
 }
 
-TEST_CASE("become: the whole gpu-release runbook as a password sudo user; the password leaks nowhere",
+TEST_CASE("become: the whole gpu-release runbook as a password sudo user, the password leaks nowhere",
           "[systemd][e2e][become]") {
   SystemdHost host;
   const std::string pw = "Pw-7f3a9c-hunter2";

@@ -11,7 +11,7 @@
 
 using namespace ratchet;
 
-TEST_CASE("executor: the library is sent, the transcript names it by hash; events in order", "[engine]") {
+TEST_CASE("executor: the library is sent, the transcript names it by hash, events in order", "[engine]") {
   testing::ScriptedTransport t;
   std::string path = testing::temp_dir("ratchet-exec") + "/t.jsonl";
   {
@@ -78,7 +78,7 @@ TEST_CASE("executor: a secret on a command line is refused, output is masked bef
   CHECK(b64);
 }
 
-TEST_CASE("executor: become probes sudo -n once; a password goes first on stdin only when needed", "[engine]") {
+TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin only when needed", "[engine]") {
   testing::ScriptedTransport t;
   std::string path = testing::temp_dir("ratchet-become") + "/t.jsonl";
   const std::string pw = "hunter2-pw";

@@ -182,7 +182,7 @@ command = "true"
   CHECK(f.events("host_end").size() == 4);
 }
 
-TEST_CASE("serial batches run one after another; max_fail stops later batches", "[engine][fleet]") {
+TEST_CASE("serial batches run one after another, max_fail stops later batches", "[engine][fleet]") {
   SECTION("batches in order, no failures: all run") {
     Fleet f(with_policy("serial = 2"), {{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}, {"e", 0}});
     auto reps = f.run(10);

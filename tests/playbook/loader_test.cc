@@ -433,7 +433,7 @@ mode = "0968"
        "           ^\n");
 }
 
-TEST_CASE("signals normalise; templated values pass the type check", "[playbook]") {
+TEST_CASE("signals normalise, templated values pass the type check", "[playbook]") {
   Playbook pb = load_ok(std::string(kHead) + R"([vars]
 pid = 4242
 x = true

@@ -137,7 +137,7 @@ TEST_CASE("plan mode names values known only at run time", "[playbook]") {
   CHECK_FALSE(text("{{ steps.later.stdout }}", &err, false));
 }
 
-TEST_CASE("shell mode quotes every value; arrays become quoted words", "[playbook]") {
+TEST_CASE("shell mode quotes every value, arrays become quoted words", "[playbook]") {
   CHECK(shell("systemctl stop {{ unit }}", scope()) == "systemctl stop inference");
   CHECK(shell("ls {{ devices }}", scope()) == "ls '/dev/nvidia*' /dev/nvidia-caps");
   CHECK(shell("test {{ on }} = {{ n }}", scope()) == "test true = 8");

@@ -88,7 +88,7 @@ TEST_CASE("exclude spares the daemons kept by design (comm is cut to 15 bytes)",
   CHECK(keep.alive());
 }
 
-TEST_CASE("kill TERM, a holder that ignores it stays alive; the check says so; KILL ends it", "[steps][library]") {
+TEST_CASE("kill TERM, a holder that ignores it stays alive, the check says so, KILL ends it", "[steps][library]") {
   std::string d = stand_ins({"nvidia0"});
   OwnedProcess stubborn("trap '' TERM; exec 3<" + d + "/nvidia0; exec sleep 94");
   REQUIRE(eventually([&] { return fd_count(stubborn.pid(), d) == 1; }));
@@ -158,7 +158,7 @@ TEST_CASE("tree: descendants and the session of a session leader are signalled",
   }));
 }
 
-TEST_CASE("write: atomic replace with mode; the old file is whole until the rename", "[steps][library]") {
+TEST_CASE("write: atomic replace with mode, the old file is whole until the rename", "[steps][library]") {
   std::string d = stand_ins({});
   std::string p = d + "/notes.md";
   std::ofstream(p) << "old\n";

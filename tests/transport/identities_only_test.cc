@@ -75,7 +75,7 @@ Endpoint lab_endpoint(const SshdHost& host, const std::string& config) {
 
 }  // namespace
 
-TEST_CASE("IdentitiesOnly yes: the agent's key is not offered; a wrong IdentityFile fails",
+TEST_CASE("IdentitiesOnly yes: the agent's key is not offered, a wrong IdentityFile fails",
           "[ssh][identities_only]") {
   SshdHost host;
   SshAgent agent;
