@@ -459,7 +459,7 @@ expect_exit = 3
   CHECK(pb.steps[2].body.fields["expect_exit"] == Value::array({3}));
 }
 
-TEST_CASE("-e values are TOML values, else strings, and beat vars", "[playbook]") {
+TEST_CASE("extra vars (-e) are TOML values, else strings, and beat vars", "[playbook]") {
   LoadOptions opt;
   opt.extra_vars = {{"n", "42"},         {"list", "[\"a\", \"b\"]"}, {"s", "hello world"},
                     {"q", "\"quoted\""}, {"flag", "true"},           {"unit", "other"},
