@@ -7,23 +7,19 @@
 
 #include "support/netns_fixture.h"
 #include "support/sshd_fixture.h"
+#include "support/files.h"
 #include "transport/transport.h"
 #include "util/hash.h"
 
 using namespace ratchet;
 using namespace ratchet::transport;
+using ratchet::testing::read_file;
+using ratchet::testing::write_file;
 using ratchet::testing::InetdSshd;
 using ratchet::testing::NetNs;
 using ratchet::testing::SshdHost;
 
 namespace {
-
-void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
 
 std::optional<ConnectError> try_connect(const Endpoint& ep, ConnectInfo* info = nullptr) {
   auto t = make_ssh_transport(ep);
