@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   run->add_option("--become-password-file", o.become_password_file, "read the sudo password from FILE");
   run->add_option("--become-password-env", o.become_password_env,
                   "read the sudo password from environment variable NAME");
+  run->add_option("--reconnect-timeout", o.reconnect_timeout,
+                  "how long to try to reconnect a host whose session dropped mid-run, e.g. 30s (default); 0 = never");
 
   auto* plan = app.add_subcommand("plan", "dry run: print every command; connects to nothing");
   plan->add_option("playbook", o.playbook, "playbook file (TOML)")->required();

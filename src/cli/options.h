@@ -27,6 +27,7 @@ struct Options {
   bool ask_become_pass = false;         ///< -K, --ask-become-pass
   std::string become_password_file;     ///< --become-password-file FILE
   std::string become_password_env;      ///< --become-password-env NAME
+  std::string reconnect_timeout = "30s";  ///< --reconnect-timeout DURATION ("0" = never)
 };
 
 /// A loaded playbook with its hosts resolved; what plan/run/validate work on.

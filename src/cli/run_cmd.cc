@@ -117,6 +117,14 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   if (!build_plans(*L, *dry_secrets, &plans)) return kExitUsage;
   auto secrets = resolve_secrets(L->pb, false);
   if (!secrets) return kExitUsage;
+  std::string dur_err;
+  auto reconnect = o.reconnect_timeout == "0" ? std::optional<util::Millis>(util::Millis(0))
+                                              : util::parse_duration(o.reconnect_timeout, &dur_err);
+  if (!reconnect) {
+    std::cerr << "ratchet: error: --reconnect-timeout " << o.reconnect_timeout << ": " << dur_err
+              << " (e.g. 30s, 2m, or 0 for never)\n";
+    return kExitUsage;
+  }
   std::string pw_err;
   std::optional<std::string> become_password = read_become_password(o, &pw_err);
   if (!pw_err.empty()) {
@@ -161,6 +169,10 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   // With --json, stdout carries only the summary; people read stderr.
   std::ostream& human = o.json ? std::cerr : std::cout;
   const int human_fd = o.json ? 2 : 1;
+  if (w.failed()) {  // not even run_start went in: run nothing that could not be recorded
+    std::cerr << "ratchet: error: " << w.failure() << "; nothing was run (free space or pick another --transcript)\n";
+    return kExitFailed;
+  }
   human << fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}\n", info.id,
                        L->pb.name, L->hosts.size(), pol.strategy, o.forks, path)
         << std::flush;
@@ -198,6 +210,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
           end - std::chrono::steady_clock::now(), std::chrono::milliseconds(200)));
   };
   shared.become_password = become_password ? &*become_password : nullptr;
+  shared.reconnect_timeout = *reconnect;
   engine::FleetPolicy policy{L->pb.policy, o.forks};
 
   auto old = std::signal(SIGINT, on_sigint);
@@ -209,6 +222,8 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   if (live) live->stop();
 
   int code = exit_code_for(reps, g_interrupted.load());
+  // The transcript broke mid-run: the hosts stopped before their next step.
+  if (w.failed() && (code == kExitOk || code == kExitUnreachable)) code = kExitFailed;
   std::map<std::string, int> totals;
   std::map<std::string, int> host_status;
   for (const auto& r : reps) {
@@ -231,6 +246,9 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
         << fmt::format("{} (exit {}) in {}; transcript {}\n", names_of.at(code), code,
                        util::format_duration(util::Millis(wall_ms)), path)
         << std::flush;
+  if (w.failed())
+    std::cerr << "ratchet: error: " << w.failure()
+              << "; every host stopped before its next step (the recap says where); the transcript ends there\n";
   if (o.json) {
     nlohmann::json hosts = nlohmann::json::array();
     for (const auto& r : reps) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "steps/library.h"
 #include "transport/wire.h"
 #include "util/hash.h"
@@ -33,10 +35,55 @@ std::string Executor::sent_for(const steps::Command& c) const {
   return transport::wire_command(steps::with_library(c.text), c.timeout, become_for_current());
 }
 
+bool Executor::reconnect(int rung) {
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  };
+  if (reconnect_window_.count() <= 0) {
+    lost_ = fmt::format("the session to {} dropped (reconnecting is off)", host_);
+    return false;
+  }
+  util::Millis backoff{500};
+  std::string last = "interrupted";
+  for (int attempt = 1; !interrupted(); ++attempt) {
+    transport::ConnectInfo info;
+    auto err = t_.connect(&info);
+    nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"attempt", attempt},
+                         {"ok", !err}, {"ms", elapsed().count()}};
+    if (!err) {
+      ev["fingerprint"] = info.fingerprint;
+      w_.emit("reconnect", ev);
+      return true;
+    }
+    last = err->message;
+    ev["cause"] = transport::cause_name(err->kind);
+    ev["message"] = err->message;
+    w_.emit("reconnect", ev);
+    if (err->kind == transport::FailureKind::host_key_changed ||
+        err->kind == transport::FailureKind::host_key_unknown)
+      break;  // a new key after a drop is exactly what strict checking refuses
+    if (elapsed() + backoff > reconnect_window_) break;
+    if (sleep_) sleep_(backoff);
+    backoff = std::min<util::Millis>(backoff * 2, util::Millis(5'000));
+  }
+  lost_ = fmt::format("the session to {} dropped and reconnecting failed for {} ms: {}", host_,
+                      elapsed().count(), last);
+  return false;
+}
+
 transport::ExecResult Executor::run(const steps::Command& c, int rung, const std::string& input) {
   transport::ExecResult r;
   if (interrupted()) {
     r.error = "interrupted";
+    return r;
+  }
+  // A session that dropped (an action restarted sshd, the network blinked) is
+  // opened again before anything else is sent; the step's check then tells
+  // whether the action did its work.
+  if (lost_.empty() && !t_.connected()) reconnect(rung);
+  if (!lost_.empty()) {
+    r.error = lost_;
     return r;
   }
   if (become_) {
@@ -121,6 +168,8 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
   req.host_timeout = c.timeout;
   req.cancel = interrupted_;
   req.capture = capture_;
+  req.become = b;  // the watchdog runs as the command does
+  if (b.enabled && b.password && password_) req.become_stdin = *password_ + "\n";
   std::string recorded = transport::wire_command(steps::with_library_reference(c.text), c.timeout, b);
   nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", c.role},
                        {"command", c.text}, {"sent", recorded},
@@ -163,6 +212,8 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
   ex["ms"] = r.ms;
   ex["timed_out"] = r.timed_out;
   if (!r.error.empty()) ex["error"] = r.error;
+  if (r.remote_pid > 0) ex["pid"] = r.remote_pid;
+  if (!r.watchdog.empty()) ex["watchdog"] = r.watchdog;
   w_.emit("exit", ex);
   return r;
 }

@@ -52,6 +52,17 @@ class Executor {
   /// and has registered it as a transcript secret.
   void set_become_password(const std::string* password) { password_ = password; }
 
+  /// Reconnects a dropped session before the next command: tries for `window`
+  /// (0 = never), with backoff 0.5/1/2/4/5 s through `sleep`; each try is a
+  /// `reconnect` event. A host-key failure is never retried.
+  void set_reconnect(util::Millis window, std::function<void(util::Millis)> sleep) {
+    reconnect_window_ = window;
+    sleep_ = std::move(sleep);
+  }
+  /// "" while the session works; once reconnecting failed, why (every later
+  /// run() then fails at once with this error, sending nothing).
+  const std::string& lost() const { return lost_; }
+
   /// Before the first become command for a user: probes `sudo -n true` (and,
   /// if sudo asks for a password, checks the password with one `sudo -S true`).
   /// Returns "" when become works, else a one-line reason naming the fix; the
@@ -62,6 +73,7 @@ class Executor {
   transport::ExecResult exec_recorded(const steps::Command& c, int rung, const std::string& input,
                                       const transport::Become& b);
   transport::Become become_for_current() const;
+  bool reconnect(int rung);
 
   transport::Transport& t_;
   transcript::Writer& w_;
@@ -75,6 +87,9 @@ class Executor {
   std::function<void(int, const std::string&)> observer_;
   /// become user -> "nopasswd" | "password" | "failed: reason"
   std::map<std::string, std::string> sudo_mode_;
+  util::Millis reconnect_window_{0};
+  std::function<void(util::Millis)> sleep_;
+  std::string lost_;
 };
 
 }  // namespace ratchet::engine

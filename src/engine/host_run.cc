@@ -57,6 +57,7 @@ bool HostRun::connect() {
   shared_.progress->connected(host, fmt::format("{}@{}:{}{}", info.user, info.address, info.port, via));
   ex_.emplace(t_, w, host, shared_.interrupted);
   ex_->set_become_password(shared_.become_password);
+  ex_->set_reconnect(shared_.reconnect_timeout, shared_.sleep);
   Progress* prog = shared_.progress;
   ex_->set_observer([prog, host](int rung, const std::string& role) { prog->command_started(host, rung, role); });
   rep_.status = "ok";
@@ -71,6 +72,11 @@ bool HostRun::run_step(size_t i) {
   Progress& p = *shared_.progress;
   if (shared_.interrupted && shared_.interrupted->load()) {
     rep_.status = "interrupted";
+    return false;
+  }
+  if (w.failed()) {  // without a transcript nothing more is done: the run stops here
+    rep_.status = "failed";
+    rep_.reason = fmt::format("{}; stopped before step {}", w.failure(), step.id);
     return false;
   }
   if (!step.when.empty()) {
@@ -127,6 +133,14 @@ bool HostRun::run_step(size_t i) {
   if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_json(o);
   rep_.counts[o.status]++;
   p.step_done(host, step.id, o);
+  if (!ex_->lost().empty()) {  // the host is gone: no later step can run
+    rep_.status = "failed";
+    if (rep_.failed_step.empty()) {
+      rep_.failed_step = step.id;
+      rep_.reason = o.status == "failed" ? o.reason : ex_->lost();
+    }
+    return false;
+  }
   if (o.status != "failed") return true;
   bool interrupted = shared_.interrupted && shared_.interrupted->load();
   rep_.status = interrupted ? "interrupted" : "failed";

@@ -47,6 +47,8 @@ struct RunShared {
   Sleeper sleep;
   /// The become password, or null. Must already be a secret of `w`.
   const std::string* become_password = nullptr;
+  /// How long to try to reconnect a session that dropped mid-run (0 = never).
+  util::Millis reconnect_timeout{30'000};
 };
 
 /// One host's run: connect(), then run_step(i) for each step in order while it

@@ -64,13 +64,28 @@ void Writer::emit(const std::string& event, nlohmann::json fields) {
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const char* p = text.data();
   size_t left = text.size();
+  if (!failure_.empty()) return;  // nothing after a failed write: the file ends where it broke
   while (left > 0) {
     ssize_t n = ::write(fd_, p, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // disk full: the run goes on, the transcript says where it ends
+    if (n <= 0) {  // disk full: record why; the engine stops before the next step
+      failure_ = fmt::format("cannot write transcript {}: {} (event {})", path_,
+                             n < 0 ? std::strerror(errno) : "nothing written", event);
+      return;
+    }
     p += n;
     left -= static_cast<size_t>(n);
   }
+}
+
+bool Writer::failed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !failure_.empty();
+}
+
+std::string Writer::failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failure_;
 }
 
 nlohmann::json output_fields(const std::string& stream, const std::string& data,

@@ -38,9 +38,16 @@ class Writer {
 
   const std::string& path() const { return path_; }
 
+  /// True once a write failed (disk full, I/O error): later events are dropped,
+  /// and the run is to stop before its next step. Thread-safe.
+  bool failed() const;
+  /// "cannot write transcript PATH: REASON (event NAME)", or "" while none failed.
+  std::string failure() const;
+
  private:
   std::string path_;
   int fd_ = -1;
+  std::string failure_;
   std::vector<std::string> secrets_;
   mutable std::mutex mu_;
 };

@@ -55,6 +55,25 @@ ssize_t write_nosigpipe(int fd, const char* data, size_t n) {
   _exit(127);
 }
 
+/// Runs `command` with /bin/sh -c in a session of its own, stdio on /dev/null,
+/// and waits for it: the local way of a second channel. Returns "armed" or why not.
+std::string run_beside(const std::string& command) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    int null = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) dup2(null, fd);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  if (pid < 0) return std::string("watchdog: ") + strerror(errno);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "armed";
+  return "watchdog: exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 class LocalTransport final : public Transport {
  public:
   std::optional<ConnectError> connect(ConnectInfo* info) override {
@@ -99,6 +118,13 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
   auto close_fd = [&](int i) { ::close(fds[i]), fds[i] = -1; };
   if (req.stdin_data.empty()) close_fd(0);  // EOF at once
   CaptureBuffer cap_out(req.capture), cap_err(req.capture);
+  PidMarkerFilter marker;  // the wrapper's pid line (wire.h), only on a wrapped command
+  const bool wrapped = req.host_timeout.count() > 0;
+  std::string passed;
+  bool armed = false;
+  auto elapsed_ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  };
   int status = 0;
   bool reaped = false;
   char buf[65536];
@@ -110,6 +136,13 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
       if (!reaped) kill(-pid, SIGTERM);
       r.error = "interrupted";
       break;
+    }
+    // As ssh_exec.cc does: arm the wrapper's watchdog (wire.h) on a long run.
+    if (wrapped && !armed && marker.process().known() &&
+        elapsed_ms() >= std::min(kArmAfter.count(), req.host_timeout.count())) {
+      armed = true;
+      r.watchdog = run_beside(watchdog_command(
+          marker.process(), util::Millis(req.host_timeout.count() - elapsed_ms()), Become{}));
     }
     if (!reaped && waitpid(pid, &status, WNOHANG) == pid) reaped = true;
     if (fds[1] < 0 && fds[2] < 0 && reaped) break;
@@ -136,7 +169,11 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
         continue;
       }
       ssize_t got = ::read(fds[i], buf, sizeof buf);
-      if (got > 0)
+      if (got > 0 && i == 2 && wrapped) {
+        passed.clear();
+        marker.feed(buf, size_t(got), &passed);
+        cap_err.append(passed.data(), passed.size());
+      } else if (got > 0)
         (i == 1 ? cap_out : cap_err).append(buf, size_t(got));
       else if (got == 0 || errno != EAGAIN)
         close_fd(i);
@@ -154,6 +191,10 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
     if (fd >= 0) ::close(fd);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = signal_name(WTERMSIG(status));
+  passed.clear();
+  marker.finish(&passed);
+  cap_err.append(passed.data(), passed.size());
+  r.remote_pid = marker.process().pid;
   r.out = cap_out.finish();
   r.err = cap_err.finish();
   r.ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();

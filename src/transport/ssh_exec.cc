@@ -1,6 +1,9 @@
 // One command on its own exec channel: stdin pumped in window-sized chunks while
 // stdout and stderr are drained (so neither side can stall the other), exit
-// status and exit signal from channel callbacks, a client-side deadline.
+// status and exit signal from channel callbacks, a client-side deadline. The
+// wrapper's "[ratchet-pid]" line is taken out of stderr; with it, the host-side
+// watchdog is armed on a second channel when the command runs long (wire.h),
+// and ^C stops the command over that second channel too.
 #include <fmt/format.h>
 #include <libssh/callbacks.h>
 
@@ -70,12 +73,20 @@ class Channel {
   ssh_channel_callbacks_struct cb_{};
 };
 
-/// Drains whatever is buffered on one stream. Returns false on a channel error;
-/// sets *eof once the server sent EOF (or closed) and the buffer is empty.
-bool drain(ssh_channel ch, int is_stderr, CaptureBuffer* cap, bool* eof) {
+/// Drains whatever is buffered on one stream (through `filter` when not null).
+/// Returns false on a channel error; sets *eof once the server sent EOF (or
+/// closed) and the buffer is empty.
+bool drain(ssh_channel ch, int is_stderr, CaptureBuffer* cap, PidMarkerFilter* filter, bool* eof) {
   char buf[32768];
+  std::string passed;
   for (;;) {
     int n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, is_stderr);
+    if (n > 0 && filter) {
+      passed.clear();
+      filter->feed(buf, size_t(n), &passed);
+      cap->append(passed.data(), passed.size());
+      continue;
+    }
     if (n > 0) {
       cap->append(buf, size_t(n));
       continue;
@@ -85,9 +96,27 @@ bool drain(ssh_channel ch, int is_stderr, CaptureBuffer* cap, bool* eof) {
   }
 }
 
-}  // namespace
+ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, bool may_arm);
 
-ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) {
+/// Runs the watchdog for `p` on a second channel of `s` (wire.h), `left` ms
+/// before the deadline (0: stop it now). Returns "armed" or why not.
+std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req, const RemoteProcess& p,
+                         long long left) {
+  ExecRequest w;
+  w.command = watchdog_command(p, util::Millis(left), req.become);
+  w.stdin_data = req.become_stdin;
+  w.timeout = util::Millis(10'000);
+  w.capture = 4096;
+  ExecResult r = run_channel(s, t, w, false);
+  if (!r.error.empty()) return "watchdog: " + r.error;
+  if (r.exit_code != 0) {
+    std::string why = r.err.data.substr(0, r.err.data.find('\n'));
+    return fmt::format("watchdog: exit {}{}{}", r.exit_code, why.empty() ? "" : ": ", why);
+  }
+  return "armed";
+}
+
+ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, bool may_arm) {
   ExecResult r;
   const auto start = Clock::now();
   const auto deadline = start + req.timeout;
@@ -108,6 +137,11 @@ ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) 
     return fail("exec request refused");
 
   CaptureBuffer out(req.capture), err(req.capture);
+  // Only a wrapped command prints the pid line (wire.h: a host deadline > 0).
+  const bool wrapped = req.host_timeout.count() > 0;
+  PidMarkerFilter marker;
+  const RemoteProcess& proc = marker.process();
+  bool armed = false;
   size_t written = 0;
   bool stdin_done = req.stdin_data.empty(), out_eof = false, err_eof = false;
   if (stdin_done) ssh_channel_send_eof(ch);  // nothing to send: EOF at once
@@ -140,20 +174,42 @@ ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) 
         stdin_done = true;
       }
     }
-    if (!drain(ch, 0, &out, &out_eof) || !drain(ch, 1, &err, &err_eof)) {
+    if (!drain(ch, 0, &out, nullptr, &out_eof) ||
+        !drain(ch, 1, &err, wrapped ? &marker : nullptr, &err_eof)) {
       r.error = fmt::format("{}: channel failed: {}", t.where, ssh_get_error(s));
       break;
     }
     // Done when both streams ended and the status came (or the server closed).
     if (out_eof && err_eof && (st.status_seen || !st.signal.empty() || st.remote_closed)) break;
-    if (req.cancel && req.cancel->load()) {  // ^C: ask sshd to signal the command (RFC 4254 §6.9)
+    // A second channel needs the session back from this loop's event.
+    auto on_second_channel = [&](long long left) {
+      ssh_event_remove_session(event, s);
+      std::string how = arm_watchdog(s, t, req, proc, left);
+      ssh_event_add_session(event, s);
+      return how;
+    };
+    if (req.cancel && req.cancel->load()) {
+      // ^C: ask sshd to signal the command (RFC 4254 §6.9); sshd refuses that
+      // for root logins and it does not reach past sudo, so also stop the
+      // process group from a second channel.
       ssh_channel_request_send_signal(ch, "TERM");
+      if (may_arm && proc.known()) r.watchdog = on_second_channel(0);
       r.error = "interrupted";
       break;
+    }
+    // Long-running, or ended with its output still held: arm the host deadline.
+    if (may_arm && wrapped && !armed && proc.known()) {
+      long long el = elapsed_ms();
+      if (el >= std::min(kArmAfter.count(), req.host_timeout.count())) {
+        armed = true;
+        r.watchdog = on_second_channel(req.host_timeout.count() - el);
+      }
     }
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       deadline_hit = true;
+      // The host's deadline did not end it (no watchdog?): stop it from here.
+      if (may_arm && proc.known()) r.watchdog = on_second_channel(0);
       break;
     }
     // Wait for the next packet (data, window adjust, status), unless stdin can go on.
@@ -166,6 +222,10 @@ ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) 
   }
   ssh_event_remove_session(event, s);
   ssh_event_free(event);
+  std::string rest;
+  marker.finish(&rest);
+  err.append(rest.data(), rest.size());
+  r.remote_pid = proc.pid;
 
   if (st.status_seen) r.exit_code = st.exit_status;
   r.signal = st.signal;
@@ -177,6 +237,12 @@ ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) 
   r.err = err.finish();
   r.ms = elapsed_ms();
   return r;  // ~Channel closes the channel (sends EOF + CLOSE) and frees it
+}
+
+}  // namespace
+
+ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) {
+  return run_channel(s, t, req, true);
 }
 
 }  // namespace ratchet::transport::ssh

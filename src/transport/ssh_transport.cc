@@ -39,6 +39,9 @@ class SshTransport final : public Transport {
   std::optional<ConnectError> resolve(ResolvedEndpoint* out);
   ExecResult exec(const ExecRequest& req) override;
   void close() override;
+  bool connected() const override {
+    return connected_ && session_ != nullptr && ssh_is_connected(session_) == 1;
+  }
 
  private:
   std::optional<ConnectError> open(ConnectInfo* info);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/wire.h"
 #include "util/duration.h"
 
 namespace ratchet::transport {
@@ -62,9 +63,15 @@ struct ExecRequest {
   /// The deadline the wire wrapper enforces on the host (wire.h); a death by
   /// signal at or after it is reported as timed_out. 0 = no host deadline.
   util::Millis host_timeout{0};
-  /// Polled while waiting (every <= 200 ms); once true the command is sent
-  /// SIGTERM, the exchange ends and `error` is "interrupted". May be null.
+  /// Polled while waiting (every <= 200 ms); once true the command is stopped
+  /// (its process group TERMed, KILLed 1 s later), the exchange ends and
+  /// `error` is "interrupted". May be null.
   const std::atomic<bool>* cancel = nullptr;
+  /// How `command` was wrapped (wire.h), for the watchdog the client arms on a
+  /// second channel; `become_stdin` goes first on that channel's stdin (the
+  /// sudo password line, or "").
+  Become become;
+  std::string become_stdin;
 };
 
 /// Output of one stream, capped: head and tail kept, the middle dropped.
@@ -101,6 +108,11 @@ struct ExecResult {
   long long ms = 0;
   Captured out, err;
   std::string error;  ///< transport failure (channel could not open, ...); "" = none
+  /// The command's process on the host, from the wrapper's line (0 = unknown).
+  long remote_pid = 0;
+  /// The host-side watchdog was armed: "" = not needed, else "armed" or why
+  /// it could not be ("watchdog: ...").
+  std::string watchdog;
 };
 
 class Transport {
@@ -112,6 +124,9 @@ class Transport {
   virtual ExecResult exec(const ExecRequest& req) = 0;
   /// Closes the session; safe to call twice.
   virtual void close() = 0;
+  /// False once the session is gone (closed, or the connection dropped), so
+  /// the caller knows to connect() again before the next exec().
+  virtual bool connected() const { return true; }
 };
 
 /// What ssh config and the inventory make of an endpoint (ssh -G, in short).

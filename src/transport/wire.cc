@@ -1,22 +1,31 @@
-// Wire strings. The deadline wrapper, in words (sshd runs the login shell as a
-// session and process-group leader, and `exec` keeps that PID all the way down):
-//  - The wrapper double-forks a watchdog, so the watchdog is no child of the
-//    command (a command's wait(2) never sees it), then execs `/bin/sh -c
-//    COMMAND`: sshd reports the command's own exit status or exit signal (no
-//    128+N translation). The wrapper itself runs no external program.
-//  - The watchdog moves its stdin/stdout/stderr to /dev/null at once (it never
-//    holds the channel open), keeping copies on fds 8 and 9 just long enough for
-//    one readlink(1) that names the channel's stdout/stderr ("pipe:[123]").
-//  - It polls every 0.2 s (clock: /proc/uptime, else tick counting):
-//    * command still running at the deadline: TERM the whole process group,
-//      1 s later KILL it (the watchdog ignores TERM and dies by that KILL);
-//    * command gone and no group member holds the channel's stdout/stderr:
-//      exit at once;
-//    * command gone but group members still hold them (`sleep 30 & echo hi`):
-//      at the deadline TERM those holders, 1 s later KILL the ones left.
+// Wire strings. How a host-side deadline works, in words (sshd runs the login
+// shell as a session and process-group leader, and `exec` keeps that PID all the
+// way down to the command):
+//  - Every command goes out as `exec [sudo ...] /bin/sh -c RUN /bin/sh COMMAND`
+//    (the command sees $0 = /bin/sh, as under a plain `sh -c`).
+//    RUN prints one line on stderr, "[ratchet-pid] PID PGID START_TICKS" (its
+//    own /proc/self/stat, read with the `read` builtin), then evals COMMAND in
+//    that same shell: the command's PID is the one sshd waits for, so sshd
+//    reports its exit status or exit signal. No fork, no other program: a
+//    command that ends quickly costs what `/bin/sh -c COMMAND` costs.
+//  - The client strips that line (remote_process.h). When the command is still
+//    running after kArmAfter, or has ended while something still holds its
+//    output open, the client runs WATCHDOG on a second channel with the same
+//    become: `/bin/sh -c WATCHDOG ratchet PID PGID START_TICKS MS`. It
+//    double-forks (its channel closes at once), moves its stdio to /dev/null and
+//    polls every 0.2 s (clock: /proc/uptime, else tick counting):
+//    * command still running (same PID, same start time) at the deadline: TERM
+//      the whole process group, 1 s later KILL it;
+//    * command gone and no group member holds the channel's stdout/stderr
+//      (the pipes the command had when the watchdog started; any pipe or socket
+//      when the command had already ended): exit at once;
+//    * command gone but members still hold them (`sleep 30 & echo hi`): at the
+//      deadline TERM those holders, 1 s later KILL the ones left.
+//    MS = 0 stops the command now: the client does that on ^C and at its own
+//    deadline, which also reaches root logins and sudo, where sshd's signal
+//    request does not.
 //  Processes that left the group (setsid) or the channel (redirected) are left
-//  alone once the command has ended. Needs Linux /proc; holders need pgrep(1)
-//  (without it a held channel is bounded by the client deadline only).
+//  alone once the command has ended. Needs Linux /proc; holders need pgrep(1).
 #include "transport/wire.h"
 
 #include <fmt/format.h>
@@ -27,47 +36,66 @@ namespace ratchet::transport {
 
 namespace {
 
-// One line with no single quote, backslash or newline: it travels single-quoted
-// through any login shell (csh rejects a newline inside quotes). $1 = command,
-// $2 = deadline in ms; m = the command's PID, g = its process group, r = the
-// channel's link targets, T/D = now/deadline in centiseconds, h = holders.
-constexpr std::string_view kDeadlineScript =
-    "( ( exec 8>&1 9>&2 </dev/null >/dev/null 2>&1; "
-    "set -f; trap \"\" TERM HUP INT PIPE; m=$$ g=$$ r= T=0; "
-    "for l in $(readlink /proc/self/fd/8 /proc/self/fd/9); do"
-    " case $l in pipe:*|socket:*) r=\"$r $l \";; esac; done; "
-    "exec 8>&- 9>&-; "
-    "read -r _ _ _ _ g _ </proc/self/stat; "
+// One line each, with no single quote, backslash or newline: they travel
+// single-quoted through any login shell (csh rejects a newline inside quotes).
+// $1 = the command. The shell's own comm ("sh") has no space, so `read` splits
+// /proc/self/stat (proc(5)) at spaces: field 5 is the process group, field 22
+// the start time. The command then runs in this same shell (same PID, no
+// exec), with no positional parameters and none of these variables left.
+constexpr std::string_view kRunScript =
+    "read -r _ _ _ _ __rg _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ __rs _ 2>/dev/null </proc/self/stat && "
+    "echo \"[ratchet-pid] $$ $__rg $__rs\" >&2; "
+    "__rc=$1; shift; eval \"unset __rg __rs __rc; $__rc\"";
+
+// $1 = PID, $2 = PGID, $3 = start ticks, $4 = ms left. m/g/s = those, r = the
+// channel's pipes, T/D = now/deadline in centiseconds, h = holders.
+constexpr std::string_view kWatchdogScript =
+    "( ( exec </dev/null >/dev/null 2>&1; set -f; trap \"\" TERM HUP INT PIPE; "
+    "m=$1 g=$2 s=$3 r= T=0 h=; "
+    "alive() { read -r l <\"/proc/$m/stat\" || return 1; l=${l##*\") \"}; set -- $l;"
+    " [ \"$1\" != Z ] && [ \"${20}\" = \"$s\" ]; }; "
+    "if alive; then for l in $(readlink /proc/$m/fd/1 /proc/$m/fd/2); do"
+    " case $l in pipe:*|socket:*) r=\"$r $l \";; esac; done; fi; "
     "now() { if read -r u _ </proc/uptime; then T=$((${u%.*}*100+1${u#*.}-100));"
     " else T=$((T+20)); fi; }; "
-    "scan() { h=; [ -n \"$r\" ] || return; for p in $(pgrep -g $g); do"
-    " for l in $(readlink /proc/$p/fd/1 /proc/$p/fd/2); do"
-    " case $r in *\" $l \"*) h=\"$h $p\";; esac; done; done; }; "
-    "now; D=$((T+($2+9)/10)); "
-    "while sleep 0.2 || sleep 1; do now; "
-    "if kill -0 $m; then [ $T -lt $D ] && continue; "
-    "kill -TERM -$g; sleep 1; kill -KILL -$g; exit; fi; "
-    "scan; [ -n \"$h\" ] || exit 0; [ $T -lt $D ] && continue; "
-    "kill -TERM $h; sleep 1; scan; [ -z \"$h\" ] || kill -KILL $h; exit; "
-    "done ) & ); "
-    "exec /bin/sh -c \"$1\"";
+    "scan() { h=; for p in $(pgrep -g $g); do"
+    " for l in $(readlink /proc/$p/fd/1 /proc/$p/fd/2); do case $l in pipe:*|socket:*)"
+    " case ${r:-\" $l \"} in *\" $l \"*) h=\"$h $p\";; esac;; esac; done; done; }; "
+    "now; D=$((T+($4+9)/10)); "
+    "while :; do "
+    "if alive; then [ $T -lt $D ] || { kill -TERM -$g; sleep 1; kill -KILL -$g; exit; }; "
+    "else scan; [ -n \"$h\" ] || exit 0; "
+    "[ $T -lt $D ] || { kill -TERM $h; sleep 1; scan; [ -z \"$h\" ] || kill -KILL $h; exit; }; fi; "
+    "sleep 0.2 || sleep 1; now; done ) & )";
 
-}  // namespace
-
-util::Millis client_deadline(util::Millis timeout) { return timeout + kClientGrace; }
-
-std::string_view deadline_script() { return kDeadlineScript; }
-
-std::string wire_command(const std::string& command, util::Millis timeout, const Become& b) {
+std::string become_prefix(const Become& b) {
   std::string prefix = "exec ";
   if (b.enabled) {
     prefix += b.password ? "sudo -k -S -p '' -H " : "sudo -n -H ";
     if (!b.user.empty()) prefix += "-u " + util::shell_quote(b.user) + " ";
     prefix += "-- ";
   }
+  return prefix;
+}
+
+}  // namespace
+
+util::Millis client_deadline(util::Millis timeout) { return timeout + kClientGrace; }
+
+std::string_view run_script() { return kRunScript; }
+std::string_view watchdog_script() { return kWatchdogScript; }
+
+std::string wire_command(const std::string& command, util::Millis timeout, const Become& b) {
+  const std::string prefix = become_prefix(b);
   if (timeout.count() <= 0) return prefix + "/bin/sh -c " + util::shell_quote(command);
-  return fmt::format("{}/bin/sh -c {} ratchet {} {}", prefix, util::shell_quote(kDeadlineScript),
-                     util::shell_quote(command), timeout.count());
+  return fmt::format("{}/bin/sh -c {} /bin/sh {}", prefix, util::shell_quote(kRunScript),
+                     util::shell_quote(command));
+}
+
+std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b) {
+  return fmt::format("{}/bin/sh -c {} ratchet {} {} {} {}", become_prefix(b),
+                     util::shell_quote(kWatchdogScript), p.pid, p.pgid, p.start_ticks,
+                     std::max<long long>(0, left.count()));
 }
 
 }  // namespace ratchet::transport

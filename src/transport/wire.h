@@ -1,9 +1,11 @@
 #pragma once
-// The exact strings sent to a host: a POSIX sh wrapper that enforces a
-// deadline on the host, and privilege escalation. Pure string transforms, no I/O.
+// The exact strings sent to a host: a POSIX sh wrapper that names the command's
+// process, the watchdog that enforces its deadline on the host (see wire.cc for
+// the rules), and privilege escalation. Pure string transforms, no I/O.
 #include <string>
 #include <string_view>
 
+#include "transport/remote_process.h"
 #include "util/duration.h"
 
 namespace ratchet::transport {
@@ -27,13 +29,27 @@ inline constexpr util::Millis kClientGrace{3'000};
 /// timeout + kClientGrace (ms).
 util::Millis client_deadline(util::Millis timeout);
 
-/// The sh script run as `/bin/sh -c SCRIPT ratchet COMMAND TIMEOUT_MS`: starts a
-/// detached watchdog, then execs `/bin/sh -c COMMAND` (see wire.cc for the rules).
-std::string_view deadline_script();
+/// A command still running this long after it started (or ended, but with its
+/// output still held open) gets its host-side watchdog (ms).
+inline constexpr util::Millis kArmAfter{500};
 
-/// The wire string for `command` (a sh command line) with a host-side deadline of
-/// `timeout` (ms; <= 0 = none), wrapped in `sudo -n -H [-u USER] --` when
-/// b.enabled (`sudo -k -S -p '' -H [-u USER] --` when b.password). Independent of the login shell: always `exec` into /bin/sh.
+/// The sh script run as `/bin/sh -c SCRIPT /bin/sh COMMAND`: prints the
+/// "[ratchet-pid] ..." line on stderr, then execs `/bin/sh -c COMMAND`.
+std::string_view run_script();
+
+/// The sh script run as `/bin/sh -c SCRIPT ratchet PID PGID TICKS MS`: a
+/// detached watchdog that ends the command MS ms from now (wire.cc says how).
+std::string_view watchdog_script();
+
+/// The wire string for `command` (a sh command line). timeout > 0 (ms): through
+/// run_script(), so that its deadline can be enforced on the host; <= 0: plain
+/// `/bin/sh -c`. Wrapped in `sudo -n -H [-u USER] --` when b.enabled
+/// (`sudo -k -S -p '' -H [-u USER] --` when b.password). Independent of the
+/// login shell: always `exec` into /bin/sh.
 std::string wire_command(const std::string& command, util::Millis timeout, const Become& b);
+
+/// The wire string that arms the watchdog for process p, `left` ms before its
+/// deadline (<= 0: stop it now), with the same become as the command.
+std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b);
 
 }  // namespace ratchet::transport

@@ -42,11 +42,14 @@ struct Harness {
   std::vector<std::string> sent() const {
     std::vector<std::string> out;
     for (const auto& r : t.requests) {
-      // the command is the last-but-one word of the wire string: pick by marker
-      for (auto name : {"probe", "fix", "harder1", "harder2", "harder3"})
-        if (r.command.find(std::string("'") + name + "'") != std::string::npos ||
-            r.command.find(std::string(" ") + name + " ") != std::string::npos)
+      // the command is the last word of the wire string: pick by marker
+      for (std::string name : {"probe", "fix", "harder1", "harder2", "harder3"}) {
+        const std::string tail = " " + name;
+        if (r.command.find("'" + name + "'") != std::string::npos ||
+            (r.command.size() >= tail.size() &&
+             r.command.compare(r.command.size() - tail.size(), tail.size(), tail) == 0))
           out.push_back(name);
+      }
     }
     return out;
   }

@@ -3,9 +3,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <filesystem>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
+#include "support/local_proc.h"
 #include "support/sshd_fixture.h"
 #include "transport/transport.h"
 #include "transport/wire.h"
@@ -263,4 +267,71 @@ TEST_CASE("ssh: a lost connection is an ExecResult error, not a hang or a throw"
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(6));
   t->close();
   t->close();
+}
+
+namespace {
+
+/// True while a watchdog for remote pid `pid` runs on this machine (the hosts
+/// are local): its argv ends "ratchet PID PGID TICKS MS".
+bool watchdog_running(long pid) {
+  std::string needle = std::string("\0ratchet\0", 9) + std::to_string(pid) + std::string("\0", 1);
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream f(e.path() / "cmdline");
+    std::string argv((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (argv.find("alive()") != std::string::npos && argv.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("ssh: the wrapper's pid line is taken out of stderr and names the command's process",
+          "[ssh]") {
+  SshdHost host;
+  auto t = connected(host.endpoint());
+  ExecResult r = t->exec(wired("echo $$; echo oops >&2; exit 4", 10'000));
+  CHECK(r.exit_code == 4);
+  CHECK(r.err.data == "oops\n");
+  REQUIRE(r.remote_pid > 1);
+  CHECK(r.out.data == std::to_string(r.remote_pid) + "\n");  // exec keeps the PID down to the command
+  CHECK(r.watchdog == "");  // done well before kArmAfter: no watchdog was needed
+  // An unwrapped command's stderr is left as it is, even a look-alike line.
+  r = t->exec(request("echo '[ratchet-pid] 1 1 1' >&2"));
+  CHECK(r.err.data == "[ratchet-pid] 1 1 1\n");
+  CHECK(r.remote_pid == 0);
+}
+
+TEST_CASE("ssh: a long command gets its watchdog, which leaves once the command is done", "[ssh]") {
+  SshdHost host;
+  auto t = connected(host.endpoint());
+  ExecResult r = t->exec(wired("sleep 1.2; echo done", 20'000));
+  CHECK(r.out.data == "done\n");
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.watchdog == "armed");
+  REQUIRE(r.remote_pid > 1);
+  CHECK(ratchet::testing::eventually([&] { return !watchdog_running(r.remote_pid); }, 3000));
+}
+
+TEST_CASE("ssh: cancel stops the remote command and its children, also for a root login", "[ssh]") {
+  SshdHost host;  // user root: sshd refuses signal requests for root sessions
+  auto t = connected(host.endpoint());
+  const std::string pid_file = host.dir() + "/cancel-pids";
+  std::atomic<bool> cancel{false};
+  ExecRequest req = wired("sleep 60 & echo $$ $! > " + pid_file + "; wait", 60'000);
+  req.cancel = &cancel;
+  std::thread stopper([&] {
+    ratchet::testing::eventually([&] { return read_pids(pid_file).size() == 2; }, 10'000);
+    cancel = true;
+  });
+  auto start = std::chrono::steady_clock::now();
+  ExecResult r = t->exec(req);
+  stopper.join();
+  CHECK(r.error == "interrupted");
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  CHECK(r.watchdog == "armed");
+  auto pids = read_pids(pid_file);
+  REQUIRE(pids.size() == 2);
+  for (pid_t p : pids) CHECK(ratchet::testing::wait_pid_gone(p, 5000));
+  CHECK(t->exec(wired("echo after", 5000)).out.data == "after\n");  // the session goes on
 }

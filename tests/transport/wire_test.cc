@@ -16,26 +16,44 @@ TEST_CASE("wire_command without a deadline execs /bin/sh -c with the quoted comm
   CHECK(wire_command("true", milliseconds(0), Become{}) == "exec /bin/sh -c true");
 }
 
-TEST_CASE("wire_command with a deadline passes command and milliseconds to the wrapper",
-          "[transport]") {
-  const std::string script = "'" + std::string(deadline_script()) + "'";
+TEST_CASE("wire_command with a deadline passes the command to the run wrapper", "[transport]") {
+  const std::string script = "'" + std::string(run_script()) + "'";
   CHECK(wire_command("sleep 30", milliseconds(60'000), Become{}) ==
-        "exec /bin/sh -c " + script + " ratchet 'sleep 30' 60000");
+        "exec /bin/sh -c " + script + " /bin/sh 'sleep 30'");
   CHECK(wire_command("it's", milliseconds(1500), Become{}) ==
-        "exec /bin/sh -c " + script + " ratchet 'it'\\''s' 1500");
+        "exec /bin/sh -c " + script + " /bin/sh 'it'\\''s'");
 }
 
-TEST_CASE("the deadline script travels single-quoted as is", "[transport]") {
-  std::string_view s = deadline_script();
-  CHECK(s.find('\'') == std::string_view::npos);  // so quoting never rewrites it
-  CHECK(s.find('\\') == std::string_view::npos);  // read alike by sh, csh and fish
-  CHECK(s.find('\n') == std::string_view::npos);  // csh rejects newlines in quotes
-  CHECK(util::shell_quote(s) == "'" + std::string(s) + "'");
-  CHECK(s.rfind("exec /bin/sh -c \"$1\"") == s.size() - 20);  // ends by exec'ing the command
+TEST_CASE("the run and watchdog scripts travel single-quoted as is", "[transport]") {
+  for (std::string_view s : {run_script(), watchdog_script()}) {
+    CHECK(s.find('\'') == std::string_view::npos);  // so quoting never rewrites it
+    CHECK(s.find('\\') == std::string_view::npos);  // read alike by sh, csh and fish
+    CHECK(s.find('\n') == std::string_view::npos);  // csh rejects newlines in quotes
+    CHECK(util::shell_quote(s) == "'" + std::string(s) + "'");
+  }
+  std::string_view s = run_script();
+  // Ends by running the command in the same shell, with nothing of its own left.
+  const std::string_view tail = "eval \"unset __rg __rs __rc; $__rc\"";
+  CHECK(s.substr(s.size() - tail.size()) == tail);
+  CHECK(s.find("fork") == std::string_view::npos);
+  CHECK(s.find("& ") == s.find("&& ") + 1);  // no background job: only one && and >&2
+  CHECK(s.find("&& ") == s.rfind("&& "));
+  CHECK(s.find('(') == std::string_view::npos);  // no subshell
+}
+
+TEST_CASE("watchdog_command passes pid, group, start time and the ms left", "[transport]") {
+  const std::string script = "'" + std::string(watchdog_script()) + "'";
+  RemoteProcess p{4242, 4240, 987654};
+  CHECK(watchdog_command(p, milliseconds(1500), Become{}) ==
+        "exec /bin/sh -c " + script + " ratchet 4242 4240 987654 1500");
+  CHECK(watchdog_command(p, milliseconds(-20), Become{true, "app"}) ==
+        "exec sudo -n -H -u app -- /bin/sh -c " + script + " ratchet 4242 4240 987654 0");
+  CHECK(watchdog_command(p, milliseconds(0), Become{true, "", true}) ==
+        "exec sudo -k -S -p '' -H -- /bin/sh -c " + script + " ratchet 4242 4240 987654 0");
 }
 
 TEST_CASE("become wraps the whole wire string in sudo -n -H", "[transport]") {
-  const std::string script = "'" + std::string(deadline_script()) + "'";
+  const std::string script = "'" + std::string(run_script()) + "'";
   CHECK(wire_command("id -u", milliseconds(0), Become{true, ""}) ==
         "exec sudo -n -H -- /bin/sh -c 'id -u'");
   CHECK(wire_command("id -u", milliseconds(0), Become{true, "postgres"}) ==
@@ -43,9 +61,9 @@ TEST_CASE("become wraps the whole wire string in sudo -n -H", "[transport]") {
   CHECK(wire_command("id -u", milliseconds(0), Become{true, "odd user"}) ==
         "exec sudo -n -H -u 'odd user' -- /bin/sh -c 'id -u'");
   CHECK(wire_command("id -u", milliseconds(5000), Become{true, "app"}) ==
-        "exec sudo -n -H -u app -- /bin/sh -c " + script + " ratchet 'id -u' 5000");
+        "exec sudo -n -H -u app -- /bin/sh -c " + script + " /bin/sh 'id -u'");
   CHECK(wire_command("id -u", milliseconds(5000), Become{false, "app"}) ==
-        "exec /bin/sh -c " + script + " ratchet 'id -u' 5000");
+        "exec /bin/sh -c " + script + " /bin/sh 'id -u'");
 }
 
 TEST_CASE("become with a password: sudo -k -S with an empty prompt, never -n", "[transport]") {
