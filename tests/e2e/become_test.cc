@@ -7,10 +7,13 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -239,4 +242,52 @@ TEST_CASE("become: the whole gpu-release runbook as a password sudo user, the pa
     host.ssh("journalctl --no-pager -q 2>/dev/null | grep -c -F -- '" + pw + "' || true", &logs);
     CHECK(logs == "0\n");
   }
+}
+
+TEST_CASE("become: ^C stops a command running under sudo, children included", "[systemd][e2e][become]") {
+  SystemdHost host;
+  REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " carol nopasswd").code == 0);
+  std::string dir = ratchet::testing::temp_dir("ratchet-become-int");
+  std::string pb = dir + "/p.toml";
+  // The command runs as root under sudo: neither sshd's signal request nor sudo
+  // would carry a TERM to its background child.
+  std::ofstream(pb) << "name = \"int\"\n[[step]]\nid = \"slow\"\nkind = \"run\"\nbecome = true\n"
+                       "command = \"sleep 60 & echo $$ $! > /root/int-pids; wait\"\n";
+  std::string t = dir + "/t.jsonl";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::string bin = RATCHET_BINARY;
+    execl(bin.c_str(), bin.c_str(), "run", pb.c_str(), "-i", user_inventory(host, dir, "carol").c_str(), "-F",
+          "none", "--transcript", t.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string pids;
+  bool started = ratchet::testing::eventually([&] {
+    pids.clear();
+    host.ssh("cat /root/int-pids 2>/dev/null", &pids);
+    return count_of(pids, " ") == 1;
+  });
+  if (started) usleep(300'000);
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(started);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  std::string alive = "?";
+  bool gone = ratchet::testing::eventually([&] {
+    alive.clear();
+    host.ssh("for p in $(cat /root/int-pids); do test -d /proc/$p && echo $p; done; true", &alive);
+    return alive.empty();
+  }, 5000);
+  INFO("still alive: " << alive << " (of " << pids << ")");
+  CHECK(gone);
+  auto tr = ratchet::transcript::read_transcript(t);
+  REQUIRE_FALSE(tr.events.empty());
+  CHECK(tr.events.back()["status"] == "interrupted");
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
