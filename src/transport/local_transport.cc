@@ -139,7 +139,7 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
     }
     // As ssh_exec.cc does: arm the wrapper's watchdog (wire.h) on a long run.
     if (wrapped && !armed && marker.process().known() &&
-        elapsed_ms() >= std::min(kArmAfter.count(), req.host_timeout.count())) {
+        elapsed_ms() >= arm_after(req.host_timeout).count()) {
       armed = true;
       r.watchdog = run_beside(watchdog_command(
           marker.process(), util::Millis(req.host_timeout.count() - elapsed_ms()), Become{}));

@@ -200,7 +200,7 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
     // Long-running, or ended with its output still held: arm the host deadline.
     if (may_arm && wrapped && !armed && proc.known()) {
       long long el = elapsed_ms();
-      if (el >= std::min(kArmAfter.count(), req.host_timeout.count())) {
+      if (el >= arm_after(req.host_timeout).count()) {
         armed = true;
         r.watchdog = on_second_channel(req.host_timeout.count() - el);
       }

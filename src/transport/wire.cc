@@ -9,7 +9,7 @@
 //    reports its exit status or exit signal. No fork, no other program: a
 //    command that ends quickly costs what `/bin/sh -c COMMAND` costs.
 //  - The client strips that line (remote_process.h). When the command is still
-//    running after kArmAfter, or has ended while something still holds its
+//    running after arm_after(timeout), or has ended while something still holds its
 //    output open, the client runs WATCHDOG on a second channel with the same
 //    become: `/bin/sh -c WATCHDOG ratchet PID PGID START_TICKS MS`. It
 //    double-forks (its channel closes at once), moves its stdio to /dev/null and
@@ -29,6 +29,8 @@
 #include "transport/wire.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "util/shell.h"
 
@@ -64,7 +66,7 @@ constexpr std::string_view kWatchdogScript =
     "now; D=$((T+($4+9)/10)); "
     "while :; do "
     "if alive; then [ $T -lt $D ] || { kill -TERM -$g; sleep 1; kill -KILL -$g; exit; }; "
-    "else scan; [ -n \"$h\" ] || exit 0; "
+    "else kill -0 -$g 2>/dev/null || exit 0; scan; [ -n \"$h\" ] || exit 0; "
     "[ $T -lt $D ] || { kill -TERM $h; sleep 1; scan; [ -z \"$h\" ] || kill -KILL $h; exit; }; fi; "
     "sleep 0.2 || sleep 1; now; done ) & )";
 
@@ -81,6 +83,11 @@ std::string become_prefix(const Become& b) {
 }  // namespace
 
 util::Millis client_deadline(util::Millis timeout) { return timeout + kClientGrace; }
+
+util::Millis arm_after(util::Millis timeout) {
+  util::Millis a = std::clamp(timeout / 10, util::Millis(500), util::Millis(10'000));
+  return std::min(a, timeout);
+}
 
 std::string_view run_script() { return kRunScript; }
 std::string_view watchdog_script() { return kWatchdogScript; }

@@ -29,9 +29,12 @@ inline constexpr util::Millis kClientGrace{3'000};
 /// timeout + kClientGrace (ms).
 util::Millis client_deadline(util::Millis timeout);
 
-/// A command still running this long after it started (or ended, but with its
-/// output still held open) gets its host-side watchdog (ms).
-inline constexpr util::Millis kArmAfter{500};
+/// When a command still running (or ended, but with its output still held
+/// open) gets its host-side watchdog: after a tenth of its host timeout, at
+/// least 500 ms and at most 10 s, never after the timeout itself (ms). Short
+/// commands, the most, never need one; a loaded fleet does not pay for one per
+/// command.
+util::Millis arm_after(util::Millis timeout);
 
 /// The sh script run as `/bin/sh -c SCRIPT /bin/sh COMMAND`: prints the
 /// "[ratchet-pid] ..." line on stderr, then execs `/bin/sh -c COMMAND`.

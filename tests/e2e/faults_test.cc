@@ -219,7 +219,7 @@ TEST_CASE("faults: the network path drops mid-step: ratchet gives up in bounded 
     _exit(127);
   }
   REQUIRE(eventually([&] { return pids_in(pids).size() == 1; }));
-  usleep(1'000'000);  // past kArmAfter (0.5 s): the host-side watchdog is armed before the cut
+  usleep(1'000'000);  // past arm_after (0.5 s for 3 s): the host-side watchdog is armed before the cut
   auto t0 = std::chrono::steady_clock::now();
   REQUIRE(run_sh(ns.exec_prefix() + " ip link set lo down").code == 0);
   int status = 0;
@@ -313,7 +313,7 @@ TEST_CASE("faults: ratchet SIGKILLed mid-run leaves a transcript that reads up t
   std::string t = lab.dir + "/t.jsonl";
   Bg bg(lab.dir, lab.args(pb, t));
   REQUIRE(eventually([&] { return pids_in(pids).size() == 1; }));
-  usleep(1'200'000);  // past kArmAfter: the host-side watchdog of step two is armed
+  usleep(1'200'000);  // past arm_after (0.5 s for 3 s): the host-side watchdog of step two is armed
   kill(bg.pid, SIGKILL);
   bg.wait();
   auto tr = ratchet::transcript::read_transcript(t);

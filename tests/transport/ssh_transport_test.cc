@@ -294,7 +294,7 @@ TEST_CASE("ssh: the wrapper's pid line is taken out of stderr and names the comm
   CHECK(r.err.data == "oops\n");
   REQUIRE(r.remote_pid > 1);
   CHECK(r.out.data == std::to_string(r.remote_pid) + "\n");  // exec keeps the PID down to the command
-  CHECK(r.watchdog == "");  // done well before kArmAfter: no watchdog was needed
+  CHECK(r.watchdog == "");  // done well before arm_after: no watchdog was needed
   // An unwrapped command's stderr is left as it is, even a look-alike line.
   r = t->exec(request("echo '[ratchet-pid] 1 1 1' >&2"));
   CHECK(r.err.data == "[ratchet-pid] 1 1 1\n");
@@ -304,7 +304,7 @@ TEST_CASE("ssh: the wrapper's pid line is taken out of stderr and names the comm
 TEST_CASE("ssh: a long command gets its watchdog, which leaves once the command is done", "[ssh]") {
   SshdHost host;
   auto t = connected(host.endpoint());
-  ExecResult r = t->exec(wired("sleep 1.2; echo done", 20'000));
+  ExecResult r = t->exec(wired("sleep 1.2; echo done", 5'000));  // armed at 0.5 s
   CHECK(r.out.data == "done\n");
   CHECK(r.exit_code == 0);
   CHECK_FALSE(r.timed_out);

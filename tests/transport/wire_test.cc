@@ -75,6 +75,15 @@ TEST_CASE("become with a password: sudo -k -S with an empty prompt, never -n", "
         "exec /bin/sh -c 'id -u'");
 }
 
+TEST_CASE("arm_after is a tenth of the timeout, within 0.5 s and 10 s, never past the timeout",
+          "[transport]") {
+  CHECK(arm_after(milliseconds(60'000)) == milliseconds(6'000));
+  CHECK(arm_after(milliseconds(5'000)) == milliseconds(500));
+  CHECK(arm_after(milliseconds(3'600'000)) == milliseconds(10'000));
+  CHECK(arm_after(milliseconds(300)) == milliseconds(300));
+  CHECK(arm_after(milliseconds(20'000)) == milliseconds(2'000));
+}
+
 TEST_CASE("client_deadline adds the grace to the host deadline", "[transport]") {
   CHECK(client_deadline(milliseconds(1000)) == milliseconds(4000));
   CHECK(client_deadline(milliseconds(60'000)) == milliseconds(63'000));
