@@ -1,8 +1,8 @@
 #!/bin/bash
 # Installs what ratchet needs to build, test and demo (Debian 12), then builds it.
 # Safe to run twice: installs only what is missing, rebuilds incrementally.
-#   scripts/setup.sh            packages + build (build/ratchet)
-#   SETUP_NO_BUILD=1 scripts/setup.sh   packages only
+#   scripts/setup.sh            packages + build (build/ratchet, plain optimized)
+#   SETUP_NO_BUILD=1 scripts/setup.sh   packages only (scripts/test.sh builds build-ci/ itself)
 #   SETUP_NO_LAB=1 scripts/setup.sh     skip the lab rootfs (tests tagged [systemd] need it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,9 @@ PACKAGES=(
   openssh-server openssh-client systemd-container debootstrap zstd psmisc procps iproute2 util-linux
   # the live-progress test drives ratchet in a tmux pane (a pseudo-terminal)
   tmux
+  # scripts/test.sh builds build-ci/ with clang, ASan + UBSan and the libFuzzer targets:
+  # clang, its sanitizer and libFuzzer runtimes, and llvm-symbolizer for readable reports
+  clang libclang-rt-14-dev llvm
 )
 
 missing=()

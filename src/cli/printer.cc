@@ -9,6 +9,12 @@
 
 namespace ratchet::cli {
 
+/// `text` with secrets masked (before any cut: a cut through a secret would
+/// leave a prefix the mask cannot see).
+static std::string masked(const transcript::Writer* mask, const std::string& text) {
+  return mask ? mask->mask(text) : text;
+}
+
 void LinePrinter::line(const std::string& text) {
   // One whole line at a time; nothing a host printed can move the cursor.
   std::string safe = util::terminal_line(mask_ ? mask_->mask(text) : text);
@@ -20,7 +26,7 @@ void LinePrinter::host_done(const engine::HostReport& r) {
   std::string counts;
   for (const auto& [k, v] : r.counts)
     if (v) counts += fmt::format(" {}={}", k, v);
-  std::string why = r.reason.empty() || r.status == "ok" ? "" : ": " + r.reason;
+  std::string why = r.reason.empty() || r.status == "ok" ? "" : ": " + masked(mask_, r.reason);
   if (why.size() > 200) why = why.substr(0, 197) + "...";
   line(fmt::format("{}: done {}{} {}{}", r.host, r.status, counts,
                    util::format_duration(util::Millis(r.ms)), why));
@@ -47,7 +53,7 @@ void LinePrinter::step_done(const std::string& host, const std::string& step_id,
   std::string rung = o.status == "escalated" || (o.status == "failed" && o.rung > 0)
                          ? fmt::format(" (rung {})", o.rung)
                          : "";
-  std::string why = o.reason.empty() ? "" : ": " + o.reason;
+  std::string why = o.reason.empty() ? "" : ": " + masked(mask_, o.reason);
   if (why.size() > 160) why = why.substr(0, 157) + "...";
   line(fmt::format("{}: {:<18} {:<20} {:>6}{}", host, o.status + rung, step_id,
                    util::format_duration(util::Millis(o.ms)), o.status == "ok" && o.reason.empty() ? "" : why));

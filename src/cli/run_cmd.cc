@@ -221,6 +221,8 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   std::signal(SIGTERM, old_term);
   if (live) live->stop();
 
+  // Reasons quote host output: masked whole here, before any cut to a width.
+  for (auto& r : reps) r.reason = w.mask(r.reason);
   int code = exit_code_for(reps, g_interrupted.load());
   // The transcript broke mid-run: the hosts stopped before their next step.
   if (w.failed() && (code == kExitOk || code == kExitUnreachable)) code = kExitFailed;

@@ -196,6 +196,10 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
   }
   if (observer_) observer_(rung, c.role);
   r = t_.exec(req);
+  // A secret the capture cap cut in two is masked on both sides of the cut,
+  // before anything (judges, reasons, the transcript) sees the output.
+  for (auto* cap : {&r.out, &r.err})
+    if (cap->dropped > 0) cap->data = w_.mask_cut(cap->data, transport::capture_marker(cap->dropped));
   nlohmann::json base = {{"host", host_}, {"step", step_}, {"rung", rung}};
   for (auto [name, cap] : {std::pair<const char*, const transport::Captured*>{"stdout", &r.out},
                            {"stderr", &r.err}}) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 
 #include "util/duration.h"
 #include "util/text.h"
@@ -17,9 +18,29 @@ static std::string str(const json& e, const char* k) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// A field as a whole number; nullopt when absent or of another type. A transcript
+// may be hand-edited or foreign: a field of the wrong type (a string "10", 1e300,
+// an object) must not stop `show` (nlohmann's get<> throws, or is UB for a double
+// out of range).
+static std::optional<long long> integer(const json& v) {
+  if (!v.is_number_integer()) return std::nullopt;
+  return v.get<long long>();
+}
+
+static std::optional<long long> integer(const json& e, const char* k) {
+  auto it = e.find(k);
+  return it == e.end() ? std::nullopt : integer(*it);
+}
+
+static bool flag(const json& e, const char* k) {
+  auto it = e.find(k);
+  return it != e.end() && it->is_boolean() && it->get<bool>();
+}
+
 static std::string dur(const json& e) {
-  if (!e.contains("ms")) return "";
-  return util::format_duration(util::Millis(e["ms"].get<long long>()));
+  auto ms = integer(e, "ms");
+  if (!ms) return str(e, "ms");  // absent: ""; of another type: as written
+  return util::format_duration(util::Millis(*ms));
 }
 
 static std::string first_line(const std::string& s, size_t max) {
@@ -70,14 +91,15 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
     } else if (ev == "step_start") {
       b += fmt::format("  - {} [{}] {}\n", str(e, "step"), str(e, "kind"), str(e, "name"));
     } else if (ev == "command" && opt.commands) {
-      std::string rung = e.value("rung", 0) ? fmt::format("rung {} ", e["rung"].get<int>()) : "";
+      auto r = integer(e, "rung");
+      std::string rung = r.value_or(0) ? fmt::format("rung {} ", *r) : "";
       pending_cmd[host] = fmt::format("      {}{:<6} $ {}", rung, str(e, "role"),
                                       util::trim_lines(str(e, "command"), 1, 100));
       while (!pending_cmd[host].empty() && pending_cmd[host].back() == '\n') pending_cmd[host].pop_back();
     } else if (ev == "exit" && opt.commands) {
       std::string how = e.contains("signal") ? "SIG" + str(e, "signal")
                                              : fmt::format("exit {}", str(e, "code"));
-      if (e.value("timed_out", false)) how += ", timed out";
+      if (flag(e, "timed_out")) how += ", timed out";
       b += fmt::format("{}  → {} ({})\n", pending_cmd[host], how, dur(e));
       b += pending_out[host];
       pending_out[host].clear();
@@ -100,10 +122,10 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
                        e.contains("reason") && !str(e, "reason").empty() ? ": " + str(e, "reason") : "");
     } else if (ev == "host_end") {
       std::string counts;
-      if (e.contains("counts"))
+      if (e.contains("counts") && e["counts"].is_object())
         for (auto it = e["counts"].begin(); it != e["counts"].end(); ++it)
-          if (it.value().get<int>() > 0)
-            counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", it.value().get<int>(), it.key());
+          if (auto n = integer(it.value()); n.value_or(0) > 0)
+            counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", *n, it.key());
       b += fmt::format("  host {}: {}\n", str(e, "status"), counts.empty() ? "nothing ran" : counts);
     } else if (ev == "run_end") {
       tail += fmt::format("run {} (exit {}) at {}\n", str(e, "status"), str(e, "exit_code"), str(e, "t"));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -32,11 +33,27 @@ Writer::~Writer() {
 
 void Writer::add_secret(const std::string& value) {
   if (value.empty()) return;
+  std::vector<std::string> add{value};
+  if (value.find('\n') != std::string::npos) {
+    size_t from = 0;
+    while (from <= value.size()) {
+      size_t nl = value.find('\n', from);
+      std::string line = value.substr(from, nl == std::string::npos ? std::string::npos : nl - from);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.size() >= 4) add.push_back(line);
+      if (nl == std::string::npos) break;
+      from = nl + 1;
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  secrets_.push_back(value);
+  for (auto& s : add)
+    if (std::find(secrets_.begin(), secrets_.end(), s) == secrets_.end()) secrets_.push_back(std::move(s));
+  // Longest first: a secret that holds another is masked whole.
+  std::stable_sort(secrets_.begin(), secrets_.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
 }
 
-std::string Writer::mask(std::string s) const {
+std::string Writer::mask_unlocked(std::string s) const {
   for (const auto& secret : secrets_) {
     size_t at = 0;
     while ((at = s.find(secret, at)) != std::string::npos) {
@@ -47,10 +64,41 @@ std::string Writer::mask(std::string s) const {
   return s;
 }
 
-void Writer::mask_tree(nlohmann::json& v) const {
-  if (v.is_string()) v = mask(v.get<std::string>());
+std::string Writer::mask(std::string s) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return mask_unlocked(std::move(s));
+}
+
+std::string Writer::mask_cut(const std::string& data, const std::string& marker) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t at = marker.empty() ? std::string::npos : data.find(marker);
+  if (at == std::string::npos) return mask_unlocked(data);
+  std::string head = mask_unlocked(data.substr(0, at));
+  std::string tail = mask_unlocked(data.substr(at + marker.size()));
+  for (const auto& s : secrets_) {
+    for (size_t k = std::min(s.size() - 1, head.size()); k >= 1; --k)
+      if (head.compare(head.size() - k, k, s, 0, k) == 0) {
+        head.replace(head.size() - k, k, "***");
+        break;
+      }
+    for (size_t k = std::min(s.size() - 1, tail.size()); k >= 1; --k)
+      if (tail.compare(0, k, s, s.size() - k, k) == 0) {
+        tail.replace(0, k, "***");
+        break;
+      }
+  }
+  return head + marker + tail;
+}
+
+void Writer::mask_tree_unlocked(nlohmann::json& v) const {
+  if (v.is_string()) v = mask_unlocked(v.get<std::string>());
   else if (v.is_array() || v.is_object())
-    for (auto& x : v) mask_tree(x);
+    for (auto& x : v) mask_tree_unlocked(x);
+}
+
+void Writer::mask_tree(nlohmann::json& v) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  mask_tree_unlocked(v);
 }
 
 void Writer::emit(const std::string& event, nlohmann::json fields) {
@@ -60,7 +108,7 @@ void Writer::emit(const std::string& event, nlohmann::json fields) {
   line["t"] = util::rfc3339_ms(std::chrono::system_clock::now());
   for (auto it = fields.begin(); it != fields.end(); ++it) line[it.key()] = it.value();
   std::lock_guard<std::mutex> lock(mu_);
-  if (!secrets_.empty()) mask_tree(line);
+  if (!secrets_.empty()) mask_tree_unlocked(line);
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const char* p = text.data();
   size_t left = text.size();

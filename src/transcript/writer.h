@@ -27,11 +27,18 @@ class Writer {
   /// with one write(2). Every string passes through the secret mask. Thread-safe.
   void emit(const std::string& event, nlohmann::json fields = nlohmann::json::object());
 
-  /// Every later occurrence of `value` in any string becomes "***" (empty: ignored).
+  /// Every later occurrence of `value` in any string becomes "***" (empty:
+  /// ignored); so does each line of 4 bytes or more of a value of several
+  /// lines (a reason quoting one line of it must not show that line).
   void add_secret(const std::string& value);
 
-  /// Replaces every known secret in `s` by "***".
+  /// Replaces every known secret in `s` by "***" (longest first). Thread-safe.
   std::string mask(std::string s) const;
+
+  /// mask(), and for output cut by the capture cap (`marker` between head and
+  /// tail, transport::capture_marker): an end of the head that begins a secret
+  /// and a start of the tail that ends one become "***" too.
+  std::string mask_cut(const std::string& data, const std::string& marker) const;
 
   /// Masks every string (keys too) in `v`, in place.
   void mask_tree(nlohmann::json& v) const;
@@ -48,6 +55,8 @@ class Writer {
   std::string path_;
   int fd_ = -1;
   std::string failure_;
+  std::string mask_unlocked(std::string s) const;
+  void mask_tree_unlocked(nlohmann::json& v) const;
   std::vector<std::string> secrets_;
   mutable std::mutex mu_;
 };

@@ -164,11 +164,10 @@ TEST_CASE("faults: sshd dies mid-step: the step fails, reconnecting is bounded, 
   CHECK(tr.note == "");
   auto rec = events_named(tr, "reconnect");
   REQUIRE_FALSE(rec.empty());
-  for (const auto& e : rec) {
-    INFO(e.dump());
-    CHECK(e["ok"] == false);
-    CHECK(e["cause"] == "refused");
-  }
+  for (const auto& e : rec) CHECK(e["ok"] == false);
+  // The first try may still meet the dying sshd (a reset: "other"); the last finds nothing listening.
+  INFO(rec.back().dump());
+  CHECK(rec.back()["cause"] == "refused");
   auto host_end = events_named(tr, "host_end");
   REQUIRE(host_end.size() == 1);
   CHECK(host_end[0]["status"] == "failed");

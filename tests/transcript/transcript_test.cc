@@ -124,3 +124,29 @@ TEST_CASE("show never lets a host's bytes reach the terminal raw", "[transcript]
   CHECK(text.find("?]0;PWNED-TITLE??[?1049h?[2Jvisible line") != std::string::npos);
   CHECK(text.find("?[31mred?[0m") != std::string::npos);
 }
+
+TEST_CASE("show renders fields of the wrong type as written, never throws", "[transcript]") {
+  // Found by tests/fuzz/transcript_reader_fuzz: a hand-edited or foreign transcript
+  // with a string "ms", an array "counts", a string "rung" or "timed_out" made
+  // `ratchet show` fail with a json type_error (exit 2, nothing shown), and
+  // "ms": 1e300 was a double-to-integer conversion out of range (UB).
+  using nlohmann::json;
+  std::vector<json> ev = {
+      {{"event", "step_start"}, {"host", "h"}, {"step", "s"}, {"kind", "run"}, {"name", "n"}},
+      {{"event", "command"}, {"host", "h"}, {"step", "s"}, {"rung", "1"}, {"role", "check"},
+       {"command", "true"}},
+      {{"event", "exit"}, {"host", "h"}, {"step", "s"}, {"code", 0}, {"ms", 1e300}, {"timed_out", "yes"}},
+      {{"event", "step_end"}, {"host", "h"}, {"step", "s"}, {"status", "ok"}, {"ms", "10"}},
+      {{"event", "host_end"}, {"host", "h"}, {"status", "ok"}, {"counts", json::array({1, 2})}},
+      {{"event", "host_end"}, {"host", "h"}, {"status", "ok"}, {"counts", {{"ok", "3"}, {"changed", 2}}}},
+  };
+  std::string text;
+  REQUIRE_NOTHROW(text = render(ev, RenderOptions{}));
+  CHECK(text ==
+        "host h\n"
+        "  - s [run] n\n"
+        "      check  $ true  → exit 0 (1e+300)\n"
+        "    ok in 10\n"
+        "  host ok: nothing ran\n"
+        "  host ok: 2 changed\n");
+}

@@ -46,12 +46,14 @@ ratchet_protected() { # [--own-commands]: also processes running this library
   done
   echo 1
   ratchet_stats | awk -v me="$$" '{ sid[$1] = $3 } END { for (p in sid) if (sid[p] == sid[me]) print p }'
-  # For pattern selection only (their command lines hold the pattern's text):
-  # processes running this library, such as an earlier command's deadline
-  # watchdog. Never for holders: a process could fake that text to hide.
-  if [ "${1:-}" = --own-commands ]; then
-    grep -s -l -a -F '# ratchet host library v1' /proc/[0-9]*/cmdline | sed 's|^/proc/||; s|/cmdline$||'
-  fi
+  if [ "${1:-}" = --own-commands ]; then ratchet_own_commands; fi
+}
+
+# For pattern selection only (their command lines hold the pattern's text):
+# processes running this library, such as an earlier command's deadline
+# watchdog. Never for holders: a process could fake that text to hide.
+ratchet_own_commands() {
+  grep -s -l -a -F '# ratchet host library v1' /proc/[0-9]*/cmdline | sed 's|^/proc/||; s|/cmdline$||'
 }
 
 # Prints the process line for PID (see header); nothing when it is gone.
@@ -86,17 +88,22 @@ ratchet_opts() {
   done
 }
 
-# Filters process lines on stdin: drops protected PIDs, excluded names (matched
-# against comm, which the kernel truncates to 15 bytes, and argv[0]'s basename)
-# and, with users, processes of other users.
+# Filters process lines on stdin: drops protected PIDs (saying so on stderr:
+# a selection that shrank says why), excluded names (matched against comm,
+# which the kernel truncates to 15 bytes, and argv[0]'s basename) and, with
+# users, processes of other users.
 ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
-  if [ "${3:-}" = own ]; then _prot=$(ratchet_protected --own-commands); else _prot=$(ratchet_protected); fi
-  RU=$1 RX=$2 RP=$_prot awk -F '\t' '
+  _prot=$(ratchet_protected); _own=
+  if [ "${3:-}" = own ]; then _own=$(ratchet_own_commands); fi
+  RU=$1 RX=$2 RP=$_prot RO=$_own awk -F '\t' '
     BEGIN { user = ENVIRON["RU"]; ex = ENVIRON["RX"]; prot = ENVIRON["RP"]
             n = split(ex, e, ","); for (i = 1; i <= n; i++) if (e[i] != "") { x[e[i]] = 1; x[substr(e[i], 1, 15)] = 1 }
             k = split(user, us, ","); for (i = 1; i <= k; i++) if (us[i] != "") U[us[i]] = 1
-            m = split(prot, p, "\n"); for (i = 1; i <= m; i++) P[p[i]] = 1 }
-    { if ($1 in P) next
+            m = split(prot, p, "\n"); for (i = 1; i <= m; i++) P[p[i]] = 1
+            m = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= m; i++) O[o[i]] = 1 }
+    { if ($1 == 1) { print "ratchet: PID 1 (" $5 ") is never selected" > "/dev/stderr"; next }
+      if ($1 in P) { print "ratchet: PID " $1 " (" $5 ") is part of this SSH session (ratchet itself): never selected" > "/dev/stderr"; next }
+      if ($1 in O) { print "ratchet: PID " $1 " (" $5 ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
       if (user != "" && !($2 in U)) next
       a0 = $6; sub(/ .*/, "", a0); sub(/.*\//, "", a0)
       if (($5 in x) || (a0 in x)) next
@@ -178,8 +185,12 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
       ratchet_describe "$1" "" | ratchet_filter "$_user" "$_ex" ;;
     pid_file)
       if [ ! -s "$1" ]; then printf '%s\n' "ratchet: $1 is missing or empty: nothing to kill" >&2; return 0; fi
-      _p=$(tr -d ' \n\r\t' < "$1")
-      case "$_p" in ''|*[!0-9]*) printf '%s\n' "ratchet: $1 does not hold a PID (\"$_p\")" >&2; return 4;; esac
+      # One PID, surrounded by blanks at most: "4 242" or "4\n242" is not PID
+      # 4242 (the file's first 64 bytes; a longer file is not a PID file).
+      _p=$(head -c 64 -- "$1" | tr '\t\r' '  ' | sed 's/^ *//; s/ *$//; /^$/d')
+      case "$_p" in ''|*[!0-9]*)
+        _p=$(printf '%s\n' "$_p" | awk 'NR > 1 { printf "\\n" } { printf "%s", $0 }')
+        printf '%s\n' "ratchet: $1 does not hold a PID (\"$_p\")" >&2; return 4;; esac
       if [ ! -d "/proc/$_p" ] || ! ratchet_same_alive "$_p" "$(ratchet_start "$_p")"; then
         printf '%s\n' "ratchet: PID $_p from $1 is not running: nothing to kill" >&2; return 0
       fi

@@ -1,0 +1,275 @@
+// Kill safety against a real sshd on 127.0.0.1 (issue 4, item 4): a selector
+// never widens. Bad PID files, a glob that matches nothing, a pattern that
+// matches ratchet's own commands, a recycled PID, PID 1 and the SSH session's
+// own processes each kill nothing and the step says why; holders_of honours
+// `exclude` and `user`. Only processes these tests start are ever signalled
+// (stand-in device files under the test's temp dir); where a protection could
+// fail against a process not ours, the signal is CONT, which harms nothing.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "support/files.h"
+#include "support/local_proc.h"
+#include "support/sshd_fixture.h"
+#include "transcript/reader.h"
+
+using namespace ratchet::testing;
+using nlohmann::json;
+
+namespace {
+
+struct Env {
+  SshdHost sshd;
+  std::string dir = temp_dir("ratchet-killsafe");
+  std::string inv = dir + "/inventory.toml";
+
+  Env() {
+    chmod(dir.c_str(), 0755);  // a holder running as nobody opens the stand-in devices
+    std::filesystem::create_directories(dir + "/dev");
+    chmod((dir + "/dev").c_str(), 0755);
+    std::ofstream(inv) << "[hosts.box]\naddress = \"127.0.0.1\"\nport = " << sshd.port()
+                       << "\nuser = \"root\"\nidentity = \"" << sshd.client_key() << "\"\nknown_hosts = \""
+                       << sshd.known_hosts() << "\"\n";
+  }
+  std::string playbook(const std::string& name, const std::string& body) {
+    std::string p = dir + "/" + name;
+    write_file(p, body);
+    return p;
+  }
+  ShellResult run(const std::string& pb, const std::string& t) {
+    return run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inv + " -F none --transcript " + t);
+  }
+  /// A stand-in device file (mode 0644) under dir/dev.
+  std::string device(const std::string& name) {
+    std::string p = dir + "/dev/" + name;
+    write_file(p, "");
+    chmod(p.c_str(), 0644);
+    return p;
+  }
+};
+
+/// A kill step that never stops the host (so every case of a playbook runs).
+std::string kill_step(const std::string& id, const std::string& selector, const std::string& extra = "") {
+  return "[[step]]\nid = \"" + id + "\"\nkind = \"kill\"\non_failure = \"continue\"\nwait = \"1s\"\n" + selector +
+         "\n" + extra + "\n";
+}
+
+std::map<std::string, json> step_ends(const std::string& t) {
+  std::map<std::string, json> out;
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    if (ev["event"] == "step_end") out[ev["step"]] = ev;
+  return out;
+}
+
+/// PIDs a kill action of `step` reported as signalled (evidence `signalled`).
+std::set<long> signalled(const std::string& t, const std::string& step) {
+  std::set<long> out;
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    if (ev["event"] == "evidence" && ev["step"] == step && ev.contains("signalled"))
+      for (const auto& p : ev["signalled"]) out.insert(std::stol(p["pid"].is_string() ? p["pid"].get<std::string>()
+                                                                                        : p["pid"].dump()));
+  return out;
+}
+
+/// Number of kill actions `step` sent.
+int actions(const std::string& t, const std::string& step) {
+  int n = 0;
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    n += ev["event"] == "command" && ev["step"] == step && ev["role"] == "action";
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("kill by PID file: empty, missing, garbage, split, dead, recycled or PID 1 kill nothing and say why",
+          "[ssh][kill_safety]") {
+  Env e;
+  const std::string d = e.dir;
+  OwnedProcess victim("exec sleep 300");  // a PID file split in two names this one
+  REQUIRE(eventually([&] { return victim.alive(); }));
+  std::string pid = std::to_string(victim.pid());
+  REQUIRE(pid.size() >= 2);
+  write_file(d + "/empty.pid", "");
+  write_file(d + "/minus.pid", "-1\n");
+  write_file(d + "/garbage.pid", "12abc\n");
+  write_file(d + "/split.pid", pid.substr(0, 1) + " " + pid.substr(1) + "\n");  // "4 2424": not PID 42424
+  write_file(d + "/lines.pid", pid.substr(0, 1) + "\n" + pid.substr(1) + "\n");
+  write_file(d + "/one.pid", "1\n");
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  write_file(d + "/dead.pid", std::to_string(dead) + "\n");
+  // A PID file written an hour before its PID's process started: a recycled PID.
+  OwnedProcess later("exec sleep 300");
+  REQUIRE(eventually([&] { return later.alive(); }));
+  write_file(d + "/recycled.pid", std::to_string(later.pid()) + "\n");
+  REQUIRE(run_sh("touch -d '-1 hour' " + d + "/recycled.pid").code == 0);
+
+  std::string pb = "name = \"pidfiles\"\n";
+  for (const char* n : {"empty", "missing", "minus", "garbage", "split", "lines", "dead", "recycled"})
+    pb += kill_step(n, "pid_file = \"" + d + "/" + n + ".pid\"", "signal = \"KILL\"");
+  pb += kill_step("one", "pid_file = \"" + d + "/one.pid\"", "signal = \"CONT\"");  // harmless if it were sent
+  std::string t = d + "/t.jsonl";
+  auto r = e.run(e.playbook("p.toml", pb), t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(victim.alive());
+  CHECK(later.alive());
+  auto ends = step_ends(t);
+  auto expect = [&](const std::string& id, const std::string& status, const std::string& reason) {
+    INFO(id);
+    REQUIRE(ends.count(id));
+    CHECK(ends[id]["status"] == status);
+    // ok: the check's own word; failed: the action's and the check's, both the same message
+    if (status == "ok") CHECK(ends[id].value("reason", "") == reason);
+    else CHECK(ends[id].value("reason", "").find(reason) != std::string::npos);
+    CHECK(signalled(t, id).empty());
+  };
+  expect("empty", "ok", "ratchet: " + d + "/empty.pid is missing or empty: nothing to kill");
+  expect("missing", "ok", "ratchet: " + d + "/missing.pid is missing or empty: nothing to kill");
+  expect("minus", "failed", "ratchet: " + d + "/minus.pid does not hold a PID (\"-1\")");
+  expect("garbage", "failed", "ratchet: " + d + "/garbage.pid does not hold a PID (\"12abc\")");
+  expect("split", "failed", "ratchet: " + d + "/split.pid does not hold a PID (\"" + pid.substr(0, 1) + " " +
+                                pid.substr(1) + "\")");
+  expect("lines", "failed", "ratchet: " + d + "/lines.pid does not hold a PID (\"" + pid.substr(0, 1) + "\\n" +
+                                pid.substr(1) + "\")");
+  expect("dead", "ok", "ratchet: PID " + std::to_string(dead) + " from " + d + "/dead.pid is not running: nothing to kill");
+  REQUIRE(ends.count("recycled"));
+  CHECK(ends["recycled"]["status"] == "failed");
+  CHECK(ends["recycled"]["reason"].get<std::string>().find(
+            "ratchet: PID " + std::to_string(later.pid()) + " started at ") != std::string::npos);
+  CHECK(ends["recycled"]["reason"].get<std::string>().find(
+            "a recycled PID, not the process the file names; nothing killed") != std::string::npos);
+  CHECK(signalled(t, "recycled").empty());
+  REQUIRE(ends.count("one"));
+  CHECK(ends["one"]["status"] == "ok");
+  CHECK(ends["one"]["reason"].get<std::string>().rfind("ratchet: PID 1 (", 0) == 0);
+  CHECK(ends["one"]["reason"].get<std::string>().find("never selected") != std::string::npos);
+  CHECK(signalled(t, "one").empty());
+  // An ok step never sent its action.
+  for (const char* n : {"empty", "missing", "dead", "one"}) {
+    INFO(n);
+    CHECK(actions(t, n) == 0);
+  }
+}
+
+TEST_CASE("holders_of: a glob that matches nothing kills nothing, fails closed, missing_ok makes it ok",
+          "[ssh][kill_safety]") {
+  Env e;
+  std::string dev = e.device("gpu0");
+  OwnedProcess holder("exec sleep 300 3<" + dev);
+  REQUIRE(eventually([&] { return holder.alive(); }));
+  std::string glob = e.dir + "/dev/nvidia*";
+  std::string pb = "name = \"g\"\n" + kill_step("nomatch", "holders_of = \"" + glob + "\"", "signal = \"KILL\"") +
+                   kill_step("nomatch_ok", "holders_of = [\"" + glob + "\"]", "signal = \"KILL\"\nmissing_ok = true") +
+                   kill_step("bad_dir", "holders_of = \"" + e.dir + "/nodir/*\"", "signal = \"KILL\"");
+  std::string t = e.dir + "/t.jsonl";
+  auto r = e.run(e.playbook("g.toml", pb), t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(holder.alive());
+  auto ends = step_ends(t);
+  CHECK(ends["nomatch"]["status"] == "failed");
+  CHECK(ends["nomatch"]["reason"].get<std::string>().find(
+            "ratchet: no file matches " + glob + " (set missing_ok = true if that is expected)") != std::string::npos);
+  CHECK(ends["nomatch_ok"]["status"] == "ok");
+  CHECK(ends["bad_dir"]["status"] == "failed");
+  CHECK(ends["bad_dir"]["reason"].get<std::string>().find(
+            "ratchet: no file matches " + e.dir + "/nodir/* (set missing_ok = true if that is expected)") !=
+        std::string::npos);
+  for (const char* n : {"nomatch", "nomatch_ok", "bad_dir"}) {
+    INFO(n);
+    CHECK(signalled(t, n).empty());
+  }
+  CHECK(actions(t, "nomatch_ok") == 0);
+}
+
+TEST_CASE("holders_of spares excluded names and other users, and kills the rest", "[ssh][kill_safety]") {
+  Env e;
+  std::string dev = e.device("gpu0");
+  // comm "keepd" (a link to sleep: comm is the executed file's name).
+  std::string keepd = e.dir + "/keepd";
+  std::filesystem::create_symlink("/bin/sleep", keepd);
+  OwnedProcess kept("exec " + keepd + " 300 3<" + dev);
+  OwnedProcess root_holder("exec sleep 300 3<" + dev);
+  OwnedProcess nobody_holder("exec setpriv --reuid=nobody --regid=nogroup --clear-groups sleep 300 3<" + dev);
+  REQUIRE(eventually([&] {
+    return kept.alive() && root_holder.alive() && nobody_holder.alive() &&
+           run_local("stat -c %U /proc/" + std::to_string(nobody_holder.pid())) == "nobody\n";
+  }));
+  std::string pb = "name = \"x\"\n" +
+                   kill_step("by_user", "holders_of = \"" + e.dir + "/dev/gpu*\"", "user = [\"nobody\"]") +
+                   kill_step("by_name", "holders_of = \"" + e.dir + "/dev/gpu*\"", "exclude = [\"keepd\"]") +
+                   "[[step]]\nid = \"kept_holds\"\nkind = \"verify\"\non_failure = \"continue\"\n"
+                   "no_holders = \"" + e.dir + "/dev/gpu0\"\n";
+  std::string t = e.dir + "/t.jsonl";
+  auto r = e.run(e.playbook("x.toml", pb), t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);  // kept_holds: the excluded daemon still holds the device
+  auto ends = step_ends(t);
+  CHECK(ends["by_user"]["status"] == "changed");
+  CHECK(signalled(t, "by_user") == std::set<long>{nobody_holder.pid()});
+  CHECK(ends["by_name"]["status"] == "changed");
+  CHECK(signalled(t, "by_name") == std::set<long>{root_holder.pid()});
+  CHECK(ends["kept_holds"]["status"] == "failed");
+  CHECK(ends["kept_holds"]["reason"] == "1 process(es) hold the files");
+  CHECK(kept.alive());
+  CHECK_FALSE(root_holder.alive());
+  CHECK_FALSE(nobody_holder.alive());
+}
+
+TEST_CASE("holders_of never selects PID 1 or the SSH session's own processes, and says so", "[ssh][kill_safety]") {
+  Env e;
+  // sshd and every process of the session ratchet's command runs in hold the
+  // fixture's log (their stderr): they are the command's own ancestry. CONT:
+  // harmless even if the protection failed.
+  std::string log = e.sshd.dir() + "/sshd.log";
+  std::string holders = run_local("for p in /proc/[0-9]*; do ls -l $p/fd 2>/dev/null | grep -q -F " + log +
+                                  " && echo ${p#/proc/}; done");
+  REQUIRE_FALSE(holders.empty());
+  std::string pb = "name = \"own\"\n" + kill_step("own", "holders_of = \"" + log + "\"", "signal = \"CONT\"");
+  std::string t = e.dir + "/t.jsonl";
+  auto r = e.run(e.playbook("o.toml", pb), t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  auto ends = step_ends(t);
+  CHECK(ends["own"]["status"] == "ok");
+  std::string reason = ends["own"].value("reason", "");
+  CHECK(reason.rfind("ratchet: PID ", 0) == 0);
+  CHECK(reason.find("is part of this SSH session (ratchet itself): never selected") != std::string::npos);
+  CHECK(signalled(t, "own").empty());
+  CHECK(actions(t, "own") == 0);
+  CHECK(pid_alive(e.sshd.pid()));
+}
+
+TEST_CASE("a pattern that matches ratchet's own remote shell and library selects nothing", "[ssh][kill_safety]") {
+  Env e;
+  // The token makes the patterns match only this test's own commands. KILL:
+  // were the protection missing, the command would kill its own shell.
+  std::string token = std::filesystem::path(e.dir).filename().string();
+  std::string pb = "name = \"pat\"\n" + kill_step("self", "pattern = \"ratchet_kill.*" + token + "\"", "signal = \"KILL\"") +
+                   kill_step("library", "pattern = \"ratchet host library v1.*" + token + "\"", "signal = \"KILL\"") +
+                   "[[step]]\nid = \"after\"\nkind = \"run\"\ncommand = \"echo still here\"\n";
+  std::string t = e.dir + "/t.jsonl";
+  auto r = e.run(e.playbook("p.toml", pb), t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  auto ends = step_ends(t);
+  for (const char* n : {"self", "library"}) {
+    INFO(n);
+    CHECK(ends[n]["status"] == "ok");
+    CHECK(ends[n].value("reason", "").find(") is part of this SSH session (ratchet itself): never selected") != std::string::npos);
+    CHECK(signalled(t, n).empty());
+    CHECK(actions(t, n) == 0);
+  }
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    if (ev["event"] == "exit") CHECK_FALSE(ev.contains("signal"));
+  CHECK(ends["after"]["status"] == "changed");
+}
