@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <cstring>
+#include <atomic>
+#include <unistd.h>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -15,6 +17,17 @@
 #include "util/spell.h"
 
 namespace ratchet::cli {
+
+static std::atomic<bool> g_exec_interrupted{false};
+
+static void on_exec_signal(int) {
+  if (g_exec_interrupted.exchange(true)) {  // second ^C: leave now, and say what that means
+    static const char msg[] = "ratchet: second interrupt: leaving now; the remote command may run on until its deadline\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    std::_Exit(kExitInterrupted);
+  }
+}
+
 
 static int signal_number(const std::string& name) {
   for (int s = 1; s < 32; ++s) {
@@ -78,7 +91,14 @@ int cmd_exec(const ExecOptions& o) {
   req.command = transport::wire_command(command, *timeout, {});
   req.timeout = transport::client_deadline(*timeout);
   req.host_timeout = *timeout;
+  // ^C / SIGTERM: the remote command's process group is stopped (ssh_exec.cc).
+  g_exec_interrupted = false;
+  req.cancel = &g_exec_interrupted;
+  auto old_int = std::signal(SIGINT, on_exec_signal);
+  auto old_term = std::signal(SIGTERM, on_exec_signal);
   auto r = t->exec(req);
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
   t->close();
   if (!o.base.transcript.empty()) {
     transcript::Writer w(o.base.transcript);
@@ -87,6 +107,10 @@ int cmd_exec(const ExecOptions& o) {
   }
   std::cout << r.out.data << std::flush;
   std::cerr << r.err.data << std::flush;
+  if (r.error == "interrupted") {
+    std::cerr << "ratchet: " << host.name << ": interrupted; the remote command was stopped\n";
+    return kExitInterrupted;
+  }
   if (!r.error.empty()) {
     std::cerr << "ratchet: " << host.name << ": " << r.error << "\n";
     return kExitUnreachable;

@@ -41,7 +41,13 @@ static std::string file_safe(const std::string& name) {
 }
 
 static void on_sigint(int) {
-  if (g_interrupted.exchange(true)) std::_Exit(kExitInterrupted);  // second ^C: leave now
+  if (g_interrupted.exchange(true)) {  // second ^C: leave now (write(2): async-signal-safe)
+    static const char msg[] =
+        "ratchet: second interrupt: leaving now; commands still running on hosts run on until their "
+        "deadline, and the transcript has no run_end\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    std::_Exit(kExitInterrupted);
+  }
 }
 
 /// 130, 4, 1, 3 in that order of precedence (design.md §4).

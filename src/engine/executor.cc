@@ -63,9 +63,14 @@ bool Executor::reconnect(int rung) {
     if (err->kind == transport::FailureKind::host_key_changed ||
         err->kind == transport::FailureKind::host_key_unknown)
       break;  // a new key after a drop is exactly what strict checking refuses
-    if (elapsed() + backoff > reconnect_window_) break;
-    if (sleep_) sleep_(backoff);
+    util::Millis left = reconnect_window_ - elapsed();
+    if (left.count() <= 0) break;
+    if (sleep_) sleep_(std::min(backoff, left));  // the last try at the end of the window
     backoff = std::min<util::Millis>(backoff * 2, util::Millis(5'000));
+  }
+  if (interrupted()) {
+    lost_ = "interrupted";
+    return false;
   }
   lost_ = fmt::format("the session to {} dropped and reconnecting failed for {} ms: {}", host_,
                       elapsed().count(), last);

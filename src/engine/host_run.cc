@@ -134,7 +134,7 @@ bool HostRun::run_step(size_t i) {
   rep_.counts[o.status]++;
   p.step_done(host, step.id, o);
   if (!ex_->lost().empty()) {  // the host is gone: no later step can run
-    rep_.status = "failed";
+    rep_.status = shared_.interrupted && shared_.interrupted->load() ? "interrupted" : "failed";
     if (rep_.failed_step.empty()) {
       rep_.failed_step = step.id;
       rep_.reason = o.status == "failed" ? o.reason : ex_->lost();

@@ -104,7 +104,8 @@ static Verdict judge_write(const Command& c, const transport::ExecResult& r) {
 Verdict judge_check(const Command& c, const transport::ExecResult& r) {
   Verdict v;
   if (!r.error.empty() || r.timed_out || !r.signal.empty()) {
-    v.reason = "check " + status_text(r);
+    // A transport error means the check may not have run at all: say so.
+    v.reason = r.error.empty() ? "check " + status_text(r) : "could not check: " + r.error;
     return v;
   }
   if (c.judge == "service") return judge_service(c, r);

@@ -96,13 +96,19 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
       pending_cmd[host] = fmt::format("      {}{:<6} $ {}", rung, str(e, "role"),
                                       util::trim_lines(str(e, "command"), 1, 100));
       while (!pending_cmd[host].empty() && pending_cmd[host].back() == '\n') pending_cmd[host].pop_back();
+    } else if (ev == "reconnect") {
+      b += flag(e, "ok") ? fmt::format("      reconnected (attempt {}, after {})\n", str(e, "attempt"), dur(e))
+                         : fmt::format("      reconnect attempt {} failed ({}): {}\n", str(e, "attempt"),
+                                       str(e, "cause"), str(e, "message"));
     } else if (ev == "exit" && opt.commands) {
       std::string how = e.contains("signal") ? "SIG" + str(e, "signal")
-                                             : fmt::format("exit {}", str(e, "code"));
+                        : !str(e, "error").empty() ? "error: " + str(e, "error")
+                                                   : fmt::format("exit {}", str(e, "code"));
       if (flag(e, "timed_out")) how += ", timed out";
       b += fmt::format("{}  → {} ({})\n", pending_cmd[host], how, dur(e));
       b += pending_out[host];
       pending_out[host].clear();
+      pending_cmd[host].clear();
     } else if (ev == "output" && opt.commands) {
       std::string data = e.contains("data") ? str(e, "data") : "<binary, base64 in transcript>";
       std::string t = util::trim_lines(data, opt.output_lines, 120);
@@ -131,6 +137,9 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
       tail += fmt::format("run {} (exit {}) at {}\n", str(e, "status"), str(e, "exit_code"), str(e, "t"));
     }
   }
+  // A command with no exit: the run stopped while it ran (SIGKILL, a full disk).
+  for (auto& [h, cmd] : pending_cmd)
+    if (!cmd.empty()) body[h] += cmd + "  → no exit recorded: the run stopped here\n" + pending_out[h];
   for (const auto& h : host_order) out += fmt::format("host {}\n{}", h, body[h]);
   out += tail;
   // Everything here may hold what a host printed: no escape or control byte

@@ -136,6 +136,10 @@ TEST_CASE("faults: an action that drops its own session is verified after a reco
   CHECK(lost_seen);
   CHECK(tr.events.back()["event"] == "run_end");
   CHECK(tr.events.back()["status"] == "ok");
+  auto show = run_sh(std::string(RATCHET_BINARY) + " show " + t);
+  CHECK(show.out.find("error: 127.0.0.1:" + std::to_string(lab.sshd.port()) + ": connection lost") !=
+        std::string::npos);
+  CHECK(show.out.find("reconnected (attempt 1, after ") != std::string::npos);
 }
 
 TEST_CASE("faults: sshd dies mid-step: the step fails, reconnecting is bounded, the transcript ends cleanly",
@@ -328,6 +332,7 @@ TEST_CASE("faults: ratchet SIGKILLed mid-run leaves a transcript that reads up t
   CHECK(r.code == 0);
   CHECK(r.out.find("first") != std::string::npos);
   CHECK(r.err.find("ratchet: note: transcript has no run_end after") != std::string::npos);
+  CHECK(r.out.find("→ no exit recorded: the run stopped here") != std::string::npos);
   // The host-side deadline (3 s) still ends the orphaned command.
   CHECK(wait_pid_gone(pids_in(pids)[0], 8000));
 }
@@ -363,4 +368,17 @@ TEST_CASE("faults: the transcript disk fills mid-run: the step in flight ends, n
   CHECK(r.err.find("every host stopped before its next step") != std::string::npos);
   CHECK(r.out.find("stopped before step third") != std::string::npos);  // the recap
   CHECK_FALSE(std::filesystem::exists(mark));
+}
+
+TEST_CASE("faults: ^C during ratchet exec stops the remote command and exits 130", "[ssh][faults]") {
+  Lab lab;
+  const std::string pids = lab.dir + "/pids";
+  Bg bg(lab.dir, " exec box -i " + lab.inv + " -F none -- 'sleep 60 & echo $$ $! > " + pids + "; wait'");
+  REQUIRE(eventually([&] { return pids_in(pids).size() == 2; }));
+  kill(bg.pid, SIGINT);
+  int status = bg.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(file_text(bg.err).find("ratchet: box: interrupted; the remote command was stopped") != std::string::npos);
+  for (pid_t p : pids_in(pids)) CHECK(wait_pid_gone(p, 5000));
 }
