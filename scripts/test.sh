@@ -2,7 +2,7 @@
 # Sets up (packages, lab rootfs) and runs every test: unit tests, tests against a
 # real sshd on 127.0.0.1 and end-to-end tests on a real systemd host, all built
 # with clang under AddressSanitizer + UndefinedBehaviorSanitizer (leak checking on)
-# in build-ci/; then each libFuzzer target for FUZZ_SECONDS (default 30,
+# in build-ci/; then each libFuzzer target for FUZZ_SECONDS (default 20 here, 30 when fuzz.sh runs alone;
 # scripts/fuzz.sh). One compile gives both: build-ci is RATCHET_FUZZ=ON, which
 # implies RATCHET_SANITIZE=ON. build/ (the demo's plain optimized build) is left alone.
 #   scripts/test.sh [CTEST ARGS]     e.g. scripts/test.sh -R loader
@@ -32,4 +32,4 @@ if compgen -G "$reports/*" >/dev/null; then
 fi
 [ "$rc" -eq 0 ] || { echo "test: FAILED"; exit "$rc"; }
 unset ASAN_OPTIONS UBSAN_OPTIONS
-[ "${TEST_NO_FUZZ:-0}" = 1 ] || FUZZ_BUILD=$B FUZZ_NO_BUILD=1 scripts/fuzz.sh
+[ "${TEST_NO_FUZZ:-0}" = 1 ] || FUZZ_SECONDS=${FUZZ_SECONDS:-20} FUZZ_BUILD=$B FUZZ_NO_BUILD=1 scripts/fuzz.sh
