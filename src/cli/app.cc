@@ -1,5 +1,7 @@
 #include "cli/app.h"
 
+#include <csignal>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -27,6 +29,9 @@ static void add_selectors(CLI::App* sub, Options& o) {
 }
 
 int main(int argc, char** argv) {
+  // A reader that goes away (`ratchet run ... | head`) must not kill a run half
+  // way: writes to it fail instead (EPIPE), and the run ends and records run_end.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"ratchet: runbooks over SSH: check, act gently, verify, escalate, record"};
   app.set_version_flag("--version", RATCHET_VERSION);
   app.require_subcommand(1, 1);

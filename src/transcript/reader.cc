@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -14,7 +16,7 @@ ReadResult read_transcript(const std::string& path) {
   ReadResult r;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    r.error = fmt::format("cannot read transcript {}", path);
+    r.error = fmt::format("cannot read transcript {}: {}", path, std::strerror(errno));
     return r;
   }
   std::ostringstream ss;

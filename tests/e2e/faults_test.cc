@@ -382,3 +382,27 @@ TEST_CASE("faults: ^C during ratchet exec stops the remote command and exits 130
   CHECK(file_text(bg.err).find("ratchet: box: interrupted; the remote command was stopped") != std::string::npos);
   for (pid_t p : pids_in(pids)) CHECK(wait_pid_gone(p, 5000));
 }
+
+TEST_CASE("faults: a reader that goes away (ratchet run | head) does not stop the run half way",
+          "[ssh][faults]") {
+  Lab lab;
+  const std::string mark = lab.dir + "/last-ran";
+  std::string pb = lab.playbook("[[step]]\nid = \"one\"\nkind = \"run\"\ncommand = \"echo one\"\n"
+                                "[[step]]\nid = \"two\"\nkind = \"run\"\ncommand = \"sleep 1\"\n"
+                                "[[step]]\nid = \"three\"\nkind = \"run\"\ncommand = \"touch " + mark + "\"\n");
+  std::string t = lab.dir + "/t.jsonl";
+  auto r = run_sh("bash -c 'set -o pipefail; " + std::string(RATCHET_BINARY) + lab.args(pb, t) + " | head -c 1'");
+  CHECK(r.out.size() == 1);
+  CHECK(r.code == 0);  // ratchet's own status through pipefail: the run succeeded
+  CHECK(std::filesystem::exists(mark));
+  auto tr = ratchet::transcript::read_transcript(t);
+  REQUIRE_FALSE(tr.events.empty());
+  CHECK(tr.events.back()["event"] == "run_end");
+  CHECK(tr.events.back()["status"] == "ok");
+}
+
+TEST_CASE("faults: show names why a transcript cannot be read", "[faults]") {
+  auto r = run_sh(std::string(RATCHET_BINARY) + " show /nonexistent/t.jsonl");
+  CHECK(r.code == 2);
+  CHECK(r.err == "ratchet: error: cannot read transcript /nonexistent/t.jsonl: No such file or directory\n");
+}
