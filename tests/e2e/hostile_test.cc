@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "support/files.h"
+#include "support/base64.h"
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
 #include "transcript/reader.h"
@@ -60,25 +61,6 @@ json output_of(const std::string& path, const std::string& step, const std::stri
   for (const auto& ev : events_of(path, "output", step))
     if (ev["stream"] == stream) found = ev;
   return found;
-}
-
-std::string unbase64(const std::string& in) {
-  static const std::string abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned buf = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    auto i = abc.find(c);
-    if (i == std::string::npos) continue;
-    buf = (buf << 6) | static_cast<unsigned>(i);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buf >> bits) & 0xFF);
-    }
-  }
-  return out;
 }
 
 std::string fmt_byte(unsigned char c) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "support/files.h"
+#include "support/base64.h"
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
 #include "transcript/reader.h"
@@ -73,20 +74,6 @@ json find(const std::string& t, const std::string& event, const std::string& ste
         (extra_key.empty() || (ev.contains(extra_key) && ev[extra_key] == extra_val)))
       return ev;
   return json();
-}
-
-std::string unbase64(const std::string& in) {
-  static const std::string abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned buf = 0;
-  int bits = 0;
-  for (char c : in) {
-    auto i = abc.find(c);
-    if (c == '=' || i == std::string::npos) break;
-    buf = (buf << 6) | static_cast<unsigned>(i);
-    if ((bits += 6) >= 8) out += static_cast<char>((buf >> (bits -= 8)) & 0xFF);
-  }
-  return out;
 }
 
 std::string body(const std::string& d) {

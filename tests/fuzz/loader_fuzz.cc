@@ -14,22 +14,12 @@
 #include <vector>
 
 #include "fuzz_check.h"
+#include "fuzz_file.h"
 #include "playbook/loader.h"
 
 using namespace ratchet::playbook;
 
 namespace {
-
-// One file per process, removed when the fuzzer exits normally.
-struct TempFile {
-  std::string path;
-  ~TempFile() { unlink(path.c_str()); }
-};
-
-std::string temp_path() {
-  const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-  return std::string(dir) + "/ratchet-loader-fuzz-" + std::to_string(getpid()) + ".toml";
-}
 
 void write_file(const std::string& path, const uint8_t* data, size_t size) {
   FILE* f = std::fopen(path.c_str(), "wb");
@@ -60,7 +50,7 @@ void check_errors(const std::vector<LoadError>& errors, const std::string& path,
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const TempFile file{temp_path()};
+  static const FuzzFile file("loader-fuzz", ".toml");
   const std::string& path = file.path;
   write_file(path, data, size);
   const std::string text(reinterpret_cast<const char*>(data), size);

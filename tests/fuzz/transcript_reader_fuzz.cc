@@ -11,23 +11,13 @@
 #include <string>
 
 #include "fuzz_check.h"
+#include "fuzz_file.h"
 #include "transcript/reader.h"
 #include "transcript/render.h"
 
 using namespace ratchet::transcript;
 
 namespace {
-
-// One file per process, removed when the fuzzer exits normally.
-struct TempFile {
-  std::string path;
-  ~TempFile() { unlink(path.c_str()); }
-};
-
-std::string temp_path() {
-  const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-  return std::string(dir) + "/ratchet-transcript-fuzz-" + std::to_string(getpid()) + ".jsonl";
-}
 
 std::string str_field(const nlohmann::json& e, const char* key) {
   auto it = e.find(key);
@@ -37,7 +27,7 @@ std::string str_field(const nlohmann::json& e, const char* key) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const TempFile file{temp_path()};
+  static const FuzzFile file("transcript-fuzz", ".jsonl");
   const std::string& path = file.path;
   FILE* f = std::fopen(path.c_str(), "wb");
   FUZZ_CHECK(f != nullptr);
