@@ -8,12 +8,18 @@
 #   FUZZ_SECONDS=600 scripts/fuzz.sh loader_fuzz
 #   FUZZ_BUILD=build-fuzz scripts/fuzz.sh    another build directory (default build-ci)
 #   FUZZ_NO_BUILD=1 scripts/fuzz.sh          run what is built (scripts/test.sh just built it)
+#   FUZZ_SEED=1 scripts/fuzz.sh              a fixed mutation sequence (scripts/test.sh, CI): a
+#                                            run replays the start of any longer run with the
+#                                            same seed, so CI does not find what a local run of
+#                                            that seed did not; without it, a new random seed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 B=${FUZZ_BUILD:-build-ci}
 SECONDS_EACH=${FUZZ_SECONDS:-30}
 MAX_LEN=${FUZZ_MAX_LEN:-4096}
+seed=()
+[ -n "${FUZZ_SEED:-}" ] && seed=(-seed="$FUZZ_SEED")
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(loader_fuzz template_fuzz transcript_reader_fuzz)
 
@@ -40,7 +46,7 @@ for t in "${TARGETS[@]}"; do
   log=$work/$t.log
   start=$(date +%s)
   rc=0
-  "$B/tests/fuzz/$t" "$work/$t" "${dict[@]}" -max_total_time="$SECONDS_EACH" \
+  "$B/tests/fuzz/$t" "$work/$t" "${dict[@]}" "${seed[@]}" -max_total_time="$SECONDS_EACH" \
     -max_len="$MAX_LEN" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/$t-" >"$log" 2>&1 || rc=$?
   took=$(( $(date +%s) - start ))

@@ -13,6 +13,22 @@
 
 namespace ratchet::cli {
 
+/// --connect-timeout, parsed at once: a bad value is a usage error (exit 2).
+static void add_connect_timeout(CLI::App* sub, Options& o) {
+  sub->add_option_function<std::string>(
+      "--connect-timeout",
+      [&o](const std::string& text) {
+        std::string err;
+        auto d = util::parse_duration(text, &err);
+        if (d && d->count() <= 0) err = "must be more than 0";
+        if (!d || d->count() <= 0)
+          throw CLI::ValidationError("--connect-timeout", text + ": " + err + " (e.g. 10s, 1m)");
+        o.connect_timeout = *d;
+      },
+      "give up on a host whose connection (TCP, key exchange, login) takes longer, e.g. 5s "
+      "(default 10s; per jump hop too)");
+}
+
 static void add_selectors(CLI::App* sub, Options& o) {
   sub->add_option("-i,--inventory", o.inventory, "inventory file (TOML)");
   // One value per occurrence (repeat the option for more), so an option before
@@ -21,6 +37,10 @@ static void add_selectors(CLI::App* sub, Options& o) {
       ->delimiter(',')
       ->allow_extra_args(false);
   sub->add_option("-e,--extra-var", o.extra, "set a var: key=value (value read as TOML, else text)")
+      ->allow_extra_args(false);
+  sub->add_option("--secret", o.secret,
+                  "the -e value of this name is a secret: masked as *** everywhere, allowed only in "
+                  "stdin and file content (repeat for more)")
       ->allow_extra_args(false);
   sub->add_option("--target", o.target, "ad hoc host [user@]host[:port] instead of an inventory")
       ->allow_extra_args(false);
@@ -56,6 +76,7 @@ int main(int argc, char** argv) {
   run->add_option("--become-password-file", o.become_password_file, "read the sudo password from FILE");
   run->add_option("--become-password-env", o.become_password_env,
                   "read the sudo password from environment variable NAME");
+  add_connect_timeout(run, o);
   run->add_option("--reconnect-timeout", o.reconnect_timeout,
                   "how long to try to reconnect a host whose session dropped mid-run, e.g. 30s (default); 0 = never");
 
@@ -90,6 +111,7 @@ int main(int argc, char** argv) {
   exec->add_option("--known-hosts", eo.base.known_hosts, "known_hosts file");
   exec->add_flag("--accept-new", eo.base.accept_new, "trust and record a first-seen host key");
   exec->add_option("--timeout", eo.timeout, "deadline for the command (default 60s)");
+  add_connect_timeout(exec, eo.base);
   exec->add_option("--transcript", eo.base.transcript, "also record a transcript here");
 
   try {

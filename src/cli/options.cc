@@ -55,6 +55,7 @@ transport::Endpoint endpoint_for(const playbook::Host& h, const Options& o) {
   e.ssh_config = o.ssh_config;
   e.accept_new = o.accept_new;
   e.jump = h.jump;  // wins over the ssh config's ProxyJump
+  e.connect_timeout = o.connect_timeout;
   return e;
 }
 
@@ -75,6 +76,7 @@ std::optional<Loaded> load_all(const Options& o) {
     lo.extra_vars.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     L.extra_keys.push_back(kv.substr(0, eq));
   }
+  lo.secret_vars = o.secret;
   std::vector<playbook::LoadError> errors;
   auto pb = playbook::load_playbook(o.playbook, lo, &errors);
   if (!pb) {
@@ -142,6 +144,10 @@ std::optional<nlohmann::json> resolve_secrets(const playbook::Playbook& pb, bool
   for (const auto& [name, source] : pb.secrets) {
     if (dry_run) {
       out[name] = "***";
+      continue;
+    }
+    if (source == "-e") {
+      out[name] = pb.extra_secrets.at(name);
       continue;
     }
     if (source.rfind("env:", 0) == 0) {

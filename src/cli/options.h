@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/scope.h"
+#include "util/duration.h"
 #include "playbook/model.h"
 #include "transport/transport.h"
 
@@ -16,6 +17,7 @@ struct Options {
   std::string inventory;                ///< -i FILE
   std::vector<std::string> limit;       ///< --limit H,G,glob
   std::vector<std::string> extra;       ///< -e key=value
+  std::vector<std::string> secret;      ///< --secret NAME: that -e value is a secret
   std::vector<std::string> target;      ///< --target [user@]host[:port]
   std::string ssh_config;               ///< -F FILE
   std::string known_hosts;              ///< --known-hosts FILE
@@ -28,6 +30,9 @@ struct Options {
   std::string become_password_file;     ///< --become-password-file FILE
   std::string become_password_env;      ///< --become-password-env NAME
   std::string reconnect_timeout = "30s";  ///< --reconnect-timeout DURATION ("0" = never)
+  /// --connect-timeout DURATION: TCP connect plus SSH handshake and auth, per
+  /// session (the target and each jump hop), as OpenSSH's ConnectTimeout bounds connect.
+  util::Millis connect_timeout{10'000};
 };
 
 /// A loaded playbook with its hosts resolved; what plan/run/validate work on.
@@ -48,7 +53,7 @@ std::optional<playbook::Host> parse_target(const std::string& spec, std::string*
 /// The transport endpoint for `h`, with -F/--known-hosts/--accept-new applied.
 transport::Endpoint endpoint_for(const playbook::Host& h, const Options& o);
 
-/// Secret values from their sources (env:NAME, file:PATH) as name → value;
+/// Secret values from their sources (env:NAME, file:PATH, -e with --secret) as name → value;
 /// in a dry run every value is "***". Prints an error and returns nullopt when
 /// a source is missing.
 std::optional<nlohmann::json> resolve_secrets(const playbook::Playbook& pb, bool dry_run);

@@ -65,11 +65,8 @@ static void print_plan_text(const Loaded& L, const std::vector<engine::HostPlan>
     for (const auto& p : hp.steps) {
       const auto& s = *p.step;
       std::string as;
-      if (s.become || hp.host.become) {
-        std::string who = !s.become_user.empty() ? s.become_user
-                          : !hp.host.become_user.empty() ? hp.host.become_user : "root";
-        as = fmt::format("  (as {} via sudo)", who);
-      }
+      if (playbook::becomes(s, hp.host))
+        as = fmt::format("  (as {} via sudo)", playbook::become_user_for(s, hp.host));
       std::cout << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, s.id, s.kind, s.name, as,
                                p.when_note.empty() ? "" : "  (" + p.when_note + ")");
       for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {

@@ -99,7 +99,7 @@ bool HostRun::run_step(size_t i) {
   }
   w.emit("step_start", {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
   p.step_started(host, step.id, step.name);
-  bool become = step.become || job_.host.become;
+  bool become = playbook::becomes(step, job_.host);  // a step's become = false wins over the host's
   ex_->set_step(step.id, become,
                 !step.become_user.empty() ? step.become_user : job_.host.become_user, step.capture);
   steps::PrepareOptions popt;

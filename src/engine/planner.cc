@@ -61,10 +61,8 @@ nlohmann::json plan_json(const HostPlan& hp) {
     nlohmann::json s = {{"id", p.step->id}, {"kind", p.step->kind}, {"name", p.step->name},
                         {"commands", cmds}};
     if (!p.when_note.empty()) s["when"] = p.step->when;
-    if (p.step->become || hp.host.become) {
-      const std::string& u = !p.step->become_user.empty() ? p.step->become_user : hp.host.become_user;
-      s["become"] = u.empty() ? "root" : u;  // run through sudo as this user
-    }
+    if (playbook::becomes(*p.step, hp.host))
+      s["become"] = playbook::become_user_for(*p.step, hp.host);  // run through sudo as this user
     steps.push_back(s);
   }
   return {{"host", hp.host.name}, {"steps", steps}};

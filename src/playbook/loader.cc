@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <set>
 
 #include "playbook/loader_internal.h"
 #include "playbook/schema.h"
@@ -143,10 +144,34 @@ void read_top(const Diag& d, Playbook* pb) {
 }
 
 void apply_extra_vars(const LoadOptions& opt, Playbook* pb, std::vector<LoadError>* errors) {
+  const std::set<std::string> secret(opt.secret_vars.begin(), opt.secret_vars.end());
+  for (const auto& name : opt.secret_vars) {
+    bool given = false;
+    for (const auto& kv : opt.extra_vars) given |= kv.first == name;
+    if (!given)
+      errors->push_back({{"--secret", 0, 0},
+                         fmt::format("`{}`: no -e {}=VALUE gives this secret its value", name, name),
+                         fmt::format("add -e {}=VALUE, or use a [secrets] entry (env:NAME, file:PATH)", name),
+                         ""});
+  }
   for (const auto& [key, text] : opt.extra_vars) {
     SourcePos pos{"-e", 0, 0};
+    if (secret.contains(key) && plain_var_name(key) && !reserved(key) && !pb->secrets.contains(key)) {
+      // A secret given on the command line: the text as is, never a var.
+      pb->vars.erase(key);
+      pb->var_pos.erase(key);
+      pb->secrets[key] = "-e";
+      pb->extra_secrets[key] = text;
+      continue;
+    }
+    if (secret.contains(key) && pb->extra_secrets.contains(key)) {  // given twice: last wins
+      pb->extra_secrets[key] = text;
+      continue;
+    }
     if (!plain_var_name(key)) {
-      errors->push_back({pos, fmt::format("`{}={}`: `{}` is not a variable name", key, text, key),
+      errors->push_back({pos,
+                         fmt::format("`{}={}`: `{}` is not a variable name", key,
+                                     secret.contains(key) ? "***" : text, key),
                          "write -e name=value", ""});
       continue;
     }

@@ -26,6 +26,11 @@ struct LoadOptions {
   /// -e key=value, in command-line order; the value is read as a TOML value
   /// (42, true, ["a","b"]), else taken as a string. Last wins; beats all vars.
   std::vector<std::pair<std::string, std::string>> extra_vars;
+  /// --secret NAME: the -e NAME=VALUE of that name is a secret, not a var. Its
+  /// raw text (never read as TOML) becomes Playbook::extra_secrets[NAME] with
+  /// source "-e", usable and masked like a [secrets] entry. A name with no -e is
+  /// a load error.
+  std::vector<std::string> secret_vars;
 };
 
 /// Reads, parses and validates a playbook. On failure returns nullopt and

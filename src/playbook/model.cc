@@ -19,4 +19,11 @@ std::string connect_name(const Host& h) {
   return h.name;
 }
 
+bool becomes(const Step& s, const Host& h) { return s.become.value_or(h.become); }
+
+std::string become_user_for(const Step& s, const Host& h) {
+  if (!s.become_user.empty()) return s.become_user;
+  return h.become_user.empty() ? "root" : h.become_user;
+}
+
 }  // namespace ratchet::playbook

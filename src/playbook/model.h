@@ -54,8 +54,8 @@ struct Step {
   std::string when;              ///< boolean var name, or "not NAME"; "" = always
   OnFailure on_failure = OnFailure::stop;
   std::string register_as;       ///< extra name for this step's results ("" = none)
-  bool become = false;
-  std::string become_user;
+  std::optional<bool> become;    ///< step or [defaults] `become`; unset = the host's
+  std::string become_user;       ///< "" = the host's, else root
   SourcePos where;
 };
 
@@ -77,6 +77,13 @@ struct Host {
 /// The address to connect to: `address`, else the name without an ad hoc
 /// ":port" suffix (ssh config may still map it through HostName).
 std::string connect_name(const Host& h);
+
+/// Whether `s` runs through sudo on `h`: the step's (or [defaults]') `become`
+/// when set, so `become = false` turns a host's `become = true` off; else the host's.
+bool becomes(const Step& s, const Host& h);
+
+/// The user `s` becomes on `h`: the step's `become_user`, else the host's, else "root".
+std::string become_user_for(const Step& s, const Host& h);
 
 struct Inventory {
   std::string path;
@@ -113,7 +120,9 @@ struct Playbook {
   RunPolicy policy;  ///< top-level `strategy`, `serial`, `max_fail`
   Value vars = Value::object();
   std::map<std::string, SourcePos> var_pos;
-  std::map<std::string, std::string> secrets;  ///< name -> "env:NAME" | "file:PATH"
+  std::map<std::string, std::string> secrets;  ///< name -> "env:NAME" | "file:PATH" | "-e"
+  /// Values of the secrets whose source is "-e" (`-e NAME=VALUE --secret NAME`).
+  std::map<std::string, std::string> extra_secrets;
   std::vector<Step> steps;
   std::optional<Inventory> inventory;  ///< an [inventory] table in the playbook
 };

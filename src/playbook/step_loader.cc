@@ -164,7 +164,7 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
     s.delay = def.delay.value_or(s.delay);
     s.retries = def.retries.value_or(s.retries);
     s.capture = def.capture.value_or(s.capture);
-    s.become = def.become.value_or(s.become);
+    s.become = def.become;
     s.become_user = def.become_user.value_or(s.become_user);
     if (auto v = get(t, "timeout", FieldType::duration)) s.timeout = millis(*v);
     if (auto v = get(t, "settle", FieldType::duration)) s.settle = millis(*v);

@@ -64,7 +64,12 @@ ReadResult read_transcript(const std::string& path) {
     }
     start = end + 1;
   }
-  if (!r.cut_off && !r.events.empty() && r.events.back().value("event", "") != "run_end")
+  // A hostile line may hold "event" of any type; only the string "run_end" ends a run.
+  const auto ends_run = [](const nlohmann::json& e) {
+    auto it = e.find("event");
+    return it != e.end() && it->is_string() && it->get_ref<const std::string&>() == "run_end";
+  };
+  if (!r.cut_off && !r.events.empty() && !ends_run(r.events.back()))
     notes.push_back(fmt::format("transcript has no run_end after {} events: the run did not finish",
                                 r.events.size()));
   for (size_t i = 0; i < notes.size(); ++i) r.note += (i ? "\n" : "") + notes[i];

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -154,6 +155,30 @@ TEST_CASE("become: the whole gpu-release runbook as a NOPASSWD sudo user", "[sys
   CHECK(text.find("\"user\":\"alice\"") != std::string::npos);     // logged in as alice
   CHECK(text.find("exec sudo -n -H -- ") != std::string::npos);     // every command through sudo -n
   CHECK(text.find("\"become_password\":true") == std::string::npos);
+}
+
+TEST_CASE("become: a step's become = false runs as the login user on a become = true host",
+          "[systemd][e2e][become]") {
+  SystemdHost host;
+  REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " dave nopasswd").code == 0);
+  std::string dir = ratchet::testing::temp_dir("ratchet-become-off");
+  std::string inv = user_inventory(host, dir, "dave");  // the host says become = true
+  std::string pb = dir + "/who.toml";
+  std::ofstream(pb) << "name = \"who\"\n[[step]]\nid = \"as_login\"\nkind = \"run\"\nbecome = false\n"
+                       "command = \"id -un\"\n[[step]]\nid = \"as_host_says\"\nkind = \"run\"\n"
+                       "command = \"id -un\"\n";
+  std::string t = dir + "/who.jsonl";
+  auto r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inv + " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  std::map<std::string, std::string> out;
+  for (const auto& e : ratchet::transcript::read_transcript(t).events)
+    if (e["event"] == "output" && e["stream"] == "stdout") out[e["step"]] = e.value("data", "");
+  CHECK(out["as_login"] == "dave\n");
+  CHECK(out["as_host_says"] == "root\n");
+  auto p = run_sh(std::string(RATCHET_BINARY) + " plan " + pb + " -i " + inv + " -F none");
+  CHECK(p.out.find("1. as_login [run] as_login\n") != std::string::npos);
+  CHECK(p.out.find("2. as_host_says [run] as_host_says  (as root via sudo)\n") != std::string::npos);
 }
 
 TEST_CASE("become: the whole gpu-release runbook as a password sudo user, the password leaks nowhere",

@@ -247,3 +247,56 @@ TEST_CASE("a secret cut by the capture cap leaves no part of it in the transcrip
   CHECK(o["bytes"] == 20 + kToken.size() + 200);
   CHECK(leaks(read_file(t)) == "");
 }
+
+TEST_CASE("a secret from the command line (-e NAME=VALUE --secret NAME) reaches the host, never the record",
+          "[ssh][secrets]") {
+  Env e;
+  const std::string val = "cli-S3cret-9q2w";  // "1234"-like values stay text: never read as TOML
+  std::string pb = e.dir + "/cli.toml";
+  write_file(pb, "name = \"cli\"\n[vars]\napi_key = \"placeholder\"\n"
+                 "[[step]]\nid = \"store\"\nkind = \"write\"\npath = \"" + e.dir + "/cli-secret.txt\"\n"
+                 "content = \"key={{ api_key }}\\n\"\n"
+                 "[[step]]\nid = \"echo\"\nkind = \"run\"\ncommand = \"cat " + e.dir + "/cli-secret.txt\"\n");
+  std::string t = e.dir + "/cli.jsonl";
+  auto r = e.ratchet("run " + pb + " -i " + e.inv + " -e api_key=" + val + " --secret api_key --transcript " + t);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(read_file(e.dir + "/cli-secret.txt") == "key=" + val + "\n");  // the host got it
+  std::string text = read_file(t);
+  CHECK(text.find(val) == std::string::npos);
+  CHECK(text.find(val.substr(0, 8)) == std::string::npos);
+  CHECK((r.out + r.err).find(val.substr(0, 8)) == std::string::npos);
+  auto start = find(t, "run_start", "");
+  CHECK(start["vars"]["api_key"] == "***");
+  bool argv_masked = false;
+  for (const auto& a : start["argv"]) argv_masked |= a == "api_key=***";
+  CHECK(argv_masked);
+  CHECK(find(t, "command", "store", "role", "action")["stdin"] == "***");
+  CHECK(find(t, "output", "echo", "stream", "stdout")["data"] == "key=***\n");
+  auto s = run_sh(std::string(RATCHET_BINARY) + " show " + t);
+  CHECK(s.code == 0);
+  CHECK((s.out + s.err).find(val.substr(0, 8)) == std::string::npos);
+  CHECK(s.out.find("| key=***") != std::string::npos);
+
+  // plan knows the value yet prints "***"; without --secret the same -e is a plain var.
+  auto p = e.ratchet("plan " + pb + " -i " + e.inv + " -e api_key=" + val + " --secret api_key");
+  REQUIRE(p.code == 0);
+  CHECK((p.out + p.err).find(val.substr(0, 8)) == std::string::npos);
+  CHECK(p.out.find("| key=***\n") != std::string::npos);
+  auto plain = e.ratchet("plan " + pb + " -i " + e.inv + " -e api_key=" + val);
+  CHECK(plain.out.find("| key=" + val + "\n") != std::string::npos);
+
+  // A secret goes on stdin or into file content only, whatever its source.
+  std::string bad = e.dir + "/cli-bad.toml";
+  write_file(bad, "name = \"cli\"\n[[step]]\nid = \"leak\"\nkind = \"run\"\ncommand = \"echo {{ api_key }}\"\n");
+  auto b = e.ratchet("run " + bad + " -i " + e.inv + " -e api_key=" + val + " --secret api_key");
+  CHECK(b.code == 2);
+  CHECK(b.err.find(bad + ":5:17: error: secret `api_key` used in `command` (secrets go on stdin or into file "
+                         "content only)") != std::string::npos);
+  CHECK((b.out + b.err).find(val.substr(0, 8)) == std::string::npos);
+  // --secret with no -e of that name: a usage error that names the fix; nothing runs.
+  auto none = e.ratchet("run " + pb + " -i " + e.inv + " --secret api_key");
+  CHECK(none.code == 2);
+  CHECK(none.err.find("--secret: error: `api_key`: no -e api_key=VALUE gives this secret its value (add -e "
+                      "api_key=VALUE, or use a [secrets] entry (env:NAME, file:PATH))") != std::string::npos);
+}

@@ -79,6 +79,22 @@ TEST_CASE("a cut-off last line is reported, earlier events kept", "[transcript]"
   CHECK(r.note == "transcript ends mid-line at line 3 (byte 129): the run was cut off there");
 }
 
+TEST_CASE("a last event whose \"event\" is not a string is read, and the run is not ended by it",
+          "[transcript]") {
+  // Found by transcript_reader_fuzz in CI: value("event", "") threw type_error here.
+  for (const char* last : {R"({"event":1})", R"({"event":null})", R"({"event":["run_end"]})"}) {
+    std::string p = temp_path("odd-event.jsonl");
+    {
+      std::ofstream out(p);
+      out << R"({"event":"run_start","t":"2026-11-30T00:00:00.000Z"})" << "\n" << last << "\n";
+    }
+    auto r = read_transcript(p);
+    CHECK(r.error.empty());
+    CHECK(r.events.size() == 2);
+    CHECK(r.note == "transcript has no run_end after 2 events: the run did not finish");
+  }
+}
+
 TEST_CASE("show renders per host and step", "[transcript]") {
   std::vector<nlohmann::json> ev = {
       {{"event", "step_start"}, {"host", "h1"}, {"step", "gpus_free"}, {"kind", "verify"}, {"name", "free"}},
