@@ -72,6 +72,10 @@ int cmd_exec(const ExecOptions& o) {
   }
   std::string why;
   auto timeout = util::parse_duration(o.timeout, &why);
+  if (timeout && timeout->count() <= 0) {  // as a step's timeout: a deadline must be ahead
+    timeout.reset();
+    why = "must be more than 0";
+  }
   if (!timeout) {
     std::cerr << fmt::format("ratchet: error: --timeout {}: {}\n", o.timeout, why);
     return kExitUsage;

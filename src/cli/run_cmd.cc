@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <iostream>
@@ -123,6 +124,12 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   if (!build_plans(*L, *dry_secrets, &plans)) return kExitUsage;
   auto secrets = resolve_secrets(L->pb, false);
   if (!secrets) return kExitUsage;
+  for (auto it = secrets->begin(); it != secrets->end(); ++it)  // masking is by value: a short one hits everywhere
+    if (auto n = it.value().get<std::string>().size(); n > 0 && n < 4)
+      std::cerr << fmt::format(
+          "ratchet: warning: secret `{}` is {} byte{}: every occurrence of it is masked as *** and any command "
+          "holding it is refused; a longer value avoids that\n",
+          it.key(), n, n == 1 ? "" : "s");
   std::string dur_err;
   auto reconnect = o.reconnect_timeout == "0" ? std::optional<util::Millis>(util::Millis(0))
                                               : util::parse_duration(o.reconnect_timeout, &dur_err);
@@ -146,6 +153,14 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
                          : fmt::format("transcripts/{}-{}.jsonl", file_safe(L->pb.name), util::file_stamp(now));
   transcript::Writer w(path);
   for (auto it = secrets->begin(); it != secrets->end(); ++it) w.add_secret(it.value().get<std::string>());
+  // Every value a --secret name was given with -e, not only the last that won:
+  // run_start's argv holds them all.
+  for (const auto& kv : o.extra) {
+    auto eq = kv.find('=');
+    if (eq != std::string::npos &&
+        std::find(o.secret.begin(), o.secret.end(), kv.substr(0, eq)) != o.secret.end())
+      w.add_secret(kv.substr(eq + 1));
+  }
   // The become password is masked from its first use on (engine/executor.cc).
 
   nlohmann::json vars = L->pb.vars;

@@ -2,11 +2,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <set>
 
 #include "playbook/loader_internal.h"
 #include "playbook/schema.h"
+#include "transport/jump_spec.h"
 #include "util/spell.h"
 
 namespace ratchet::playbook {
@@ -30,6 +32,20 @@ std::vector<std::string> key_names() {
   return out;
 }
 
+// Why `a` cannot be a host address ("" = it can): a DNS name, IPv4 or IPv6
+// (with an optional %zone), as ssh(1) takes after `-l user`; never empty, a
+// blank, a shell or option character ("-oProxyCommand=..." would be an option).
+std::string address_problem(const std::string& a) {
+  if (a.empty()) return "is empty";
+  if (a[0] == '-') return "starts with `-`";
+  for (unsigned char c : a) {
+    if (c == ' ') return "holds a space";
+    if (!std::isalnum(c) && c != '.' && c != '-' && c != '_' && c != ':' && c != '%')
+      return fmt::format("holds `{}`", c < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", c) : std::string(1, char(c)));
+  }
+  return "";
+}
+
 void read_host(const Diag& d, const DocPath& p, const std::string& name, const Value& t, Host* h) {
   h->name = name;
   h->where = d.doc.key_at(p);
@@ -47,7 +63,12 @@ void read_host(const Diag& d, const DocPath& p, const std::string& name, const V
       continue;
     }
     const Value& v = it.value();
-    if (k == "address") h->address = v.get<std::string>();
+    if (k == "address") {
+      h->address = v.get<std::string>();
+      if (std::string why = address_problem(h->address); !why.empty())
+        d.error(d.doc.at(p / k), fmt::format("host `{}`: address `{}` {}", name, h->address, why),
+                "write a host name, an IPv4 address or an IPv6 address (no port: use `port`)");
+    }
     if (k == "port") {
       if (v.get<long long>() < 1 || v.get<long long>() > 65535)
         d.error(d.doc.at(p / k), fmt::format("`port` {} is outside 1..65535", v.get<long long>()));
@@ -57,7 +78,14 @@ void read_host(const Diag& d, const DocPath& p, const std::string& name, const V
     if (k == "user") h->user = v.get<std::string>();
     if (k == "identity") h->identity = v.get<std::string>();
     if (k == "known_hosts") h->known_hosts = v.get<std::string>();
-    if (k == "jump") h->jump = v.get<std::string>();
+    if (k == "jump") {  // checked here so the error points at the value
+      h->jump = v.get<std::string>();
+      std::vector<transport::JumpHop> hops;
+      std::string err;
+      if (!transport::parse_jump_spec(h->jump, &hops, &err))
+        d.error(d.doc.at(p / k), fmt::format("host `{}`: jump {}", name, err),
+                "write jump = \"user@host:port\", or \"user@a:22,user@b:22\" for a chain");
+    }
     if (k == "become") h->become = v.get<bool>();
     if (k == "become_user") h->become_user = v.get<std::string>();
     if (k == "vars") h->vars = v;

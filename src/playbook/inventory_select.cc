@@ -67,6 +67,11 @@ std::vector<const Host*> resolve_targets(const Inventory& inv,
     *err = "no targets: name hosts or groups in the playbook's `targets`";
     return {};
   }
+  if (inv.hosts.empty()) {
+    *err = fmt::format("{} defines no hosts: add a [hosts.NAME] table with its address",
+                       inv.path.empty() ? "the inventory" : "inventory " + inv.path);
+    return {};
+  }
   std::set<std::string> picked;
   for (const auto& t : targets) {
     std::set<std::string> seen;

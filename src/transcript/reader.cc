@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -14,6 +15,11 @@ static constexpr int kMaxDepth = 64;  // nesting accepted in one event line
 
 ReadResult read_transcript(const std::string& path) {
   ReadResult r;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {  // ifstream "opens" a directory and reads nothing
+    r.error = fmt::format("cannot read transcript {}: {}", path, std::strerror(EISDIR));
+    return r;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     r.error = fmt::format("cannot read transcript {}: {}", path, std::strerror(errno));

@@ -141,7 +141,9 @@ std::optional<ConnectError> configure_session(ssh_session s, const Endpoint& ep,
     if (ssh_options_parse_config(s, path.c_str()) != SSH_OK)
       return fail(fmt::format("cannot parse ssh config {}: {}", path, ssh_get_error(s)));
   }
-  if (!ep.address.empty()) ssh_options_set(s, SSH_OPTIONS_HOST, ep.address.c_str());
+  // A rejected address must never fall back to the name: that is another host.
+  if (!ep.address.empty() && ssh_options_set(s, SSH_OPTIONS_HOST, ep.address.c_str()) != SSH_OK)
+    return fail(fmt::format("invalid address `{}`: {}", ep.address, ssh_get_error(s)));
   if (ep.port > 0) {
     int port = ep.port;  // int*: libssh reads exactly an int
     ssh_options_set(s, SSH_OPTIONS_PORT, &port);

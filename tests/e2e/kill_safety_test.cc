@@ -102,6 +102,13 @@ TEST_CASE("kill by PID file: empty, missing, garbage, split, dead, recycled or P
   write_file(d + "/split.pid", pid.substr(0, 1) + " " + pid.substr(1) + "\n");  // "4 2424": not PID 42424
   write_file(d + "/lines.pid", pid.substr(0, 1) + "\n" + pid.substr(1) + "\n");
   write_file(d + "/one.pid", "1\n");
+  write_file(d + "/blank.pid", "   \n\t\n");                           // blank is empty: nothing to kill
+  write_file(d + "/long.pid", std::string(70, '0') + pid + "\n");      // not a PID file: > 64 bytes
+  write_file(d + "/over.pid", "4194305\n");                            // above any pid_max (2^22)
+  OwnedProcess zeroed("exec sleep 300");  // named with leading zeros: still this PID
+  REQUIRE(eventually([&] { return zeroed.alive(); }));
+  const long zeroed_pid = zeroed.pid();  // pid() reads -1 once it is reaped
+  write_file(d + "/zeros.pid", "00" + std::to_string(zeroed.pid()) + "\n");
   pid_t dead = fork();
   if (dead == 0) _exit(0);
   waitpid(dead, nullptr, 0);
@@ -113,7 +120,8 @@ TEST_CASE("kill by PID file: empty, missing, garbage, split, dead, recycled or P
   REQUIRE(run_sh("touch -d '-1 hour' " + d + "/recycled.pid").code == 0);
 
   std::string pb = "name = \"pidfiles\"\n";
-  for (const char* n : {"empty", "missing", "minus", "garbage", "split", "lines", "dead", "recycled"})
+  for (const char* n : {"empty", "missing", "minus", "garbage", "split", "lines", "dead", "recycled", "blank",
+                        "long", "over", "zeros"})
     pb += kill_step(n, "pid_file = \"" + d + "/" + n + ".pid\"", "signal = \"KILL\"");
   pb += kill_step("one", "pid_file = \"" + d + "/one.pid\"", "signal = \"CONT\"");  // harmless if it were sent
   std::string t = d + "/t.jsonl";
@@ -122,6 +130,7 @@ TEST_CASE("kill by PID file: empty, missing, garbage, split, dead, recycled or P
   CHECK(r.code == 1);
   CHECK(victim.alive());
   CHECK(later.alive());
+  CHECK(eventually([&] { return !zeroed.alive(); }));
   auto ends = step_ends(t);
   auto expect = [&](const std::string& id, const std::string& status, const std::string& reason) {
     INFO(id);
@@ -140,6 +149,12 @@ TEST_CASE("kill by PID file: empty, missing, garbage, split, dead, recycled or P
                                 pid.substr(1) + "\")");
   expect("lines", "failed", "ratchet: " + d + "/lines.pid does not hold a PID (\"" + pid.substr(0, 1) + "\\n" +
                                 pid.substr(1) + "\")");
+  expect("blank", "ok", "ratchet: " + d + "/blank.pid is missing or empty: nothing to kill");
+  expect("long", "failed", "ratchet: " + d + "/long.pid does not hold a PID (\"" + std::string(64, '0') + "\")");
+  expect("over", "failed", "ratchet: " + d + "/over.pid does not hold a PID (\"4194305\")");
+  REQUIRE(ends.count("zeros"));
+  CHECK(ends["zeros"]["status"] == "changed");
+  CHECK(signalled(t, "zeros") == std::set<long>{zeroed_pid});
   expect("dead", "ok", "ratchet: PID " + std::to_string(dead) + " from " + d + "/dead.pid is not running: nothing to kill");
   REQUIRE(ends.count("recycled"));
   CHECK(ends["recycled"]["status"] == "failed");
@@ -154,7 +169,7 @@ TEST_CASE("kill by PID file: empty, missing, garbage, split, dead, recycled or P
   CHECK(ends["one"]["reason"].get<std::string>().find("never selected") != std::string::npos);
   CHECK(signalled(t, "one").empty());
   // An ok step never sent its action.
-  for (const char* n : {"empty", "missing", "dead", "one"}) {
+  for (const char* n : {"empty", "missing", "dead", "one", "blank"}) {
     INFO(n);
     CHECK(actions(t, n) == 0);
   }
@@ -189,6 +204,45 @@ TEST_CASE("holders_of: a glob that matches nothing kills nothing, fails closed, 
     CHECK(signalled(t, n).empty());
   }
   CHECK(actions(t, "nomatch_ok") == 0);
+}
+
+TEST_CASE("holders_of never follows a symlink that a wildcard matched, and never takes / as a target",
+          "[ssh][kill_safety]") {
+  Env e;
+  std::string dev = e.device("gpu0");
+  std::filesystem::create_directories(e.dir + "/other");
+  write_file(e.dir + "/other/data", "");
+  // Links planted where the glob looks: to /, to a directory, to a file someone else holds.
+  std::filesystem::create_directory_symlink("/", e.dir + "/dev/gpu-root");
+  std::filesystem::create_directory_symlink(e.dir + "/other", e.dir + "/dev/gpu-dir");
+  std::filesystem::create_symlink(e.dir + "/other/data", e.dir + "/dev/gpu-file");
+  OwnedProcess holder("exec sleep 300 3<" + dev);
+  OwnedProcess bystander("exec sleep 300 3<" + e.dir + "/other/data");  // holds only what the links name
+  REQUIRE(eventually([&] { return holder.alive() && bystander.alive(); }));
+  const long holder_pid = holder.pid();  // pid() reads -1 once it is reaped
+  std::string pb = "name = \"links\"\n" +
+                   kill_step("glob", "holders_of = \"" + e.dir + "/dev/gpu*\"", "signal = \"KILL\"") +
+                   kill_step("root", "holders_of = \"" + e.dir + "/dev/gpu-root\"", "signal = \"CONT\"");
+  std::string t = e.dir + "/t.jsonl";
+  auto r = e.run(e.playbook("l.toml", pb), t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);  // the literal link to / is refused
+  CHECK(eventually([&] { return !holder.alive(); }));
+  CHECK(bystander.alive());
+  CHECK(signalled(t, "glob") == std::set<long>{holder_pid});
+  auto ends = step_ends(t);
+  CHECK(ends["glob"]["status"] == "changed");
+  std::string out;
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    if (ev["event"] == "output" && ev["step"] == "glob" && ev["stream"] == "stderr") out += ev.value("data", "");
+  CHECK(out.find("ratchet: " + e.dir + "/dev/gpu-root is a symlink (to /) matched by a wildcard of " + e.dir +
+                 "/dev/gpu*: not followed; name it without a wildcard to use it") != std::string::npos);
+  CHECK(out.find(e.dir + "/dev/gpu-file is a symlink (to " + e.dir + "/other/data)") != std::string::npos);
+  CHECK(ends["root"]["status"] == "failed");
+  CHECK(ends["root"]["reason"].get<std::string>().find(
+            "ratchet: " + e.dir + "/dev/gpu-root is / (every file on the host): refused as a target") !=
+        std::string::npos);
+  CHECK(signalled(t, "root").empty());
 }
 
 TEST_CASE("holders_of spares excluded names and other users, and kills the rest", "[ssh][kill_safety]") {

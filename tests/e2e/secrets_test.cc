@@ -294,6 +294,18 @@ TEST_CASE("a secret from the command line (-e NAME=VALUE --secret NAME) reaches 
   CHECK(b.err.find(bad + ":5:17: error: secret `api_key` used in `command` (secrets go on stdin or into file "
                          "content only)") != std::string::npos);
   CHECK((b.out + b.err).find(val.substr(0, 8)) == std::string::npos);
+  // The name given twice: the earlier value is masked too (argv holds both).
+  std::string t2 = e.dir + "/cli2.jsonl";
+  auto twice = e.ratchet("run " + pb + " -i " + e.inv + " -e api_key=First-S3cret-11 -e api_key=" + val +
+                         " --secret api_key --transcript " + t2);
+  CHECK(twice.code == 0);
+  std::string text2 = read_file(t2);
+  CHECK(text2.find("First-S3cret") == std::string::npos);
+  CHECK(text2.find(val.substr(0, 8)) == std::string::npos);
+  int masked = 0;
+  json start2 = find(t2, "run_start", "");  // named: a range over a temporary's member would dangle
+  for (const auto& a : start2["argv"]) masked += a == "api_key=***";
+  CHECK(masked == 2);
   // --secret with no -e of that name: a usage error that names the fix; nothing runs.
   auto none = e.ratchet("run " + pb + " -i " + e.inv + " --secret api_key");
   CHECK(none.code == 2);

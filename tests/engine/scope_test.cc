@@ -1,6 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include "engine/planner.h"
 #include "engine/scope.h"
 
 using namespace ratchet;
@@ -45,31 +44,4 @@ TEST_CASE("when: a boolean var or its negation", "[engine]") {
   CHECK_FALSE(engine::eval_when("n", scope, &go, &err));
   CHECK(err == "`when`: `n` must be true or false, got 3");
   CHECK_FALSE(engine::eval_when("nope", scope, &go, &err));
-}
-
-TEST_CASE("planner: every step's commands, rung by rung, as JSON", "[engine]") {
-  playbook::Playbook pb;
-  playbook::Step s;
-  s.id = "free";
-  s.name = "free";
-  s.kind = "verify";
-  s.body.kind = "verify";
-  s.body.fields = {{"no_holders", "/dev/nvidia0"}};
-  playbook::Action r;
-  r.kind = "kill";
-  r.fields = {{"holders_of", "/dev/nvidia0"}, {"signal", "KILL"}};
-  s.escalate.push_back(r);
-  pb.steps.push_back(s);
-  playbook::Host h;
-  h.name = "box";
-  engine::HostPlan hp;
-  std::vector<std::string> errors;
-  REQUIRE(engine::plan_host(pb, h, json::object(), &hp, &errors));
-  auto j = engine::plan_json(hp);
-  CHECK(j["host"] == "box");
-  auto cmds = j["steps"][0]["commands"];
-  REQUIRE(cmds.size() == 2);
-  CHECK(cmds[0] == json({{"rung", 0}, {"role", "check"}, {"command", "ratchet_no_holders -- /dev/nvidia0"}, {"timeout_ms", 60000}}));
-  CHECK(cmds[1]["rung"] == 1);
-  CHECK(cmds[1]["command"] == "ratchet_kill --signal KILL --wait-ms 5000 holders_of /dev/nvidia0");
 }

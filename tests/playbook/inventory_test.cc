@@ -157,3 +157,37 @@ x = 1
         "    x = [\"all\"]\n"
         "         ^\n");
 }
+
+TEST_CASE("an address that is not a host name or IP is an error at its value, never dropped", "[playbook]") {
+  // libssh rejects such a value; it used to keep the host's name and connect there.
+  CHECK(errors_of("[hosts.localhost]\naddress = \"127.0.0.9 # typo\"\n") ==
+        "inv.toml:2:11: error: host `localhost`: address `127.0.0.9 # typo` holds a space (write a host name, an "
+        "IPv4 address or an IPv6 address (no port: use `port`))\n"
+        "    address = \"127.0.0.9 # typo\"\n"
+        "              ^\n");
+  CHECK(errors_of("[hosts.a]\naddress = \"-oProxyCommand=sh\"\n").find(
+            "inv.toml:2:11: error: host `a`: address `-oProxyCommand=sh` starts with `-`") == 0);
+  CHECK(errors_of("[hosts.a]\naddress = \"\"\n").find("inv.toml:2:11: error: host `a`: address `` is empty") == 0);
+  CHECK(errors_of("[hosts.a]\naddress = \"10.0.0.1;x\"\n").find("holds `;`") != std::string::npos);
+  CHECK(errors_of("[hosts.a]\naddress = \"a\\tb\"\n").find("holds `\\x09`") != std::string::npos);
+  for (const char* good : {"gpu-box.lab.example", "10.0.0.5", "fe80::1%eth0", "::1", "host_1"}) {
+    INFO(good);
+    CHECK(errors_of(std::string("[hosts.a]\naddress = \"") + good + "\"\n") == "(loaded)");
+  }
+}
+
+TEST_CASE("a malformed jump is an error at its value, with the line and a caret", "[playbook]") {
+  CHECK(errors_of("[hosts.box]\naddress = \"127.0.0.1\"\njump = \"user@:notaport\"\n") ==
+        "inv.toml:3:8: error: host `box`: jump `user@:notaport`: no host name (write jump = \"user@host:port\", "
+        "or \"user@a:22,user@b:22\" for a chain)\n"
+        "    jump = \"user@:notaport\"\n"
+        "           ^\n");
+}
+
+TEST_CASE("an inventory with no hosts says so, naming the file", "[playbook]") {
+  Inventory inv;
+  inv.path = "empty.toml";
+  std::string err;
+  CHECK(resolve_targets(inv, {"all"}, {}, &err).empty());
+  CHECK(err == "inventory empty.toml defines no hosts: add a [hosts.NAME] table with its address");
+}

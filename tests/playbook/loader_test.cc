@@ -169,18 +169,7 @@ when = "not skip_b"
   CHECK(b.timeout == Millis(5'000));
   CHECK(b.settle == Millis(250));
   CHECK(b.retries == 0);
-  CHECK(b.become == false);  // set, so it wins over a host's become = true
-  Host root_host;
-  root_host.become = true;
-  CHECK(becomes(a, root_host));
-  CHECK_FALSE(becomes(b, root_host));
-  Step plain;  // no become anywhere: the host decides
-  CHECK(becomes(plain, root_host));
-  CHECK_FALSE(becomes(plain, Host{}));
-  CHECK(become_user_for(plain, root_host) == "root");
-  root_host.become_user = "ops";
-  CHECK(become_user_for(plain, root_host) == "ops");
-  CHECK(become_user_for(a, root_host) == "svc");
+  CHECK(b.become == false);  // set, so it wins over a host's become = true (model_test.cc)
   CHECK(b.capture == 10);
   CHECK(b.on_failure == OnFailure::cont);
   CHECK(b.register_as == "bee");

@@ -112,18 +112,40 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 
 # Resolves path patterns (globs expanded here, on the host) to canonical paths,
 # one per line; a directory stands for everything beneath it ("DIR/").
-# Exit 2 naming the pattern when one matches nothing (unless MISSING_OK=1).
+# A path component that a wildcard matched is never followed when it is a
+# symlink: a link planted where a glob looks (/tmp/app-*.sock -> /) must not
+# widen a kill. A literal path is followed (its writer named it). A target that
+# resolves to / (every file) is refused. Exit 2 naming the pattern when one
+# matches nothing (unless MISSING_OK=1).
 ratchet_targets() {
   for _pat in "$@"; do
     _found=0
     _oifs=$IFS; IFS=
     for _f in $_pat; do
       IFS=$_oifs
-      [ -e "$_f" ] || continue
-      _found=1
+      [ -e "$_f" ] || [ -L "$_f" ] || continue
+      case "$_f" in *"$RATCHET_NL"*|*"$RATCHET_TAB"*)
+        printf '%s\n' "ratchet: a path with a newline or tab cannot be a target (matched by $_pat)" >&2; return 2;; esac
+      # Each prefix of the match whose pattern component holds a wildcard.
+      _wild=$(printf '%s\n%s\n' "$_pat" "$_f" | awk -F/ '
+        NR == 1 { for (i = 1; i <= NF; i++) g[i] = ($i ~ /[*?[]/); next }
+        { p = ""; for (i = 1; i <= NF; i++) { p = (i == 1 ? $i : p "/" $i); if (g[i]) print p } }')
+      _link=
+      IFS=$RATCHET_NL
+      for _w in $_wild; do [ -L "$_w" ] && { _link=$_w; break; }; done
+      IFS=$_oifs
+      if [ -n "$_link" ]; then
+        printf '%s\n' "ratchet: $_link is a symlink (to $(readlink -- "$_link")) matched by a wildcard of $_pat: not followed; name it without a wildcard to use it" >&2
+        continue
+      fi
+      [ -e "$_f" ] || continue  # a dangling literal link
       _r=$(readlink -f -- "$_f")
       case "$_r" in *"$RATCHET_NL"*|*"$RATCHET_TAB"*)
         printf '%s\n' "ratchet: $_f: a path with a newline or tab cannot be a target" >&2; return 2;; esac
+      if [ "$_r" = / ]; then
+        printf '%s\n' "ratchet: $_f is / (every file on the host): refused as a target" >&2; return 2
+      fi
+      _found=1
       if [ -d "$_r" ]; then printf '%s\n' "${_r%/}/"; else printf '%s\n' "$_r"; fi
     done
     IFS=$_oifs
@@ -184,13 +206,22 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
     pid)
       ratchet_describe "$1" "" | ratchet_filter "$_user" "$_ex" ;;
     pid_file)
-      if [ ! -s "$1" ]; then printf '%s\n' "ratchet: $1 is missing or empty: nothing to kill" >&2; return 0; fi
       # One PID, surrounded by blanks at most: "4 242" or "4\n242" is not PID
-      # 4242 (the file's first 64 bytes; a longer file is not a PID file).
-      _p=$(head -c 64 -- "$1" | tr '\t\r' '  ' | sed 's/^ *//; s/ *$//; /^$/d')
-      case "$_p" in ''|*[!0-9]*)
-        _p=$(printf '%s\n' "$_p" | awk 'NR > 1 { printf "\\n" } { printf "%s", $0 }')
-        printf '%s\n' "ratchet: $1 does not hold a PID (\"$_p\")" >&2; return 4;; esac
+      # 4242. Leading zeros are dropped ("028780" is 28780); more than 64
+      # bytes, or a number above Linux's largest pid_max (2^22), is not a PID
+      # file. Missing, empty or blank: nothing to kill.
+      _p=$(head -c 65 -- "$1" 2>/dev/null | tr '\t\r' '  ' | sed 's/^ *//; s/ *$//; /^$/d')
+      if [ -z "$_p" ]; then printf '%s\n' "ratchet: $1 is missing or empty: nothing to kill" >&2; return 0; fi
+      _n=$(printf '%s' "$_p" | sed 's/^0*//')
+      case "$_p" in *[!0-9]*) _n=;; esac
+      [ "$(head -c 65 -- "$1" | wc -c)" -le 64 ] || _n=
+      case "$_n" in ????????*) _n=;; esac  # 8 digits or more
+      if [ -n "$_n" ] && [ "$_n" -gt 4194304 ]; then _n=; fi
+      if [ -z "$_n" ]; then
+        _p=$(printf '%s\n' "$_p" | head -c 64 | awk 'NR > 1 { printf "\\n" } { printf "%s", $0 }')
+        printf '%s\n' "ratchet: $1 does not hold a PID (\"$_p\")" >&2; return 4
+      fi
+      _p=$_n
       if [ ! -d "/proc/$_p" ] || ! ratchet_same_alive "$_p" "$(ratchet_start "$_p")"; then
         printf '%s\n' "ratchet: PID $_p from $1 is not running: nothing to kill" >&2; return 0
       fi

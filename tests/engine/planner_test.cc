@@ -1,0 +1,67 @@
+// engine::plan_host / plan_json: every step rendered per host, as `plan --json` prints it.
+#include <catch2/catch.hpp>
+
+#include "engine/planner.h"
+
+using namespace ratchet;
+using nlohmann::json;
+
+TEST_CASE("planner: every step's commands, rung by rung, as JSON", "[engine]") {
+  playbook::Playbook pb;
+  playbook::Step s;
+  s.id = "free";
+  s.name = "free";
+  s.kind = "verify";
+  s.body.kind = "verify";
+  s.body.fields = {{"no_holders", "/dev/nvidia0"}};
+  playbook::Action r;
+  r.kind = "kill";
+  r.fields = {{"holders_of", "/dev/nvidia0"}, {"signal", "KILL"}};
+  s.escalate.push_back(r);
+  pb.steps.push_back(s);
+  playbook::Host h;
+  h.name = "box";
+  engine::HostPlan hp;
+  std::vector<std::string> errors;
+  REQUIRE(engine::plan_host(pb, h, json::object(), &hp, &errors));
+  auto j = engine::plan_json(hp);
+  CHECK(j["host"] == "box");
+  auto cmds = j["steps"][0]["commands"];
+  REQUIRE(cmds.size() == 2);
+  CHECK(cmds[0] == json({{"rung", 0}, {"role", "check"}, {"command", "ratchet_no_holders -- /dev/nvidia0"}, {"timeout_ms", 60000}}));
+  CHECK(cmds[1]["rung"] == 1);
+  CHECK(cmds[1]["command"] == "ratchet_kill --signal KILL --wait-ms 5000 holders_of /dev/nvidia0");
+}
+
+TEST_CASE("planner: the become field names the sudo user, and a step's become = false beats the host's", "[engine]") {
+  playbook::Playbook pb;
+  for (const char* id : {"host_says", "off", "as_svc"}) {
+    playbook::Step s;
+    s.id = s.name = id;
+    s.kind = s.body.kind = "run";
+    s.body.fields = {{"command", "id -un"}, {"expect_exit", {0}}};
+    pb.steps.push_back(s);
+  }
+  pb.steps[1].become = false;
+  pb.steps[2].become_user = "svc";
+  playbook::Host h;
+  h.name = "box";
+  h.become = true;
+  engine::HostPlan hp;
+  std::vector<std::string> errors;
+  REQUIRE(engine::plan_host(pb, h, json::object(), &hp, &errors));
+  auto j = engine::plan_json(hp);
+  INFO(j.dump());
+  CHECK(playbook::becomes(pb.steps[0], h));
+  CHECK(hp.host.become);
+  CHECK_FALSE(pb.steps[0].become.has_value());
+  CHECK(j["steps"][0]["become"] == "root");
+  CHECK_FALSE(j["steps"][1].contains("become"));
+  CHECK(j["steps"][2]["become"] == "svc");
+  h.become = false;  // nothing asks for sudo: no step becomes
+  engine::HostPlan plain;
+  REQUIRE(engine::plan_host(pb, h, json::object(), &plain, &errors));
+  auto pj = engine::plan_json(plain);
+  REQUIRE(pj["steps"].size() == 3);
+  for (const auto& st : pj["steps"]) CHECK_FALSE(st.contains("become"));
+}
