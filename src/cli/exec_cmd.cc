@@ -7,6 +7,7 @@
 #include <atomic>
 #include <unistd.h>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -14,6 +15,8 @@
 #include "playbook/loader.h"
 #include "transcript/writer.h"
 #include "transport/wire.h"
+#include "util/text.h"
+#include "ratchet/version.h"
 #include "util/spell.h"
 
 namespace ratchet::cli {
@@ -83,13 +86,37 @@ int cmd_exec(const ExecOptions& o) {
   std::string command;
   for (const auto& w : o.command) command += (command.empty() ? "" : " ") + w;
 
+  // --transcript: the same events as a run's, for one step "exec" (docs/transcript.md).
+  std::unique_ptr<transcript::Writer> w;
+  auto finish = [&](int code, const char* status) {
+    if (w) w->emit("run_end", {{"status", status}, {"exit_code", code}, {"hosts", {{host.name, status}}}});
+    return code;
+  };
+  if (!o.base.transcript.empty()) {
+    w = std::make_unique<transcript::Writer>(o.base.transcript);
+    w->emit("run_start", {{"schema", transcript::kSchemaVersion}, {"ratchet_version", RATCHET_VERSION},
+                          {"exec", command}, {"targets", {host.name}}});
+    if (w->failed()) {
+      std::cerr << "ratchet: error: " << w->failure() << "; nothing was run\n";
+      return kExitFailed;
+    }
+  }
   auto t = transport::make_ssh_transport(endpoint_for(host, o.base));
   transport::ConnectInfo info;
   if (auto err = t->connect(&info)) {
-    std::cerr << "ratchet: " << err->message << "\n";
+    std::cerr << "ratchet: " << util::terminal_line(err->message) << "\n";
     bool key = err->kind == transport::FailureKind::host_key_unknown ||
                err->kind == transport::FailureKind::host_key_changed;
-    return key ? kExitHostKey : kExitUnreachable;
+    if (w) w->emit("unreachable", {{"host", host.name}, {"cause", transport::cause_name(err->kind)},
+                                   {"message", err->message}});
+    return finish(key ? kExitHostKey : kExitUnreachable, key ? "host_key" : "unreachable");
+  }
+  if (w) {
+    nlohmann::json ev = {{"host", host.name}, {"address", info.address}, {"port", info.port},
+                         {"user", info.user}, {"fingerprint", info.fingerprint},
+                         {"auth_method", info.auth_method}, {"ms", info.ms}};
+    if (!info.via.empty()) ev["via"] = info.via;
+    w->emit("connect", ev);
   }
   transport::ExecRequest req;
   req.command = transport::wire_command(command, *timeout, {});
@@ -104,28 +131,47 @@ int cmd_exec(const ExecOptions& o) {
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
   t->close();
-  if (!o.base.transcript.empty()) {
-    transcript::Writer w(o.base.transcript);
-    w.emit("command", {{"host", host.name}, {"role", "action"}, {"command", command}, {"sent", req.command}});
-    w.emit("exit", {{"host", host.name}, {"code", r.exit_code}, {"ms", r.ms}, {"timed_out", r.timed_out}});
+  if (w) {
+    nlohmann::json base = {{"host", host.name}, {"step", "exec"}, {"rung", 0}};
+    nlohmann::json cmd = base;
+    cmd.update({{"role", "action"}, {"command", command}, {"sent", req.command},
+                {"timeout_ms", timeout->count()}});
+    w->emit("command", cmd);
+    for (auto [name, cap] : {std::pair<const char*, const transport::Captured*>{"stdout", &r.out},
+                             {"stderr", &r.err}}) {
+      if (cap->total == 0 && cap->data.empty()) continue;
+      auto f = transcript::output_fields(name, cap->data, cap->total, cap->dropped);
+      f.update(base);
+      w->emit("output", f);
+    }
+    nlohmann::json ex = base;
+    if (!r.signal.empty()) ex["signal"] = r.signal;
+    else ex["code"] = r.exit_code;
+    ex["ms"] = r.ms;
+    ex["timed_out"] = r.timed_out;
+    if (!r.error.empty()) ex["error"] = r.error;
+    if (r.remote_pid > 0) ex["pid"] = r.remote_pid;
+    w->emit("exit", ex);
   }
+  // stdout as the host wrote it (like ssh: it may be piped on); stderr is for a
+  // person, so no byte of it may drive the terminal.
   std::cout << r.out.data << std::flush;
-  std::cerr << r.err.data << std::flush;
+  std::cerr << util::terminal_text(r.err.data) << std::flush;
   if (r.error == "interrupted") {
     std::cerr << "ratchet: " << host.name << ": interrupted; the remote command was stopped\n";
-    return kExitInterrupted;
+    return finish(kExitInterrupted, "interrupted");
   }
   if (!r.error.empty()) {
-    std::cerr << "ratchet: " << host.name << ": " << r.error << "\n";
-    return kExitUnreachable;
+    std::cerr << "ratchet: " << host.name << ": " << util::terminal_line(r.error) << "\n";
+    return finish(kExitUnreachable, "unreachable");
   }
   if (r.timed_out) std::cerr << fmt::format("ratchet: {}: timed out after {}\n", host.name, o.timeout);
   if (!r.signal.empty()) {
     std::cerr << fmt::format("ratchet: {}: killed by SIG{}\n", host.name, r.signal);
     int n = signal_number(r.signal);
-    return 128 + (n ? n : 0);
+    return finish(128 + (n ? n : 0), "failed");
   }
-  return r.exit_code;
+  return finish(r.exit_code, r.exit_code == 0 ? "ok" : "failed");
 }
 
 }  // namespace ratchet::cli

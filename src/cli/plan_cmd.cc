@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include <iostream>
 
@@ -47,46 +48,65 @@ static std::string address_of(const playbook::Host& h) {
   return h.port ? fmt::format("{}{}:{}", u, a, h.port) : u + a;
 }
 
+/// `text` under a left column: `label` on its first line, blanks on the rest
+/// (one command of several lines stays one command to the eye).
+static std::string labelled(const std::string& text, const std::string& label) {
+  std::string first = fmt::format("       {:<14}", label);
+  std::string out = util::indent_lines(text, std::string(first.size(), ' '));
+  return first + out.substr(first.size());
+}
+
+static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<engine::HostPlan>& plans);
+
 static void print_plan_text(const Loaded& L, const std::vector<engine::HostPlan>& plans) {
-  std::cout << fmt::format("plan: {} ({}, sha256 {}) — a dry run: nothing connects, nothing is sent\n",
+  // Built whole, then printed through terminal_text(): a name, host or value
+  // holding ESC or CR must not repaint the reviewer's terminal (plan --json
+  // keeps every byte).
+  std::ostringstream out;
+  print_plan_to(out, L, plans);
+  std::cout << util::terminal_text(out.str());
+}
+
+static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<engine::HostPlan>& plans) {
+  os << fmt::format("plan: {} ({}, sha256 {}) — a dry run: nothing connects, nothing is sent\n",
                            L.pb.name, L.pb.path, L.pb.sha256.substr(0, 12));
-  std::cout << "commands call the host library (ratchet_*; docs/host-library.md); "
+  os << "commands call the host library (ratchet_*; docs/host-library.md); "
                "<name> marks a value known only at run time\n";
   const auto& pol = L.pb.policy;
   auto count = [](const playbook::HostCount& c, const char* unset) {
     return !c.set ? std::string(unset) : c.percent ? fmt::format("{}%", c.value) : std::to_string(c.value);
   };
-  std::cout << fmt::format("{} host(s); strategy {}, serial {}, max_fail {} (run --forks sets hosts at once)\n",
+  os << fmt::format("{} host(s); strategy {}, serial {}, max_fail {} (run --forks sets hosts at once)\n",
                            plans.size(), pol.strategy, count(pol.serial, "all at once"),
                            count(pol.max_fail, "no limit"));
   for (const auto& hp : plans) {
-    std::cout << fmt::format("\nhost {} ({})\n", hp.host.name, address_of(hp.host));
+    os << fmt::format("\nhost {} ({})\n", hp.host.name, address_of(hp.host));
     int n = 0;
     for (const auto& p : hp.steps) {
       const auto& s = *p.step;
       std::string as;
       if (playbook::becomes(s, hp.host))
         as = fmt::format("  (as {} via sudo)", playbook::become_user_for(s, hp.host));
-      std::cout << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, s.id, s.kind, s.name, as,
+      os << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, s.id, s.kind, s.name, as,
                                p.when_note.empty() ? "" : "  (" + p.when_note + ")");
       for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
         const auto& r = p.prepared.rungs[k];
         std::string label = k == 0 ? "" : fmt::format("rung {} ", k);
         for (const auto& c : r.check)
-          std::cout << util::indent_lines(c.text, fmt::format("       {:<14}", label + "check")).substr(0);
+          os << labelled(c.text, label + "check");
         if (r.action) {
-          std::cout << util::indent_lines(r.action->text, fmt::format("       {:<14}", label + "action"));
+          os << labelled(r.action->text, label + "action");
           if (!r.action->stdin_data.empty()) {
-            std::cout << fmt::format("       {:<14}{} bytes on stdin{}\n", "", r.action->stdin_data.size(),
+            os << fmt::format("       {:<14}{} bytes on stdin{}\n", "", r.action->stdin_data.size(),
                                      r.action->stdin_secret ? " (secret)" : ":");
-            if (!r.action->stdin_secret) std::cout << util::indent_lines(r.action->stdin_data, "         | ");
+            if (!r.action->stdin_secret) os << util::indent_lines(r.action->stdin_data, "         | ");
           }
         }
         if (!r.after.empty())
-          std::cout << fmt::format("       {:<14}wait for the host to come back (new boot id), up to {}\n", "",
+          os << fmt::format("       {:<14}wait for the host to come back (new boot id), up to {}\n", "",
                                    util::format_duration(r.reboot_timeout));
         for (const auto& c : r.after)
-          std::cout << util::indent_lines(c.text, fmt::format("       {:<14}", "after boot"));
+          os << labelled(c.text, "after boot");
       }
     }
   }
@@ -116,8 +136,9 @@ int cmd_validate(const Options& o) {
   auto secrets = resolve_secrets(L->pb, true);
   std::vector<engine::HostPlan> plans;
   if (!build_plans(*L, *secrets, &plans)) return kExitUsage;
-  std::cout << fmt::format("{}: ok: playbook `{}`, {} steps, {} host(s)\n", L->pb.path, L->pb.name,
-                           L->pb.steps.size(), L->hosts.size());
+  std::cout << util::terminal_line(fmt::format("{}: ok: playbook `{}`, {} steps, {} host(s)", L->pb.path,
+                                               L->pb.name, L->pb.steps.size(), L->hosts.size()))
+            << "\n";
   return kExitOk;
 }
 

@@ -194,9 +194,9 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
     std::cerr << "ratchet: error: " << w.failure() << "; nothing was run (free space or pick another --transcript)\n";
     return kExitFailed;
   }
-  human << fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}\n", info.id,
-                       L->pb.name, L->hosts.size(), pol.strategy, o.forks, path)
-        << std::flush;
+  human << util::terminal_line(fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}",
+                                           info.id, L->pb.name, L->hosts.size(), pol.strategy, o.forks, path))
+        << "\n" << std::flush;
 
   std::vector<engine::HostJob> jobs;
   std::vector<std::string> names;

@@ -199,6 +199,20 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
                      {"timed_out", false}});
     return r;
   }
+  // What the host's shell could not even start must not read as a command that
+  // ran and failed (a check would then "fail" and the action run).
+  if (c.text.find('\0') != std::string::npos)
+    r.error = "refused: the command holds a NUL byte, which no shell command line can carry "
+              "(pass the value on stdin)";
+  else if (req.command.size() > transport::kMaxWireBytes)
+    r.error = fmt::format("refused: the command is {} bytes as sent; Linux takes at most {} in one argument "
+                          "(MAX_ARG_STRLEN, execve(2)): pass large values on stdin",
+                          req.command.size(), transport::kMaxWireBytes + 1);
+  if (!r.error.empty()) {
+    w_.emit("exit", {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
+                     {"timed_out", false}});
+    return r;
+  }
   if (observer_) observer_(rung, c.role);
   r = t_.exec(req);
   // A secret the capture cap cut in two is masked on both sides of the cut,

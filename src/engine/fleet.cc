@@ -44,8 +44,9 @@ HostReport not_run(const HostJob& job, const std::string& status, const std::str
   r.host = job.host.name;
   r.status = status;
   r.reason = why;
+  for (const char* k : {"ok", "changed", "escalated", "failed", "skipped"}) r.counts[k] = 0;  // same shape as a run host
   shared.w->emit("host_end", {{"host", r.host}, {"status", r.status},
-                              {"counts", nlohmann::json::object()}, {"ms", 0}, {"reason", why}});
+                              {"counts", r.counts}, {"ms", 0}, {"reason", why}});
   shared.progress->host_done(r);
   return r;
 }

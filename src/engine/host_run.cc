@@ -135,20 +135,20 @@ bool HostRun::run_step(size_t i) {
   p.step_done(host, step.id, o);
   if (!ex_->lost().empty()) {  // the host is gone: no later step can run
     rep_.status = shared_.interrupted && shared_.interrupted->load() ? "interrupted" : "failed";
-    if (rep_.failed_step.empty()) {
-      rep_.failed_step = step.id;
-      rep_.reason = o.status == "failed" ? o.reason : ex_->lost();
-    }
+    rep_.failed_step = step.id;  // the step that stopped the host, over any it continued past
+    rep_.reason = o.status == "failed" ? o.reason : ex_->lost();
     return false;
   }
   if (o.status != "failed") return true;
   bool interrupted = shared_.interrupted && shared_.interrupted->load();
   rep_.status = interrupted ? "interrupted" : "failed";
-  if (rep_.failed_step.empty()) {
+  bool stops = step.on_failure == playbook::OnFailure::stop || interrupted;
+  // The host's reason is the step that stopped it; else the first it continued past.
+  if (stops || rep_.failed_step.empty()) {
     rep_.failed_step = step.id;
     rep_.reason = o.reason;
   }
-  return step.on_failure != playbook::OnFailure::stop ? !interrupted : false;
+  return !stops;
 }
 
 HostReport HostRun::finish() {

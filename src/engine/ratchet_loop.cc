@@ -32,6 +32,7 @@ struct Loop {
   std::string action_error;  // why the last action failed ("" = it did not)
   std::string action_reason;
   bool acted = false;     // once an action ran, o.out/o.err keep its output
+  bool check_not_run = false;  // the last check_once() had a command that never ran (refused, lost)
 
   void note_holders(const nlohmann::json& h) {
     if (o.holders.empty() && !h.empty()) o.holders = h;
@@ -40,8 +41,10 @@ struct Loop {
   steps::Verdict check_once() {
     steps::Verdict all;
     all.holds = true;
+    check_not_run = false;
     for (const auto& c : ps.rungs[0].check) {
       auto r = ex.run(c, 0, c.stdin_from_action ? selection : "");
+      check_not_run |= !r.error.empty() && !r.timed_out;
       o.rc = r.exit_code;
       if (!acted) o.out = r.out.data, o.err = r.err.data;
       auto v = steps::judge_check(c, r);
@@ -131,6 +134,8 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
       return finish("ok", 0);
     }
     o.reason = v.reason;
+    // A check that never ran says nothing of the state: no action on that.
+    if (L.check_not_run) return finish("failed", 0);
   }
   int last = 0;
   for (size_t k = 0; k < ps.rungs.size(); ++k) {
@@ -146,6 +151,7 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
       return finish(k == 0 ? "changed" : "escalated", last);
     }
     o.reason = L.action_error.empty() ? v.reason : L.action_error + "; then the check: " + v.reason;
+    if (L.check_not_run) break;  // no stronger rung on a state nobody could check
   }
   return finish("failed", last);
 }

@@ -160,6 +160,14 @@ std::optional<Inventory> read_inventory(const Doc& doc, const DocPath& at,
         d.error(doc.key_at(p), "`all` names every host; a host cannot be called that");
         continue;
       }
+      // A name is printed in progress, recap and plan: no byte may drive the terminal.
+      if (std::any_of(it.key().begin(), it.key().end(),
+                      [](unsigned char c) { return c < 0x20 || c == 0x7f; }) ||
+          it.key().empty()) {
+        d.error(doc.key_at(p), "a host name must not be empty or hold control characters",
+                "name the host with letters, digits, `-`, `_` and `.`");
+        continue;
+      }
       if (std::string err = type_error(it.key(), it.value(), T::table, false); !err.empty()) {
         d.error(doc.at(p), fmt::format("host `{}` must be a table, not {}", it.key(),
                                        value_type_name(it.value())));

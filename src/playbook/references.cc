@@ -203,6 +203,13 @@ void check_step_templates(const Playbook& pb, std::vector<LoadError>* errors) {
             if (f.refs[i].offset == static_cast<size_t>(h)) p = f.ref_pos[i];
           err(p, "a template inside a here-document is not quoted by the shell",
               "pass the value on `stdin`, or as an argument: printf '%s\\n' {{ x }}");
+        } else if (std::string why; unsafe_template_offset(*f.text, &why) >= 0) {
+          long u = unsafe_template_offset(*f.text, &why);
+          SourcePos p = f.value_pos;
+          for (size_t i = 0; i < f.refs.size(); ++i)
+            if (f.refs[i].offset == static_cast<size_t>(u)) p = f.ref_pos[i];
+          err(p, fmt::format("a template {}", why),
+              "give the value its own word: printf '%s\\n' {{ x }}, or pass it on `stdin`");
         }
       }
       if (f.spec && f.spec->secret_ok) return;

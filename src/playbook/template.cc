@@ -314,6 +314,61 @@ long heredoc_template_offset(const std::string& cmd) {
   return -1;
 }
 
+long unsafe_template_offset(const std::string& cmd, std::string* why) {
+  QuoteState q;
+  bool comment = false, backquote = false;
+  auto word_start = [&](size_t i) {
+    if (i == 0) return true;
+    char p = cmd[i - 1];
+    return p == ' ' || p == '\t' || p == '\n' || p == ';' || p == '&' || p == '|' || p == '(' || p == ')' ||
+           p == '<' || p == '>';
+  };
+  for (size_t i = 0; i < cmd.size();) {
+    char c = cmd[i];
+    if (comment) {
+      if (c == '\n') comment = false;
+      else if (cmd.compare(i, 2, "{{") == 0) {
+        *why = "inside a shell comment (after #): a newline in the value would run as a command";
+        return static_cast<long>(i);
+      }
+      ++i;
+      continue;
+    }
+    if (!q.quoted()) {
+      if (c == '\\' && cmd.compare(i + 1, 2, "{{") == 0) {
+        *why = "right after a backslash, which escapes the value's opening quote";
+        return static_cast<long>(i + 1);
+      }
+      if (cmd.compare(i, 2, "{{") == 0) {
+        if (backquote) {
+          *why = "inside backquotes, where the shell reads quotes twice; use $(...)";
+          return static_cast<long>(i);
+        }
+        if (i > 0 && cmd[i - 1] == '$') {
+          *why = "right after `$` (bash reads ${{ x }} as $'...', which interprets backslash escapes)";
+          return static_cast<long>(i);
+        }
+        size_t close = cmd.find("}}", i + 2);
+        if (close == std::string::npos) return -1;
+        i = close + 2;
+        continue;
+      }
+      if (c == '#' && word_start(i)) {
+        comment = true;
+        ++i;
+        continue;
+      }
+      if (c == '`') {
+        backquote = !backquote;
+        ++i;
+        continue;
+      }
+    }
+    i += q.step(cmd, i);
+  }
+  return -1;
+}
+
 long quoted_template_offset(const std::string& cmd) {
   QuoteState q;
   for (size_t i = 0; i < cmd.size();) {

@@ -66,4 +66,13 @@ long quoted_template_offset(const std::string& command);
 /// Returns the 0-based offset of the first such "{{", or -1.
 long heredoc_template_offset(const std::string& command);
 
+/// In a shell command field, an unquoted template where the shell would not
+/// take the value's quotes as quotes: in a comment (`# {{ x }}`: a newline in
+/// the value starts a command), right after a backslash (`\{{ x }}` escapes
+/// the opening quote), right after `$` (`${{ x }}` is bash's $'...', which
+/// reads backslash escapes), or inside backquotes (the shell reads them twice;
+/// use $(...)). Returns the 0-based offset of the first such "{{" and sets
+/// *why (a phrase: "inside a shell comment ..."), or -1.
+long unsafe_template_offset(const std::string& command, std::string* why);
+
 }  // namespace ratchet::playbook

@@ -25,6 +25,11 @@ struct Become {
 /// (and its exit signal) normally reports first.
 inline constexpr util::Millis kClientGrace{3'000};
 
+/// Most bytes a wire_command() string may have: sshd hands it to the login
+/// shell as one argument, and Linux takes at most MAX_ARG_STRLEN (32 pages,
+/// 131072 bytes, its NUL included) in one argument (execve(2), E2BIG).
+inline constexpr size_t kMaxWireBytes = 131071;
+
 /// The client-side deadline for a command whose host deadline is `timeout`:
 /// timeout + kClientGrace (ms).
 util::Millis client_deadline(util::Millis timeout);

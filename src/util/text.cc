@@ -119,6 +119,14 @@ std::string terminal_line(std::string_view s, size_t max_cols) {
   return out;
 }
 
+std::string terminal_text(std::string_view s) {
+  std::string out;
+  size_t from = 0;
+  for (size_t nl; (nl = s.find('\n', from)) != std::string_view::npos; from = nl + 1)
+    out += terminal_line(s.substr(from, nl - from)) + '\n';
+  return out + terminal_line(s.substr(from));
+}
+
 size_t columns(std::string_view s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;

@@ -24,6 +24,10 @@ std::string indent_lines(std::string_view text, std::string_view pad);
 /// last one "…" when cut (0 = no limit).
 std::string terminal_line(std::string_view s, size_t max_cols = 0);
 
+/// Text of several lines made safe for a terminal: each line as terminal_line()
+/// (no cut), the newlines kept. For what a person reviews (plan, validate).
+std::string terminal_text(std::string_view s);
+
 /// Code points in valid UTF-8 `s` (the columns terminal_line() counts).
 size_t columns(std::string_view s);
 

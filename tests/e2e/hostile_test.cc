@@ -135,6 +135,50 @@ TEST_CASE("hostile -e values, vars and inventory values reach the host as litera
   CHECK(json::parse(p.out)["hosts"][0]["steps"][0]["commands"][0]["command"] == cmds[0]["command"]);
 }
 
+TEST_CASE("a template where the shell would drop its quotes is a load error: comment, backslash, $, backquotes",
+          "[ssh][hostile]") {
+  Env e;
+  const std::string d = e.dir;
+  // Found by a trial: host output carried through steps.X.stdout into a comment ran as a command.
+  std::string pb = e.playbook("c.toml", "name = \"c\"\n[[step]]\nid = \"probe\"\nkind = \"run\"\n"
+                                        "command = \"printf 'innocent\\ntouch " + d + "/pwn_c\\n'\"\n"
+                                        "[[step]]\nid = \"use\"\nkind = \"run\"\n"
+                                        "command = \"logger -t ratchet done  # previous said {{ steps.probe.stdout }}\"\n");
+  auto r = e.ratchet("run " + pb + " -i " + e.inv + " --transcript " + d + "/t.jsonl");
+  CHECK(r.code == 2);
+  CHECK(r.err.find(pb + ":9:52: error: a template inside a shell comment (after #): a newline in the value "
+                        "would run as a command (give the value its own word: printf '%s\\n' {{ x }}, or pass "
+                        "it on `stdin`)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(d + "/t.jsonl"));  // nothing ran
+  for (const char* cmd : {"echo \\\\{{ v }}", "echo ${{ v }}", "echo `echo {{ v }}`"}) {
+    std::string p = e.playbook("b.toml", std::string("name = \"b\"\n[vars]\nv = \"x\"\n[[step]]\nid = \"s\"\n"
+                                                     "kind = \"run\"\ncommand = \"") + cmd + "\"\n");
+    auto b = e.ratchet("validate " + p + " -i " + e.inv);
+    INFO(cmd << ": " << b.err);
+    CHECK(b.code == 2);
+    CHECK(b.err.find("error: a template ") != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(d + "/pwn_c"));
+}
+
+TEST_CASE("a check no host could start (over MAX_ARG_STRLEN) fails the step and its action never runs",
+          "[ssh][hostile]") {
+  Env e;
+  const std::string d = e.dir;
+  std::string pb = e.playbook("big.toml", "name = \"big\"\n[vars]\nv = \"" + std::string(140000, 'A') +
+                                          "\"\n[[step]]\nid = \"s\"\nkind = \"run\"\nunless = \"test -n {{ v }}\"\n"
+                                          "command = \"touch " + d + "/action_ran\"\n");
+  std::string t = d + "/t.jsonl";
+  auto r = e.ratchet("run " + pb + " -i " + e.inv + " --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_FALSE(std::filesystem::exists(d + "/action_ran"));
+  auto ends = events_of(t, "step_end", "s");
+  REQUIRE(ends.size() == 1);
+  CHECK(ends[0]["status"] == "failed");
+  CHECK(ends[0]["reason"].get<std::string>().find("refused: the command is ") != std::string::npos);
+}
+
 TEST_CASE("an inventory host name holding shell syntax is refused before anything runs", "[ssh][hostile]") {
   Env e;
   // The name is only a label (address is given), but libssh is handed it as the

@@ -84,7 +84,8 @@ std::string body(const std::string& d) {
          "[[step]]\nid = \"echo_binary\"\nkind = \"run\"\ncommand = \"printf '\\\\377'; cat " + d + "/host-secret.txt\"\n"
          "[[step]]\nid = \"fails\"\nkind = \"run\"\non_failure = \"continue\"\n"
          "command = \"cat " + d + "/host-secret.txt >&2; exit 3\"\n"
-         "[[step]]\nid = \"carry\"\nkind = \"run\"\ncommand = \"echo {{ steps.echo_file.stdout }}\"\n";
+         "[[step]]\nid = \"carry\"\nkind = \"run\"\non_failure = \"continue\"\n"
+         "command = \"echo {{ steps.echo_file.stdout }}\"\n";
 }
 
 }  // namespace

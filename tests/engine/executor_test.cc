@@ -78,6 +78,36 @@ TEST_CASE("executor: a secret on a command line is refused, output is masked bef
   CHECK(b64);
 }
 
+TEST_CASE("executor: a command no host could start (over MAX_ARG_STRLEN, or with a NUL) is refused, not sent",
+          "[engine]") {
+  testing::ScriptedTransport t;
+  std::string path = testing::temp_dir("ratchet-exec") + "/t.jsonl";
+  {
+    transcript::Writer w(path);
+    engine::Executor ex(t, w, "h1");
+    steps::Command c;
+    c.role = "check";
+    c.text = "test -n " + std::string(140000, 'A');
+    auto r = ex.run(c, 0, "");
+    CHECK(r.error.rfind("refused: the command is ", 0) == 0);
+    CHECK(r.error.find(" bytes as sent; Linux takes at most 131072 in one argument (MAX_ARG_STRLEN, execve(2)): "
+                       "pass large values on stdin") != std::string::npos);
+    c.text = std::string("echo a\0b", 8);
+    r = ex.run(c, 0, "");
+    CHECK(r.error == "refused: the command holds a NUL byte, which no shell command line can carry (pass the "
+                     "value on stdin)");
+    CHECK(t.requests.empty());  // nothing was sent
+    c.text = "test -n " + std::string(100000, 'A');  // well under the limit: sent
+    t.push(0, "", "");
+    CHECK(ex.run(c, 0, "").error.empty());
+    CHECK(t.requests.size() == 1);
+  }
+  auto tr = transcript::read_transcript(path);
+  int refused = 0;
+  for (const auto& e : tr.events) refused += e["event"] == "exit" && e.contains("error");
+  CHECK(refused == 2);  // each refusal is on record, after its command event
+}
+
 TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin only when needed", "[engine]") {
   testing::ScriptedTransport t;
   std::string path = testing::temp_dir("ratchet-become") + "/t.jsonl";

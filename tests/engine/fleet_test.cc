@@ -182,6 +182,56 @@ command = "true"
   CHECK(f.events("host_end").size() == 4);
 }
 
+TEST_CASE("the host's failed step is the one that stopped it, not one it continued past", "[engine][fleet]") {
+  // Found by a trial: the recap and --json named the first (continued) failure.
+  Fleet f(R"(
+name = "fleet"
+[[step]]
+id = "soft"
+kind = "run"
+on_failure = "continue"
+command = "exit 1"
+[[step]]
+id = "hard"
+kind = "run"
+command = "exit 3"
+[[step]]
+id = "never"
+kind = "run"
+command = "true"
+)",
+          {{"h", 0}});
+  auto reps = f.run(1);
+  CHECK(reps[0].status == "failed");
+  CHECK(reps[0].failed_step == "hard");
+  CHECK(reps[0].reason == "exit 3");
+  auto ends = f.events("host_end");
+  REQUIRE(ends.size() == 1);
+  CHECK(ends[0]["reason"] == "exit 3");
+  CHECK(f.events("step_start").size() == 2);  // `never` did not run
+}
+
+TEST_CASE("continued failures only: the host names the first of them", "[engine][fleet]") {
+  Fleet f(R"(
+name = "fleet"
+[[step]]
+id = "soft1"
+kind = "run"
+on_failure = "continue"
+command = "exit 1"
+[[step]]
+id = "soft2"
+kind = "run"
+on_failure = "continue"
+command = "exit 2"
+)",
+          {{"h", 0}});
+  auto reps = f.run(1);
+  CHECK(reps[0].status == "failed");
+  CHECK(reps[0].failed_step == "soft1");
+  CHECK(reps[0].reason == "exit 1");
+}
+
 TEST_CASE("serial batches run one after another, max_fail stops later batches", "[engine][fleet]") {
   SECTION("batches in order, no failures: all run") {
     Fleet f(with_policy("serial = 2"), {{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}, {"e", 0}});
@@ -204,7 +254,12 @@ TEST_CASE("serial batches run one after another, max_fail stops later batches", 
     for (size_t i : {2, 3, 4}) {
       CHECK(reps[i].status == "skipped");
       CHECK(reps[i].reason == "not run: 1 host(s) failed, more than max_fail = 0");
+      CHECK(reps[i].counts.size() == 5);  // the same shape as a host that ran (was {})
     }
+    for (const auto& e : f.events("host_end"))
+      CHECK(e["counts"] == nlohmann::json({{"ok", e["counts"]["ok"]}, {"changed", e["counts"]["changed"]},
+                                           {"escalated", e["counts"]["escalated"]},
+                                           {"failed", e["counts"]["failed"]}, {"skipped", e["counts"]["skipped"]}}));
     CHECK(f.events("batch_start").size() == 1);
     CHECK(f.events("host_end").size() == 5);
     CHECK(f.events("connect").size() == 1);  // only `a`: nothing of c, d, e connected

@@ -170,3 +170,26 @@ TEST_CASE("ratchet loop: a failed step names the action's failure and the check'
   CHECK(o.status == "failed");
   CHECK(o.reason == "action failed: exit 2: mkdir: permission denied; then the check: exit 1: still wrong");
 }
+
+TEST_CASE("ratchet loop: a check that never ran fails the step, no action on an unknown state", "[engine]") {
+  // Found by a trial: a check the host could not start read as "does not hold" and the action ran.
+  SECTION("before any action") {
+    Harness h;
+    h.t.push_error("connection lost");
+    auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
+    CHECK(o.status == "failed");
+    CHECK(o.rung == 0);
+    CHECK(o.reason == "could not check: connection lost");
+    CHECK(h.sent() == std::vector<std::string>{"probe"});
+  }
+  SECTION("after the action: no stronger rung") {
+    Harness h;
+    h.t.push(1, "not yet");
+    h.t.push(0);
+    h.t.push_error("connection lost");
+    auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
+    CHECK(o.status == "failed");
+    CHECK(o.rung == 0);
+    CHECK(h.sent() == std::vector<std::string>{"probe", "fix", "probe"});
+  }
+}

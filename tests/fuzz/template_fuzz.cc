@@ -85,7 +85,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (opt.mode == RenderMode::text) FUZZ_CHECK(tree.has_value() == out.has_value());
   if (!tree) FUZZ_CHECK(!tree_err.empty());
 
-  for (long at : {quoted_template_offset(tmpl), heredoc_template_offset(tmpl)}) {
+  std::string why;
+  long unsafe = unsafe_template_offset(tmpl, &why);
+  if (unsafe >= 0) FUZZ_CHECK(!why.empty());
+  for (long at : {quoted_template_offset(tmpl), heredoc_template_offset(tmpl), unsafe}) {
     FUZZ_CHECK(at >= -1);
     if (at >= 0) {
       FUZZ_CHECK(static_cast<size_t>(at) < tmpl.size());

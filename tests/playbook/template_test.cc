@@ -207,3 +207,24 @@ TEST_CASE("templates inside a here-document body are found", "[playbook]") {
   CHECK(heredoc_template_offset("echo '<<' {{ b }}\nnext {{ c }}") == -1);
   CHECK(heredoc_template_offset("printf '%s\\n' {{ b }}") == -1);
 }
+
+TEST_CASE("templates where the shell would not honour their quotes are found", "[playbook]") {
+  std::string why;
+  // Found by a trial: `# {{ v }}` with a newline in v ran the next line as a command.
+  CHECK(unsafe_template_offset("logger done  # previous said {{ steps.probe.stdout }}", &why) == 29);
+  CHECK(why == "inside a shell comment (after #): a newline in the value would run as a command");
+  CHECK(unsafe_template_offset("echo hi #{{ v }}", &why) == 9);
+  CHECK(unsafe_template_offset("true;# {{ v }}", &why) == 7);
+  CHECK(unsafe_template_offset("echo \\{{ v }}", &why) == 6);
+  CHECK(why == "right after a backslash, which escapes the value's opening quote");
+  CHECK(unsafe_template_offset("echo ${{ v }}", &why) == 6);
+  CHECK(unsafe_template_offset("echo `echo {{ v }}`", &why) == 11);
+  CHECK(why == "inside backquotes, where the shell reads quotes twice; use $(...)");
+  // Fine: a # inside a word or in quotes, a comment on another line, $( ), \\ before a space.
+  for (const char* ok : {"echo a#b {{ v }}", "echo '#' {{ v }}", "echo \"#\" {{ v }}", "echo ${#x} {{ v }}",
+                         "# note\necho {{ v }}", "echo $(echo {{ v }})", "echo `date` {{ v }}",
+                         "echo \\\\ {{ v }}", "echo $# {{ v }}"}) {
+    INFO(ok);
+    CHECK(unsafe_template_offset(ok, &why) == -1);
+  }
+}

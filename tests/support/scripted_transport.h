@@ -21,6 +21,12 @@ class ScriptedTransport : public transport::Transport {
     r.err.total = err.size();
     results_.push_back(r);
   }
+  /// Queues a command that never ran (the transport's error, no exit status).
+  void push_error(std::string error) {
+    transport::ExecResult r;
+    r.error = std::move(error);
+    results_.push_back(r);
+  }
   std::optional<transport::ConnectError> connect(transport::ConnectInfo* info) override {
     info->address = "scripted";
     return std::nullopt;

@@ -43,3 +43,12 @@ TEST_CASE("terminal_line: no escape or control byte reaches the terminal, cut by
   CHECK(terminal_line("short", 5) == "short");
   CHECK(ratchet::util::columns("h\xc3\xa9llo") == 5);
 }
+
+TEST_CASE("terminal_text: every line made safe, the newlines kept", "[util]") {
+  using ratchet::util::terminal_text;
+  CHECK(terminal_text("plan: esc\x1b]0;T\x07name\nhost ev\x1b[31mil\n") == "plan: esc?]0;T?name\nhost ev?[31mil\n");
+  CHECK(terminal_text("touch x #\r echo hi") == "touch x #  echo hi");  // CR cannot overdraw the line
+  CHECK(terminal_text("a\tb\n\nc\xc2\x9b") == "a b\n\nc?");                 // tab a blank, C1 CSI '?'
+  CHECK(terminal_text("") == "");
+  CHECK(terminal_text("\n") == "\n");
+}
