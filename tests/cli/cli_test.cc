@@ -186,6 +186,27 @@ TEST_CASE("exec passes the remote exit status and signal through", "[ssh][cli]")
   CHECK(r.err == "err\n");
   r = e.ratchet("exec box -i " + e.inv + " -- 'kill -KILL $$'");
   CHECK(r.code == 128 + 9);
+  // stdout byte for byte (like ssh); stderr is for a person: no escape reaches the terminal.
+  r = e.ratchet("exec box -i " + e.inv + " -- 'printf \"a\\033[2Jb\\n\"; printf \"c\\033]0;t\\007d\\n\" >&2'");
+  CHECK(r.out == "a\033[2Jb\n");
+  CHECK(r.err == "c?]0;t?d\n");
+  // --transcript: a whole one, as for run (was: command and exit only, output lost).
+  std::string t = e.dir + "/exec.jsonl";
+  r = run_sh(std::string(RATCHET_BINARY) + " exec box -F none -i " + e.inv + " --transcript " + t +
+             " -- 'echo hi; exit 5'");
+  CHECK(r.code == 5);
+  auto tr = ratchet::transcript::read_transcript(t);
+  CHECK(tr.note.empty());  // ends with run_end
+  std::vector<std::string> names;
+  for (const auto& ev : tr.events) names.push_back(ev["event"]);
+  CHECK(names == std::vector<std::string>{"run_start", "connect", "command", "output", "exit", "run_end"});
+  REQUIRE(names.size() == 6);
+  CHECK(tr.events[0]["exec"] == "echo hi; exit 5");
+  CHECK(tr.events[3]["data"] == "hi\n");
+  CHECK(tr.events[4]["code"] == 5);
+  CHECK(tr.events[4]["pid"].get<long>() > 1);
+  CHECK(tr.events[5]["exit_code"] == 5);
+  CHECK(tr.events[5]["status"] == "failed");
 }
 
 TEST_CASE("write: 4 MiB lands atomically over ssh, the old file stays whole until the rename", "[ssh][cli]") {
