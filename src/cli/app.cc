@@ -5,13 +5,42 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cstring>
 #include <iostream>
+#include <set>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "ratchet/version.h"
+#include "util/text.h"
 
 namespace ratchet::cli {
+
+/// `text` with the value of every -e NAME=VALUE whose NAME follows a --secret
+/// in argv replaced by "***" (for a usage error, printed before any secret is known).
+static std::string mask_secret_args(std::string text, int argc, char** argv) {
+  std::set<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--secret" && i + 1 < argc) names.insert(argv[i + 1]);
+    else if (a.rfind("--secret=", 0) == 0) names.insert(a.substr(9));
+  }
+  if (names.empty()) return text;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    for (const char* prefix : {"--extra-var=", "-e"})
+      if (a.rfind(prefix, 0) == 0 && a.size() > std::strlen(prefix) && a.find('=') != 2) {
+        a = a.substr(std::strlen(prefix));
+        break;
+      }
+    auto eq = a.find('=');
+    if (eq == std::string::npos || !names.contains(a.substr(0, eq)) || eq + 1 == a.size()) continue;
+    std::string value = a.substr(eq + 1);
+    for (size_t at; (at = text.find(value)) != std::string::npos;) text.replace(at, value.size(), "***");
+  }
+  return text;
+}
 
 /// --connect-timeout, parsed at once: a bad value is a usage error (exit 2).
 static void add_connect_timeout(CLI::App* sub, Options& o) {
@@ -117,7 +146,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
+    std::ostringstream err;  // CLI11 may echo any argument: a --secret value among them
+    int rc = app.exit(e, std::cout, err);
+    std::cerr << util::terminal_text(mask_secret_args(err.str(), argc, argv));
     return rc == 0 ? kExitOk : kExitUsage;
   }
   try {

@@ -10,6 +10,7 @@
 #include "cli/exit_codes.h"
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
+#include "util/text.h"
 
 namespace ratchet::cli {
 
@@ -24,7 +25,7 @@ int cmd_hosts(const Options& o, bool json) {
       std::string err;
       auto h = parse_target(spec, &err);
       if (!h) {
-        std::cerr << "ratchet: error: " << err << "\n";
+        std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
         return kExitUsage;
       }
       hosts.push_back(*h);
@@ -39,7 +40,7 @@ int cmd_hosts(const Options& o, bool json) {
     std::string err;
     auto sel = playbook::resolve_targets(*inv, {"all"}, o.limit, &err);
     if (sel.empty()) {
-      std::cerr << "ratchet: error: " << err << "\n";
+      std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
       return kExitUsage;
     }
     for (const auto* h : sel) hosts.push_back(*h);
@@ -54,7 +55,7 @@ int cmd_hosts(const Options& o, bool json) {
   for (const auto& h : hosts) {
     transport::ResolvedEndpoint r;
     if (auto err = transport::resolve_endpoint(endpoint_for(h, o), &r)) {
-      std::cerr << "ratchet: error: " << err->message << "\n";
+      std::cerr << "ratchet: error: " << util::terminal_line(err->message) << "\n";
       return kExitUsage;
     }
     // The jump connect() takes: the inventory's, else the config's ProxyJump. A
@@ -71,8 +72,9 @@ int cmd_hosts(const Options& o, bool json) {
       if (r.identities_only) row["identities_only"] = true;  // present only when the config says yes
       out.push_back(row);
     } else {
-      std::cout << fmt::format("{:<20} {:<24} {:>5}  {:<10} {:<22} {}\n", h.name, r.address, r.port, r.user,
-                               jump, identity);
+      std::cout << util::terminal_line(fmt::format("{:<20} {:<24} {:>5}  {:<10} {:<22} {}", h.name, r.address,
+                                                   r.port, r.user, jump, identity))
+                << "\n";
     }
   }
   if (json) std::cout << out.dump(2) << "\n";

@@ -10,6 +10,7 @@
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
 #include "transport/jump_spec.h"
+#include "util/text.h"
 
 namespace ratchet::cli {
 
@@ -70,7 +71,7 @@ std::optional<Loaded> load_all(const Options& o) {
   for (const auto& kv : o.extra) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
-      std::cerr << fmt::format("ratchet: error: -e {}: write -e key=value\n", kv);
+      std::cerr << util::terminal_line(fmt::format("ratchet: error: -e {}: write -e key=value", kv)) << "\n";
       return std::nullopt;
     }
     lo.extra_vars.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
@@ -101,7 +102,7 @@ std::optional<Loaded> load_all(const Options& o) {
       std::string err;
       auto h = parse_target(spec, &err);
       if (!h) {
-        std::cerr << "ratchet: error: " << err << "\n";
+        std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
         return std::nullopt;
       }
       L.inv->hosts[h->name] = *h;
@@ -112,7 +113,7 @@ std::optional<Loaded> load_all(const Options& o) {
     std::vector<std::string> targets = L.pb.targets.empty() ? std::vector<std::string>{"all"} : L.pb.targets;
     auto sel = playbook::resolve_targets(*L.inv, targets, o.limit, &err);
     if (sel.empty()) {
-      std::cerr << fmt::format("ratchet: error: {}\n", err);
+      std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
       return std::nullopt;
     }
     for (const auto* h : sel) L.hosts.push_back(*h);

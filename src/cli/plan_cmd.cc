@@ -37,7 +37,7 @@ bool build_plans(const Loaded& L, const nlohmann::json& secrets, std::vector<eng
   for (const auto& [msg, hosts] : unique) {
     std::string on = hosts.size() == L.hosts.size() && hosts.size() > 1 ? "every host" : "host " + hosts[0];
     if (hosts.size() > 1 && hosts.size() < L.hosts.size()) on = fmt::format("hosts {}", fmt::join(hosts, ", "));
-    std::cerr << fmt::format("ratchet: error: {} ({})\n", msg, on);
+    std::cerr << util::terminal_line(fmt::format("ratchet: error: {} ({})", msg, on)) << "\n";
   }
   return errors.empty();
 }

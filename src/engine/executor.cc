@@ -205,7 +205,7 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
     r.error = "refused: the command holds a NUL byte, which no shell command line can carry "
               "(pass the value on stdin)";
   else if (req.command.size() > transport::kMaxWireBytes)
-    r.error = fmt::format("refused: the command is {} bytes as sent; Linux takes at most {} in one argument "
+    r.error = fmt::format("refused: the command is {} bytes as sent; Linux takes less than {} in one argument "
                           "(MAX_ARG_STRLEN, execve(2)): pass large values on stdin",
                           req.command.size(), transport::kMaxWireBytes + 1);
   if (!r.error.empty()) {

@@ -38,6 +38,7 @@ std::vector<std::string> key_names() {
 std::string address_problem(const std::string& a) {
   if (a.empty()) return "is empty";
   if (a[0] == '-') return "starts with `-`";
+  if (std::count(a.begin(), a.end(), ':') == 1) return "holds a port";
   for (unsigned char c : a) {
     if (c == ' ') return "holds a space";
     if (!std::isalnum(c) && c != '.' && c != '-' && c != '_' && c != ':' && c != '%')

@@ -12,6 +12,7 @@
 #include "playbook/loader_internal.h"
 #include "playbook/schema.h"
 #include "util/hash.h"
+#include "util/text.h"
 #include "util/spell.h"
 
 namespace ratchet::playbook {
@@ -190,11 +191,17 @@ void apply_extra_vars(const LoadOptions& opt, Playbook* pb, std::vector<LoadErro
 }  // namespace
 
 std::string format_error(const LoadError& e) {
-  std::string out = e.pos.str() + ": error: " + e.message;
-  if (!e.hint.empty()) out += " (" + e.hint + ")";
+  // Messages echo values from the file: no byte of them may drive the terminal.
+  std::string out = util::terminal_line(e.pos.str() + ": error: " + e.message);
+  if (!e.hint.empty()) out += " (" + util::terminal_line(e.hint) + ")";
   out += '\n';
   if (e.pos.line <= 0 || e.source_line.empty()) return out;
-  out += "    " + e.source_line + '\n';
+  std::string line;  // terminal-safe, its tabs kept so the caret lines up
+  size_t from = 0;
+  for (size_t tab; (tab = e.source_line.find('\t', from)) != std::string::npos; from = tab + 1)
+    line += util::terminal_line(std::string_view(e.source_line).substr(from, tab - from)) + '\t';
+  line += util::terminal_line(std::string_view(e.source_line).substr(from));
+  out += "    " + line + '\n';
   if (e.pos.col <= 0) return out;
   // The caret sits under the column (code points); tabs stay tabs to keep it aligned.
   std::string pad = "    ";

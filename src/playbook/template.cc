@@ -276,24 +276,42 @@ std::optional<Value> render_tree(const Value& v, const Value& scope, bool plan, 
 
 namespace {
 
-// sh's quoting state while a command is read left to right.
+// sh's quoting state while a command is read left to right: quotes, backslash
+// escapes, and comments (a `#` that begins a word, up to the newline: quotes
+// in a comment quote nothing). A `#` begins a word only after an unquoted,
+// unescaped blank or operator byte, so `\ #` and `a#` are no comments.
 struct QuoteState {
-  enum { none, single, dbl } s = none;
-  bool quoted() const { return s != none; }
+  enum { none, single, dbl, comment } s = none;
+  bool word_start = true;  // the next unquoted byte begins a word
+  bool quoted() const { return s == single || s == dbl; }
+  bool in_comment() const { return s == comment; }
   // Reads cmd[i]; returns how many bytes it took (2 for a backslash escape).
   size_t step(const std::string& cmd, size_t i) {
     char c = cmd[i];
+    if (s == comment) {
+      if (c == '\n') s = none, word_start = true;
+      return 1;
+    }
     if (s == single) {
       if (c == '\'') s = none;
       return 1;
     }
-    if (c == '\\') return 2;  // \" \\ \$ stay inside double quotes; outside, any byte
+    if (c == '\\') {  // \" \\ \$ stay inside double quotes; outside, any byte (\ newline joins lines)
+      word_start = false;
+      return 2;
+    }
     if (s == dbl) {
       if (c == '"') s = none;
       return 1;
     }
+    if (c == '#' && word_start) {
+      s = comment;
+      return 1;
+    }
     if (c == '\'') s = single;
     else if (c == '"') s = dbl;
+    word_start = c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' ||
+                 c == ')' || c == '<' || c == '>';
     return 1;
   }
 };
@@ -303,7 +321,7 @@ struct QuoteState {
 long heredoc_template_offset(const std::string& cmd) {
   QuoteState q;
   for (size_t i = 0; i < cmd.size(); i += q.step(cmd, i)) {
-    if (!q.quoted() && cmd.compare(i, 2, "<<") == 0 && cmd.compare(i, 3, "<<<") != 0) {
+    if (q.s == QuoteState::none && cmd.compare(i, 2, "<<") == 0 && cmd.compare(i, 3, "<<<") != 0) {
       // A here-document: its body starts on the next line.
       size_t body = cmd.find('\n', i);
       if (body == std::string::npos) return -1;
@@ -316,22 +334,15 @@ long heredoc_template_offset(const std::string& cmd) {
 
 long unsafe_template_offset(const std::string& cmd, std::string* why) {
   QuoteState q;
-  bool comment = false, backquote = false;
-  auto word_start = [&](size_t i) {
-    if (i == 0) return true;
-    char p = cmd[i - 1];
-    return p == ' ' || p == '\t' || p == '\n' || p == ';' || p == '&' || p == '|' || p == '(' || p == ')' ||
-           p == '<' || p == '>';
-  };
+  bool backquote = false;
   for (size_t i = 0; i < cmd.size();) {
     char c = cmd[i];
-    if (comment) {
-      if (c == '\n') comment = false;
-      else if (cmd.compare(i, 2, "{{") == 0) {
+    if (q.in_comment()) {
+      if (cmd.compare(i, 2, "{{") == 0) {
         *why = "inside a shell comment (after #): a newline in the value would run as a command";
         return static_cast<long>(i);
       }
-      ++i;
+      i += q.step(cmd, i);
       continue;
     }
     if (!q.quoted()) {
@@ -351,18 +362,10 @@ long unsafe_template_offset(const std::string& cmd, std::string* why) {
         size_t close = cmd.find("}}", i + 2);
         if (close == std::string::npos) return -1;
         i = close + 2;
+        q.word_start = false;
         continue;
       }
-      if (c == '#' && word_start(i)) {
-        comment = true;
-        ++i;
-        continue;
-      }
-      if (c == '`') {
-        backquote = !backquote;
-        ++i;
-        continue;
-      }
+      if (c == '`') backquote = !backquote;
     }
     i += q.step(cmd, i);
   }
@@ -374,10 +377,12 @@ long quoted_template_offset(const std::string& cmd) {
   for (size_t i = 0; i < cmd.size();) {
     if (cmd.compare(i, 2, "{{") == 0) {
       if (q.quoted()) return static_cast<long>(i);
-      // An unquoted template: skip it whole (a literal '{{' inside is no quote).
+      // An unquoted template (or one in a comment: unsafe_template_offset's
+      // case): skip it whole (a literal '{{' inside is no quote).
       size_t close = cmd.find("}}", i + 2);
       if (close == std::string::npos) return -1;
       i = close + 2;
+      if (!q.in_comment()) q.word_start = false;
       continue;
     }
     i += q.step(cmd, i);

@@ -105,6 +105,7 @@ TEST_CASE("kill by PID file: empty, missing, garbage, split, dead, recycled or P
   write_file(d + "/blank.pid", "   \n\t\n");                           // blank is empty: nothing to kill
   write_file(d + "/long.pid", std::string(70, '0') + pid + "\n");      // not a PID file: > 64 bytes
   write_file(d + "/over.pid", "4194305\n");                            // above any pid_max (2^22)
+  write_file(d + "/nul.pid", pid.substr(0, 1) + std::string(1, '\0') + pid.substr(1) + "\n");  // not PID 42424
   OwnedProcess zeroed("exec sleep 300");  // named with leading zeros: still this PID
   REQUIRE(eventually([&] { return zeroed.alive(); }));
   const long zeroed_pid = zeroed.pid();  // pid() reads -1 once it is reaped
@@ -121,7 +122,7 @@ TEST_CASE("kill by PID file: empty, missing, garbage, split, dead, recycled or P
 
   std::string pb = "name = \"pidfiles\"\n";
   for (const char* n : {"empty", "missing", "minus", "garbage", "split", "lines", "dead", "recycled", "blank",
-                        "long", "over", "zeros"})
+                        "long", "over", "zeros", "nul"})
     pb += kill_step(n, "pid_file = \"" + d + "/" + n + ".pid\"", "signal = \"KILL\"");
   pb += kill_step("one", "pid_file = \"" + d + "/one.pid\"", "signal = \"CONT\"");  // harmless if it were sent
   std::string t = d + "/t.jsonl";
@@ -152,6 +153,8 @@ TEST_CASE("kill by PID file: empty, missing, garbage, split, dead, recycled or P
   expect("blank", "ok", "ratchet: " + d + "/blank.pid is missing or empty: nothing to kill");
   expect("long", "failed", "ratchet: " + d + "/long.pid does not hold a PID (\"" + std::string(64, '0') + "\")");
   expect("over", "failed", "ratchet: " + d + "/over.pid does not hold a PID (\"4194305\")");
+  expect("nul", "failed", "ratchet: " + d + "/nul.pid does not hold a PID (\"" + pid.substr(0, 1) + "?" +
+                              pid.substr(1) + "\")");
   REQUIRE(ends.count("zeros"));
   CHECK(ends["zeros"]["status"] == "changed");
   CHECK(signalled(t, "zeros") == std::set<long>{zeroed_pid});
@@ -206,7 +209,7 @@ TEST_CASE("holders_of: a glob that matches nothing kills nothing, fails closed, 
   CHECK(actions(t, "nomatch_ok") == 0);
 }
 
-TEST_CASE("holders_of never follows a symlink that a wildcard matched, and never takes / as a target",
+TEST_CASE("holders_of never follows a symlink at or under what a wildcard matched, never takes / or /dev",
           "[ssh][kill_safety]") {
   Env e;
   std::string dev = e.device("gpu0");
@@ -216,13 +219,24 @@ TEST_CASE("holders_of never follows a symlink that a wildcard matched, and never
   std::filesystem::create_directory_symlink("/", e.dir + "/dev/gpu-root");
   std::filesystem::create_directory_symlink(e.dir + "/other", e.dir + "/dev/gpu-dir");
   std::filesystem::create_symlink(e.dir + "/other/data", e.dir + "/dev/gpu-file");
+  // Under a directory the wildcard matched: app-evil/sock is a link, app-real/sock is not.
+  std::filesystem::create_directories(e.dir + "/run/app-real");
+  std::filesystem::create_directories(e.dir + "/run/app-evil");
+  std::string sock = e.dir + "/run/app-real/sock";
+  write_file(sock, "");
+  chmod(sock.c_str(), 0644);
+  std::filesystem::create_symlink(e.dir + "/other/data", e.dir + "/run/app-evil/sock");
+  OwnedProcess sock_holder("exec sleep 300 3<" + sock);
   OwnedProcess holder("exec sleep 300 3<" + dev);
   OwnedProcess bystander("exec sleep 300 3<" + e.dir + "/other/data");  // holds only what the links name
-  REQUIRE(eventually([&] { return holder.alive() && bystander.alive(); }));
+  REQUIRE(eventually([&] { return holder.alive() && bystander.alive() && sock_holder.alive(); }));
   const long holder_pid = holder.pid();  // pid() reads -1 once it is reaped
+  const long sock_holder_pid = sock_holder.pid();
   std::string pb = "name = \"links\"\n" +
                    kill_step("glob", "holders_of = \"" + e.dir + "/dev/gpu*\"", "signal = \"KILL\"") +
-                   kill_step("root", "holders_of = \"" + e.dir + "/dev/gpu-root\"", "signal = \"CONT\"");
+                   kill_step("root", "holders_of = \"" + e.dir + "/dev/gpu-root\"", "signal = \"CONT\"") +
+                   kill_step("under", "holders_of = \"" + e.dir + "/run/app-*/sock\"", "signal = \"KILL\"") +
+                   kill_step("topdir", "holders_of = \"/dev\"", "signal = \"CONT\"");
   std::string t = e.dir + "/t.jsonl";
   auto r = e.run(e.playbook("l.toml", pb), t);
   INFO(r.out << r.err);
@@ -236,13 +250,22 @@ TEST_CASE("holders_of never follows a symlink that a wildcard matched, and never
   for (const auto& ev : ratchet::transcript::read_transcript(t).events)
     if (ev["event"] == "output" && ev["step"] == "glob" && ev["stream"] == "stderr") out += ev.value("data", "");
   CHECK(out.find("ratchet: " + e.dir + "/dev/gpu-root is a symlink (to /) matched by a wildcard of " + e.dir +
-                 "/dev/gpu*: not followed; name it without a wildcard to use it") != std::string::npos);
+                 "/dev/gpu* (or under what one matched): not followed; name it without a wildcard to use it") !=
+        std::string::npos);
   CHECK(out.find(e.dir + "/dev/gpu-file is a symlink (to " + e.dir + "/other/data)") != std::string::npos);
   CHECK(ends["root"]["status"] == "failed");
   CHECK(ends["root"]["reason"].get<std::string>().find(
             "ratchet: " + e.dir + "/dev/gpu-root is / (every file on the host): refused as a target") !=
         std::string::npos);
   CHECK(signalled(t, "root").empty());
+  CHECK(signalled(t, "under") == std::set<long>{sock_holder_pid});  // the bystander again spared
+  CHECK(ends["under"]["status"] == "changed");
+  CHECK(ends["topdir"]["status"] == "failed");
+  CHECK(ends["topdir"]["reason"].get<std::string>().find(
+            "ratchet: /dev is the top-level directory /dev, a whole tree of the system: refused as a target") !=
+        std::string::npos);
+  CHECK(signalled(t, "topdir").empty());
+  CHECK(bystander.alive());
 }
 
 TEST_CASE("holders_of spares excluded names and other users, and kills the rest", "[ssh][kill_safety]") {

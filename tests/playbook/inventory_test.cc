@@ -169,6 +169,8 @@ TEST_CASE("an address that is not a host name or IP is an error at its value, ne
             "inv.toml:2:11: error: host `a`: address `-oProxyCommand=sh` starts with `-`") == 0);
   CHECK(errors_of("[hosts.a]\naddress = \"\"\n").find("inv.toml:2:11: error: host `a`: address `` is empty") == 0);
   CHECK(errors_of("[hosts.a]\naddress = \"10.0.0.1;x\"\n").find("holds `;`") != std::string::npos);
+  CHECK(errors_of("[hosts.a]\naddress = \"127.0.0.1:22\"\n").find("address `127.0.0.1:22` holds a port") !=
+        std::string::npos);
   CHECK(errors_of("[hosts.a]\naddress = \"a\\tb\"\n").find("holds `\\x09`") != std::string::npos);
   for (const char* good : {"gpu-box.lab.example", "10.0.0.5", "fe80::1%eth0", "::1", "host_1"}) {
     INFO(good);

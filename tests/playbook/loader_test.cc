@@ -512,6 +512,10 @@ TEST_CASE("format_error puts the caret under the column, tabs kept", "[playbook]
   LoadError u{{"é.toml", 1, 8}, "m", "", "name = \"é\" x"};
   CHECK(format_error(u) == "é.toml:1:8: error: m\n    name = \"é\" x\n           ^\n");
   CHECK(format_error({{"f", 0, 0}, "gone", "", ""}) == "f: error: gone\n");
+  // A value echoed from the file cannot drive the terminal (found by a trial: OSC title).
+  LoadError x{{"f.toml", 7, 10}, "unknown signal `\x1b]0;PWN\x07`", "", "signal = \"\x1b]0;PWN\x07\""};
+  CHECK(format_error(x) == "f.toml:7:10: error: unknown signal `?]0;PWN?`\n    signal = \"?]0;PWN?\"\n"
+                           "             ^\n");
 }
 
 TEST_CASE("template syntax, secrets outside stdin/content, reserved names", "[playbook]") {

@@ -228,3 +228,19 @@ TEST_CASE("templates where the shell would not honour their quotes are found", "
     CHECK(unsafe_template_offset(ok, &why) == -1);
   }
 }
+
+TEST_CASE("quotes inside a shell comment quote nothing, and an escaped blank starts no comment", "[playbook]") {
+  std::string why;
+  // Found by a trial: an apostrophe in a comment flipped the quote state, so a
+  // template inside real quotes passed (and ran its value as code).
+  CHECK(quoted_template_offset("# the host's name:\necho '{{ v }}'\n# '\n") == 25);
+  CHECK(heredoc_template_offset(": # '\ncat <<EOF # '\n{{ v }}\nEOF\n") == 20);
+  // ... and the other way: a correct template after such a comment is no false error.
+  CHECK(quoted_template_offset("# don't\necho {{ v }}") == -1);
+  CHECK(unsafe_template_offset("# don't\necho {{ v }}", &why) == -1);
+  // `\ #` is part of a word, not a comment: the backquote after it is real.
+  CHECK(unsafe_template_offset("echo \\ #`\n: \\\\{{ v }}\n# `\n", &why) == 14);
+  CHECK(why == "inside backquotes, where the shell reads quotes twice; use $(...)");
+  // A line continuation joins the next line's # to the word before it.
+  CHECK(unsafe_template_offset("echo a\\\n#`\necho {{ v }}`", &why) == 17);
+}

@@ -112,11 +112,13 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 
 # Resolves path patterns (globs expanded here, on the host) to canonical paths,
 # one per line; a directory stands for everything beneath it ("DIR/").
-# A path component that a wildcard matched is never followed when it is a
-# symlink: a link planted where a glob looks (/tmp/app-*.sock -> /) must not
-# widen a kill. A literal path is followed (its writer named it). A target that
-# resolves to / (every file) is refused. Exit 2 naming the pattern when one
-# matches nothing (unless MISSING_OK=1).
+# From the first component a wildcard matched on, no component is followed
+# when it is a symlink: a link planted where a glob looks (/tmp/app-*.sock -> /,
+# or /tmp/app-x/sock -> /usr under a matched directory) must not widen a kill.
+# A literal path is followed (its writer named it). A target that resolves to
+# / or to a top-level directory (/dev, /usr: a whole tree of the system) is
+# refused. Exit 2 naming the pattern when one matches nothing
+# (unless MISSING_OK=1).
 ratchet_targets() {
   for _pat in "$@"; do
     _found=0
@@ -126,16 +128,16 @@ ratchet_targets() {
       [ -e "$_f" ] || [ -L "$_f" ] || continue
       case "$_f" in *"$RATCHET_NL"*|*"$RATCHET_TAB"*)
         printf '%s\n' "ratchet: a path with a newline or tab cannot be a target (matched by $_pat)" >&2; return 2;; esac
-      # Each prefix of the match whose pattern component holds a wildcard.
+      # Each prefix of the match from the first component a wildcard matched on.
       _wild=$(printf '%s\n%s\n' "$_pat" "$_f" | awk -F/ '
-        NR == 1 { for (i = 1; i <= NF; i++) g[i] = ($i ~ /[*?[]/); next }
-        { p = ""; for (i = 1; i <= NF; i++) { p = (i == 1 ? $i : p "/" $i); if (g[i]) print p } }')
+        NR == 1 { w = 0; for (i = 1; i <= NF; i++) if ($i ~ /[*?[]/) { w = i; break }; next }
+        { p = ""; for (i = 1; i <= NF; i++) { p = (i == 1 ? $i : p "/" $i); if (w && i >= w) print p } }')
       _link=
       IFS=$RATCHET_NL
       for _w in $_wild; do [ -L "$_w" ] && { _link=$_w; break; }; done
       IFS=$_oifs
       if [ -n "$_link" ]; then
-        printf '%s\n' "ratchet: $_link is a symlink (to $(readlink -- "$_link")) matched by a wildcard of $_pat: not followed; name it without a wildcard to use it" >&2
+        printf '%s\n' "ratchet: $_link is a symlink (to $(readlink -- "$_link")) matched by a wildcard of $_pat (or under what one matched): not followed; name it without a wildcard to use it" >&2
         continue
       fi
       [ -e "$_f" ] || continue  # a dangling literal link
@@ -145,6 +147,9 @@ ratchet_targets() {
       if [ "$_r" = / ]; then
         printf '%s\n' "ratchet: $_f is / (every file on the host): refused as a target" >&2; return 2
       fi
+      case "$_r" in /*/*) ;; *) if [ -d "$_r" ]; then
+        printf '%s\n' "ratchet: $_f is the top-level directory $_r, a whole tree of the system: refused as a target; name the files or a deeper directory" >&2; return 2
+      fi;; esac
       _found=1
       if [ -d "$_r" ]; then printf '%s\n' "${_r%/}/"; else printf '%s\n' "$_r"; fi
     done
@@ -210,7 +215,8 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
       # 4242. Leading zeros are dropped ("028780" is 28780); more than 64
       # bytes, or a number above Linux's largest pid_max (2^22), is not a PID
       # file. Missing, empty or blank: nothing to kill.
-      _p=$(head -c 65 -- "$1" 2>/dev/null | tr '\t\r' '  ' | sed 's/^ *//; s/ *$//; /^$/d')
+      # NUL becomes `?` (the shell would drop it and join the digits around it).
+      _p=$(head -c 65 -- "$1" 2>/dev/null | tr '\t\r\000' '  ?' | sed 's/^ *//; s/ *$//; /^$/d')
       if [ -z "$_p" ]; then printf '%s\n' "ratchet: $1 is missing or empty: nothing to kill" >&2; return 0; fi
       _n=$(printf '%s' "$_p" | sed 's/^0*//')
       case "$_p" in *[!0-9]*) _n=;; esac
