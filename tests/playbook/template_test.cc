@@ -242,5 +242,5 @@ TEST_CASE("quotes inside a shell comment quote nothing, and an escaped blank sta
   CHECK(unsafe_template_offset("echo \\ #`\n: \\\\{{ v }}\n# `\n", &why) == 14);
   CHECK(why == "inside backquotes, where the shell reads quotes twice; use $(...)");
   // A line continuation joins the next line's # to the word before it.
-  CHECK(unsafe_template_offset("echo a\\\n#`\necho {{ v }}`", &why) == 17);
+  CHECK(unsafe_template_offset("echo a\\\n#`\necho {{ v }}`", &why) == 16);
 }
