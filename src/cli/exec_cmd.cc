@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "engine/executor.h"
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
 #include "transcript/writer.h"
@@ -137,21 +138,7 @@ int cmd_exec(const ExecOptions& o) {
     cmd.update({{"role", "action"}, {"command", command}, {"sent", req.command},
                 {"timeout_ms", timeout->count()}});
     w->emit("command", cmd);
-    for (auto [name, cap] : {std::pair<const char*, const transport::Captured*>{"stdout", &r.out},
-                             {"stderr", &r.err}}) {
-      if (cap->total == 0 && cap->data.empty()) continue;
-      auto f = transcript::output_fields(name, cap->data, cap->total, cap->dropped);
-      f.update(base);
-      w->emit("output", f);
-    }
-    nlohmann::json ex = base;
-    if (!r.signal.empty()) ex["signal"] = r.signal;
-    else ex["code"] = r.exit_code;
-    ex["ms"] = r.ms;
-    ex["timed_out"] = r.timed_out;
-    if (!r.error.empty()) ex["error"] = r.error;
-    if (r.remote_pid > 0) ex["pid"] = r.remote_pid;
-    w->emit("exit", ex);
+    engine::record_result(*w, base, r, false);
   }
   // stdout as the host wrote it (like ssh: it may be piped on); stderr is for a
   // person, so no byte of it may drive the terminal.

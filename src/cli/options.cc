@@ -9,7 +9,6 @@
 
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
-#include "transport/jump_spec.h"
 #include "util/text.h"
 
 namespace ratchet::cli {
@@ -122,15 +121,6 @@ std::optional<Loaded> load_all(const Options& o) {
         "ratchet: error: {}: no inventory: give -i INVENTORY, an [inventory] table in the playbook, "
         "or --target user@host:port\n", o.playbook);
     return std::nullopt;
-  }
-  for (const auto& h : L.hosts) {  // a malformed jump is a load error, before anything connects
-    std::vector<transport::JumpHop> hops;
-    std::string err;
-    if (!h.jump.empty() && !transport::parse_jump_spec(h.jump, &hops, &err)) {
-      print_errors({{h.where, fmt::format("host `{}`: jump {}", h.name, err),
-                     "write jump = \"user@host:port\", or \"user@a:22,user@b:22\" for a chain", ""}});
-      return std::nullopt;
-    }
   }
   playbook::check_references(L.pb, L.inv ? &*L.inv : nullptr, &errors);
   if (!errors.empty()) {

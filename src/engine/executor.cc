@@ -219,15 +219,20 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
   // before anything (judges, reasons, the transcript) sees the output.
   for (auto* cap : {&r.out, &r.err})
     if (cap->dropped > 0) cap->data = w_.mask_cut(cap->data, transport::capture_marker(cap->dropped));
-  nlohmann::json base = {{"host", host_}, {"step", step_}, {"rung", rung}};
+  record_result(w_, {{"host", host_}, {"step", step_}, {"rung", rung}}, r, redact_);
+  return r;
+}
+
+void record_result(transcript::Writer& w, const nlohmann::json& base, const transport::ExecResult& r,
+                   bool redact) {
   for (auto [name, cap] : {std::pair<const char*, const transport::Captured*>{"stdout", &r.out},
                            {"stderr", &r.err}}) {
     if (cap->total == 0 && cap->data.empty()) continue;
     // Masked before encoding, so a secret cannot hide in data_b64.
-    auto f = redact_ ? nlohmann::json{{"stream", name}, {"bytes", cap->total}, {"redacted", true}}
-                     : transcript::output_fields(name, w_.mask(cap->data), cap->total, cap->dropped);
+    auto f = redact ? nlohmann::json{{"stream", name}, {"bytes", cap->total}, {"redacted", true}}
+                    : transcript::output_fields(name, w.mask(cap->data), cap->total, cap->dropped);
     f.update(base);
-    w_.emit("output", f);
+    w.emit("output", f);
   }
   nlohmann::json ex = base;
   if (!r.signal.empty()) ex["signal"] = r.signal;
@@ -237,8 +242,7 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
   if (!r.error.empty()) ex["error"] = r.error;
   if (r.remote_pid > 0) ex["pid"] = r.remote_pid;
   if (!r.watchdog.empty()) ex["watchdog"] = r.watchdog;
-  w_.emit("exit", ex);
-  return r;
+  w.emit("exit", ex);
 }
 
 void Executor::evidence(int rung, nlohmann::json fields) {

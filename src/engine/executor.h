@@ -92,4 +92,10 @@ class Executor {
   std::string lost_;
 };
 
+/// Records a command's result: an `output` event per stream that printed
+/// (masked by `w`; sizes only when `redact`), then its `exit` event, each with
+/// the fields of `base` (host, step, rung). Shared by run and exec.
+void record_result(transcript::Writer& w, const nlohmann::json& base, const transport::ExecResult& r,
+                   bool redact);
+
 }  // namespace ratchet::engine

@@ -184,6 +184,12 @@ void check_step_templates(const Playbook& pb, std::vector<LoadError>* errors) {
       if (!f.syntax_error.empty())
         return err(f.syntax_pos, fmt::format("`{}`: {}", f.key, f.syntax_error));
       if (f.spec && f.spec->shell) {
+        // Where the template at byte `at` of the field was written (else the value's start).
+        auto pos_at = [&f](long at) {
+          for (size_t i = 0; i < f.refs.size(); ++i)
+            if (f.refs[i].offset == static_cast<size_t>(at)) return f.ref_pos[i];
+          return f.value_pos;
+        };
         long q = quoted_template_offset(*f.text);
         if (q >= 0) {
           size_t close = f.text->find("}}", static_cast<size_t>(q));
@@ -191,25 +197,18 @@ void check_step_templates(const Playbook& pb, std::vector<LoadError>* errors) {
           size_t line_start = f.text->rfind('\n', static_cast<size_t>(q));
           line_start = line_start == std::string::npos ? 0 : line_start + 1;
           int col = pos_of_offset("", f.text->substr(line_start), q - line_start).col;
-          SourcePos p = f.value_pos;
-          for (size_t i = 0; i < f.refs.size(); ++i)
-            if (f.refs[i].offset == static_cast<size_t>(q)) p = f.ref_pos[i];
+          SourcePos p = pos_at(q);
           err(p, fmt::format(
                      "`{}` inside quotes at col {}: values are quoted for you; remove the quotes",
                      tmpl, col));
         } else if (long h = heredoc_template_offset(*f.text); h >= 0) {
-          SourcePos p = f.value_pos;
-          for (size_t i = 0; i < f.refs.size(); ++i)
-            if (f.refs[i].offset == static_cast<size_t>(h)) p = f.ref_pos[i];
-          err(p, "a template inside a here-document is not quoted by the shell",
+          err(pos_at(h), "a template inside a here-document is not quoted by the shell",
               "pass the value on `stdin`, or as an argument: printf '%s\\n' {{ x }}");
-        } else if (std::string why; unsafe_template_offset(*f.text, &why) >= 0) {
-          long u = unsafe_template_offset(*f.text, &why);
-          SourcePos p = f.value_pos;
-          for (size_t i = 0; i < f.refs.size(); ++i)
-            if (f.refs[i].offset == static_cast<size_t>(u)) p = f.ref_pos[i];
-          err(p, fmt::format("a template {}", why),
-              "give the value its own word: printf '%s\\n' {{ x }}, or pass it on `stdin`");
+        } else {
+          std::string why;
+          if (long u = unsafe_template_offset(*f.text, &why); u >= 0)
+            err(pos_at(u), fmt::format("a template {}", why),
+                "give the value its own word: printf '%s\\n' {{ x }}, or pass it on `stdin`");
         }
       }
       if (f.spec && f.spec->secret_ok) return;

@@ -2,10 +2,7 @@
 // transcripts of failed runs, exec, atomic file writes, the PID-reuse guard.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -144,15 +141,8 @@ TEST_CASE("an unreachable host exits 3, a playbook error exits 2 before connecti
 TEST_CASE("run and exec --connect-timeout bound a host that accepts TCP but never speaks SSH", "[ssh][cli]") {
   Env e;
   std::string pb = e.playbook("p.toml", "name = \"p\"\n[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"true\"\n");
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);  // listens, never accepts: no banner comes
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 4) == 0);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  std::string target = "root@127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  SilentListener silent;  // listens, never accepts: no banner comes
+  std::string target = "root@127.0.0.1:" + std::to_string(silent.port());
   auto t0 = std::chrono::steady_clock::now();
   auto r = e.ratchet("run " + pb + " --target " + target + " --connect-timeout 1s --transcript " + e.dir + "/t.jsonl");
   auto took = std::chrono::steady_clock::now() - t0;
@@ -165,7 +155,6 @@ TEST_CASE("run and exec --connect-timeout bound a host that accepts TCP but neve
   took = std::chrono::steady_clock::now() - t0;
   CHECK(x.code == 3);
   CHECK(took < std::chrono::seconds(6));
-  ::close(fd);
   for (const char* bad : {"0", "abc", "-1s"}) {
     auto b = e.ratchet("run " + pb + " --target " + target + " --connect-timeout " + bad);
     INFO(bad << ": " << b.err);

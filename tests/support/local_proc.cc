@@ -1,6 +1,10 @@
 #include "support/local_proc.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <poll.h>
 
 #include <cstdlib>
@@ -60,6 +64,22 @@ ShellResult run_sh(const std::string& script, const std::string& input) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
 }
+
+SilentListener::SilentListener() {
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd_, 4) != 0 ||
+      ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd_ >= 0) ::close(fd_);
+    throw std::runtime_error("SilentListener: cannot listen on 127.0.0.1");
+  }
+  port_ = ntohs(addr.sin_port);
+}
+
+SilentListener::~SilentListener() { ::close(fd_); }
 
 std::string temp_dir(const char* prefix) {
   std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";

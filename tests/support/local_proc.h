@@ -75,4 +75,20 @@ bool eventually(F pred, int ms = 10000) {
 /// A fresh directory under /tmp (mkdtemp); not removed (tests may inspect it).
 std::string temp_dir(const char* prefix = "ratchet-test");
 
+/// A TCP socket listening on 127.0.0.1 that never accepts: a client's connect
+/// succeeds (the kernel's backlog) but no SSH banner ever comes. Closed on
+/// destruction. Throws std::runtime_error when it cannot listen.
+class SilentListener {
+ public:
+  SilentListener();
+  ~SilentListener();
+  SilentListener(const SilentListener&) = delete;
+  SilentListener& operator=(const SilentListener&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
 }  // namespace ratchet::testing

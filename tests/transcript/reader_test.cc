@@ -7,15 +7,13 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "support/local_proc.h"
 #include "transcript/reader.h"
 
 using namespace ratchet::transcript;
 
-static std::string temp_path(const char* name) {
-  char dir[] = "/tmp/ratchet-transcript-XXXXXX";
-  REQUIRE(mkdtemp(dir));
-  return std::string(dir) + "/" + name;
-}
+// A fresh path in its own temp directory (support/local_proc.h).
+static std::string temp_path(const char* name) { return ratchet::testing::temp_dir("ratchet-transcript") + "/" + name; }
 
 TEST_CASE("a cut-off last line is reported, earlier events kept", "[transcript]") {
   std::string p = temp_path("cut.jsonl");

@@ -1,13 +1,11 @@
 // Connection failures against a real sshd: host keys, auth, refused, timeout, dns.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
+#include "support/local_proc.h"
 #include "support/sshd_fixture.h"
 #include "transport/transport.h"
 
@@ -139,25 +137,16 @@ TEST_CASE("ssh: a closed port is refused", "[ssh]") {
 }
 
 TEST_CASE("ssh: a peer that never speaks SSH times out", "[ssh]") {
-  // A listening socket nobody accepts: TCP connects, no banner ever comes.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 4) == 0);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  ratchet::testing::SilentListener silent;  // TCP connects, no banner ever comes
   Endpoint ep;
   ep.name = "silent";
   ep.address = "127.0.0.1";
-  ep.port = ntohs(addr.sin_port);
+  ep.port = silent.port();
   ep.ssh_config = "none";
   ep.connect_timeout = std::chrono::milliseconds(1000);
   auto start = std::chrono::steady_clock::now();
   auto err = try_connect(ep);
   auto took = std::chrono::steady_clock::now() - start;
-  ::close(fd);
   REQUIRE(err);
   CHECK(err->kind == FailureKind::timeout);
   CHECK(took < std::chrono::seconds(4));
