@@ -57,7 +57,7 @@ for t in "${TARGETS[@]}"; do
   else
     printf 'fuzz: %-24s FAIL  %4ss  exit %s; the log ends:\n' "$t" "$took" "$rc"
     tail -60 "$log"
-    ls -1 "$artifacts/$t-"* 2>/dev/null | sed 's/^/fuzz: input kept: /' || true
+    for kept in "$artifacts/$t-"*; do if [ -e "$kept" ]; then echo "fuzz: input kept: $kept"; fi; done
     failed+=("$t")
   fi
 done

@@ -13,6 +13,8 @@ PACKAGES=(
   libssh-dev libcli11-dev libtomlplusplus-dev libfmt-dev catch2 nlohmann-json3-dev libssl-dev
   # tests and demo: real sshd hosts and a real systemd host (systemd-nspawn)
   openssh-server openssh-client systemd-container debootstrap zstd psmisc procps iproute2 util-linux
+  # the host library is tested with BusyBox's tools too (no GNU find -printf); shellcheck lints it
+  busybox shellcheck
   # the live-progress test drives ratchet in a tmux pane (a pseudo-terminal)
   tmux
   # scripts/test.sh builds build-ci/ with clang, ASan + UBSan and the libFuzzer targets:

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <set>
@@ -12,7 +14,10 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/usage.h"
 #include "ratchet/version.h"
+#include "util/rules.h"
+#include "util/spell.h"
 #include "util/text.h"
 
 namespace ratchet::cli {
@@ -77,6 +82,54 @@ static void add_selectors(CLI::App* sub, Options& o) {
   sub->add_option("--known-hosts", o.known_hosts, "known_hosts file (default ~/.ssh/known_hosts)");
 }
 
+/// --forks N: an integer in util::int_range("forks"); anything else is a usage error.
+static void add_forks(CLI::App* sub, Options& o) {
+  sub->add_option_function<std::string>(
+      "--forks",
+      [&o](const std::string& text) {
+        const util::IntRange& r = *util::int_range("forks");
+        char* end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || *end || errno == ERANGE || !util::range_problem("forks", n).empty())
+          throw CLI::ValidationError(
+              fmt::format("--forks {}: must be a whole number from {} to {}", text, r.min, r.max));
+        o.forks = static_cast<int>(n);
+      },
+      "hosts at once (default 10, at most 1000)");
+}
+
+/// The subcommand argv names ("" = none): the first argument that is one.
+static std::string command_of(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) break;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->get_name() == argv[i]) return argv[i];
+  }
+  return "";
+}
+
+/// What bare `ratchet` prints: one line per command, then where help is.
+static std::string short_usage(const CLI::App& app) {
+  std::string out = "usage: ratchet COMMAND [ARGS]...\n";
+  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    out += fmt::format("  {:<9} {}\n", sub->get_name(), sub->get_description());
+  return out + "see 'ratchet --help', or 'ratchet COMMAND --help' for one command\n";
+}
+
+/// A CLI11 message as the first line of a usage error: one line, and the
+/// sentence-case CLI11 uses ("The following argument...") lowered.
+static std::string cli11_message(const CLI::ParseError& e) {
+  std::string m = e.what();
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  for (auto& c : m)
+    if (c == '\n') c = ' ';
+  if (m.size() > 1 && std::isupper(static_cast<unsigned char>(m[0])) &&
+      std::islower(static_cast<unsigned char>(m[1])))
+    m[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(m[0])));
+  return m;
+}
+
 int main(int argc, char** argv) {
   // A reader that goes away (`ratchet run ... | head`) must not kill a run half
   // way: writes to it fail instead (EPIPE), and the run ends and records run_end.
@@ -84,7 +137,6 @@ int main(int argc, char** argv) {
   CLI::App app{"ratchet: runbooks over SSH: check, act gently, verify, escalate, record"};
   app.set_version_flag("--version", RATCHET_VERSION);
   app.require_subcommand(1, 1);
-  app.failure_message(CLI::FailureMessage::help);
   app.footer(
       "Exit codes: 0 ok, 1 a step failed, 2 usage or playbook error, 3 a host unreachable,\n"
       "4 host key verification failed, 130 interrupted. Docs: README.md, docs/.");
@@ -93,7 +145,7 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run a playbook against its hosts");
   run->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(run, o);
-  run->add_option("--forks", o.forks, "hosts at once (default 10)")->check(CLI::Range(1, 1000));
+  add_forks(run, o);
   run->add_option("--transcript", o.transcript,
                   "transcript file (default transcripts/<playbook>-<UTC time>.jsonl)");
   run->add_flag("--accept-new", o.accept_new, "trust and record a host key seen for the first time");
@@ -143,14 +195,31 @@ int main(int argc, char** argv) {
   add_connect_timeout(exec, eo.base);
   exec->add_option("--transcript", eo.base.transcript, "also record a transcript here");
 
+  if (argc < 2) {  // bare `ratchet`: what there is, briefly
+    std::cerr << short_usage(app);
+    return kExitUsage;
+  }
+  std::vector<std::string> names;
+  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  if (argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    std::string near = util::nearest(argv[1], names);
+    return usage_error("", fmt::format("unknown command `{}`{}", argv[1],
+                                       near.empty() ? "" : fmt::format(" (did you mean `{}`?)", near)));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    std::ostringstream err;  // CLI11 may echo any argument: a --secret value among them
-    int rc = app.exit(e, std::cout, err);
-    std::cerr << util::terminal_text(mask_secret_args(err.str(), argc, argv));
-    return rc == 0 ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == 0) {  // --help, --version: on stdout, exit 0
+      std::ostringstream err;
+      app.exit(e, std::cout, err);
+      return kExitOk;
+    }
+    // CLI11 may echo any argument: a --secret value among them.
+    return usage_error(command_of(app, argc, argv), mask_secret_args(cli11_message(e), argc, argv));
   }
+  o.command = command_of(app, argc, argv);
+  eo.base.command = o.command;
   try {
     if (*run) return cmd_run(o, std::vector<std::string>(argv, argv + argc));
     if (*plan) return cmd_plan(o);

@@ -1,5 +1,5 @@
 #pragma once
-// The command line: `ratchet run|plan|validate|show|exec` (design.md §4).
+// The command line: `ratchet run|plan|validate|show|exec` (README.md, "Exit codes").
 
 namespace ratchet::cli {
 

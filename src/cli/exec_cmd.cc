@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/usage.h"
 #include "engine/executor.h"
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
@@ -60,18 +61,14 @@ int cmd_exec(const ExecOptions& o) {
       std::vector<std::string> names;
       for (const auto& [n, h] : inv->hosts) names.push_back(n);
       std::string near = util::nearest(o.host, names);
-      std::cerr << fmt::format("ratchet: error: {} is not a host in {}{}\n", o.host, o.base.inventory,
-                               near.empty() ? "" : fmt::format(" (did you mean `{}`?)", near));
-      return kExitUsage;
+      return usage_error("exec", fmt::format("{} is not a host in {}{}", o.host, o.base.inventory,
+                                             near.empty() ? "" : fmt::format(" (did you mean `{}`?)", near)));
     }
   }
   if (!found) {
     std::string err;
     auto h = parse_target(o.host, &err);
-    if (!h) {
-      std::cerr << "ratchet: error: " << err << "\n";
-      return kExitUsage;
-    }
+    if (!h) return usage_error("exec", err);
     host = *h;
   }
   std::string why;
@@ -80,10 +77,7 @@ int cmd_exec(const ExecOptions& o) {
     timeout.reset();
     why = "must be more than 0";
   }
-  if (!timeout) {
-    std::cerr << fmt::format("ratchet: error: --timeout {}: {}\n", o.timeout, why);
-    return kExitUsage;
-  }
+  if (!timeout) return usage_error("exec", fmt::format("--timeout {}: {}", o.timeout, why));
   std::string command;
   for (const auto& w : o.command) command += (command.empty() ? "" : " ") + w;
 
@@ -120,7 +114,8 @@ int cmd_exec(const ExecOptions& o) {
     w->emit("connect", ev);
   }
   transport::ExecRequest req;
-  req.command = transport::wire_command(command, *timeout, {});
+  req.run_id = transport::new_run_id();
+  req.command = transport::wire_command(command, *timeout, {}, req.run_id);
   req.timeout = transport::client_deadline(*timeout);
   req.host_timeout = *timeout;
   // ^C / SIGTERM: the remote command's process group is stopped (ssh_exec.cc).

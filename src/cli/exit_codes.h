@@ -1,5 +1,5 @@
 #pragma once
-// Process exit codes (design.md §4). When several apply, the first of
+// Process exit codes (README.md, "Exit codes"). When several apply, the first of
 // 130, 4, 1, 3 wins.
 
 namespace ratchet::cli {

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/usage.h"
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
 #include "util/text.h"
@@ -24,10 +25,7 @@ int cmd_hosts(const Options& o, bool json) {
     for (const auto& spec : o.target) {
       std::string err;
       auto h = parse_target(spec, &err);
-      if (!h) {
-        std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
-        return kExitUsage;
-      }
+      if (!h) return usage_error("hosts", err);
       hosts.push_back(*h);
     }
   } else if (!o.inventory.empty()) {
@@ -39,14 +37,10 @@ int cmd_hosts(const Options& o, bool json) {
     }
     std::string err;
     auto sel = playbook::resolve_targets(*inv, {"all"}, o.limit, &err);
-    if (sel.empty()) {
-      std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
-      return kExitUsage;
-    }
+    if (sel.empty()) return usage_error("hosts", err);
     for (const auto* h : sel) hosts.push_back(*h);
   } else {
-    std::cerr << "ratchet: error: give a PLAYBOOK, -i INVENTORY or --target\n";
-    return kExitUsage;
+    return usage_error("hosts", "give a PLAYBOOK, -i INVENTORY or --target");
   }
   nlohmann::json out = nlohmann::json::array();
   if (!json)

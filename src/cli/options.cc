@@ -9,6 +9,7 @@
 
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
+#include "cli/usage.h"
 #include "util/text.h"
 
 namespace ratchet::cli {
@@ -59,74 +60,84 @@ transport::Endpoint endpoint_for(const playbook::Host& h, const Options& o) {
   return e;
 }
 
-static void print_errors(const std::vector<playbook::LoadError>& errors) {
+/// Load errors, then the selection's (a usage error), then how many there were.
+static void print_errors(const Options& o, const std::vector<playbook::LoadError>& errors,
+                         const std::string& selection = "") {
   for (const auto& e : errors) std::cerr << playbook::format_error(e) << "\n";
-  if (errors.size() > 1) std::cerr << fmt::format("ratchet: {} errors; nothing was run\n", errors.size());
+  if (!selection.empty()) std::cerr << usage_text(o.command, selection);
+  size_t n = errors.size() + !selection.empty();
+  if (n > 1) std::cerr << fmt::format("ratchet: {} errors; nothing was run\n", n);
 }
 
-std::optional<Loaded> load_all(const Options& o) {
+std::optional<Loaded> load_all(const Options& o, bool hosts_optional) {
   Loaded L;
   playbook::LoadOptions lo;
   for (const auto& kv : o.extra) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
-      std::cerr << util::terminal_line(fmt::format("ratchet: error: -e {}: write -e key=value", kv)) << "\n";
+      usage_error(o.command, fmt::format("-e {}: write -e key=value", kv));
       return std::nullopt;
     }
     lo.extra_vars.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     L.extra_keys.push_back(kv.substr(0, eq));
   }
   lo.secret_vars = o.secret;
-  std::vector<playbook::LoadError> errors;
-  auto pb = playbook::load_playbook(o.playbook, lo, &errors);
-  if (!pb) {
-    print_errors(errors);
-    return std::nullopt;
+  std::vector<playbook::Host> adhoc;
+  for (const auto& spec : o.target) {
+    std::string err;
+    auto h = parse_target(spec, &err);
+    if (!h) {
+      usage_error(o.command, err);
+      return std::nullopt;
+    }
+    adhoc.push_back(*h);
   }
-  L.pb = std::move(*pb);
+  // Every check that can run does, so one pass shows every error: the
+  // playbook's, the inventory's, references, -e, and the selection.
+  std::vector<playbook::LoadError> errors;
+  playbook::Playbook pb;
+  bool pb_ok = playbook::load_playbook(o.playbook, lo, &errors, &pb).has_value();
+  bool pb_read = !pb.path.empty();  // parsed as TOML, perhaps with errors
+  bool inv_ok = true;
   if (!o.inventory.empty()) {
     auto inv = playbook::load_inventory(o.inventory, &errors);
-    if (!inv) {
-      print_errors(errors);
-      return std::nullopt;
-    }
-    L.inv = std::move(*inv);
-  } else if (L.pb.inventory) {
-    L.inv = L.pb.inventory;
+    inv_ok = inv.has_value();
+    if (inv) L.inv = std::move(*inv);
+  } else if (pb.inventory) {
+    L.inv = pb.inventory;
   }
-  if (!o.target.empty()) {
-    // Ad hoc hosts: added to (or making) the inventory and selected alone.
+  if (!adhoc.empty()) {  // ad hoc hosts: added to (or making) the inventory and selected alone
     if (!L.inv) L.inv = playbook::Inventory{};
-    for (const auto& spec : o.target) {
-      std::string err;
-      auto h = parse_target(spec, &err);
-      if (!h) {
-        std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
-        return std::nullopt;
-      }
-      L.inv->hosts[h->name] = *h;
-      L.hosts.push_back(*h);
+    for (const auto& h : adhoc) L.inv->hosts[h.name] = h;
+  }
+  bool hosts_known = L.inv.has_value() && inv_ok;
+  std::string selection;  // what selecting hosts found wrong: a usage error
+  if (!L.inv && o.inventory.empty() && pb_ok && !hosts_optional)
+    selection = fmt::format("{}: no inventory: give -i INVENTORY, an [inventory] table in the playbook, "
+                            "or --target user@host:port",
+                            o.playbook);
+  if (pb_read) {
+    // A broken inventory's vars are unknown: names it might define are not errors then.
+    const playbook::Inventory* inv = L.inv && inv_ok ? &*L.inv : nullptr;
+    playbook::check_references(pb, inv, &errors, hosts_known ? nullptr : &L.unchecked_vars);
+    if (inv_ok) playbook::check_extra_vars(pb, inv, lo, &errors);
+  }
+  playbook::order_errors(&errors, o.playbook);
+  if (pb_read && hosts_known) {
+    if (!adhoc.empty()) {
+      L.hosts = adhoc;
+    } else {
+      std::vector<std::string> targets = pb.targets.empty() ? std::vector<std::string>{"all"} : pb.targets;
+      auto sel = playbook::resolve_targets(*L.inv, targets, o.limit, &selection);
+      for (const auto* h : sel) L.hosts.push_back(*h);
     }
-  } else if (L.inv) {
-    std::string err;
-    std::vector<std::string> targets = L.pb.targets.empty() ? std::vector<std::string>{"all"} : L.pb.targets;
-    auto sel = playbook::resolve_targets(*L.inv, targets, o.limit, &err);
-    if (sel.empty()) {
-      std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
-      return std::nullopt;
-    }
-    for (const auto* h : sel) L.hosts.push_back(*h);
-  } else {
-    std::cerr << fmt::format(
-        "ratchet: error: {}: no inventory: give -i INVENTORY, an [inventory] table in the playbook, "
-        "or --target user@host:port\n", o.playbook);
+  }
+  if (!errors.empty() || !selection.empty() || !pb_ok) {
+    print_errors(o, errors, selection);
     return std::nullopt;
   }
-  playbook::check_references(L.pb, L.inv ? &*L.inv : nullptr, &errors);
-  if (!errors.empty()) {
-    print_errors(errors);
-    return std::nullopt;
-  }
+  L.pb = std::move(pb);
+  L.no_hosts = !hosts_known;
   return L;
 }
 

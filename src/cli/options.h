@@ -13,6 +13,7 @@
 namespace ratchet::cli {
 
 struct Options {
+  std::string command;                  ///< the subcommand ("run", "plan", ...), for usage hints
   std::string playbook;
   std::string inventory;                ///< -i FILE
   std::vector<std::string> limit;       ///< --limit H,G,glob
@@ -41,11 +42,19 @@ struct Loaded {
   std::optional<playbook::Inventory> inv;   ///< -i, the playbook's [inventory], or ad hoc
   std::vector<playbook::Host> hosts;        ///< selected, in order
   std::vector<std::string> extra_keys;      ///< names given with -e
+  /// Only with hosts_optional and no inventory at all: no hosts, so the targets,
+  /// host vars and per-host rendering were not checked.
+  bool no_hosts = false;
+  /// With no_hosts: vars the templates use that no playbook var, secret or -e
+  /// defines (a host or group var may), in the order first used.
+  std::vector<std::string> unchecked_vars;
 };
 
-/// Loads and validates the playbook and inventory, checks references and
-/// resolves the selected hosts. Prints errors to stderr; nullopt = exit 2.
-std::optional<Loaded> load_all(const Options& o);
+/// Loads and validates the playbook and inventory, checks references and -e
+/// names, and resolves the selected hosts, reporting every error it finds in
+/// one pass. Prints errors to stderr; nullopt = exit 2. With `hosts_optional`
+/// (validate), no inventory at all is no error: see Loaded::no_hosts.
+std::optional<Loaded> load_all(const Options& o, bool hosts_optional = false);
 
 /// Parses "[user@]host[:port]" into an ad hoc host named "host" or "host:port".
 std::optional<playbook::Host> parse_target(const std::string& spec, std::string* err);

@@ -131,8 +131,22 @@ int cmd_plan(const Options& o) {
 }
 
 int cmd_validate(const Options& o) {
-  auto L = load_all(o);
+  auto L = load_all(o, /*hosts_optional=*/true);
   if (!L) return kExitUsage;
+  if (L->no_hosts) {  // the playbook alone is valid; say what needs hosts to check
+    std::string vars;
+    for (const auto& v : L->unchecked_vars) vars += (vars.empty() ? "`" : ", `") + v + "`";
+    std::cout << util::terminal_line(fmt::format("{}: ok: playbook `{}`, {} steps, no inventory", L->pb.path,
+                                                 L->pb.name, L->pb.steps.size()))
+              << "\n"
+              << util::terminal_line(fmt::format(
+                     "{}: not checked without hosts: the targets{}, and each step rendered per host "
+                     "(give -i INVENTORY to check them)",
+                     L->pb.path,
+                     vars.empty() ? "" : fmt::format(", vars no playbook var defines ({})", vars)))
+              << "\n";
+    return kExitOk;
+  }
   auto secrets = resolve_secrets(L->pb, true);
   std::vector<engine::HostPlan> plans;
   if (!build_plans(*L, *secrets, &plans)) return kExitUsage;

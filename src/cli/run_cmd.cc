@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/usage.h"
 #include "cli/printer.h"
 #include "cli/become_password.h"
 #include "cli/live_progress.h"
@@ -51,7 +52,7 @@ static void on_sigint(int) {
   }
 }
 
-/// 130, 4, 1, 3 in that order of precedence (design.md §4).
+/// 130, 4, 1, 3 in that order of precedence (README.md, "Exit codes").
 static int exit_code_for(const std::vector<engine::HostReport>& reps, bool interrupted) {
   bool key = false, failed = false, unreachable = false;
   for (const auto& r : reps) {
@@ -133,11 +134,9 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   std::string dur_err;
   auto reconnect = o.reconnect_timeout == "0" ? std::optional<util::Millis>(util::Millis(0))
                                               : util::parse_duration(o.reconnect_timeout, &dur_err);
-  if (!reconnect) {
-    std::cerr << "ratchet: error: --reconnect-timeout " << o.reconnect_timeout << ": " << dur_err
-              << " (e.g. 30s, 2m, or 0 for never)\n";
-    return kExitUsage;
-  }
+  if (!reconnect)
+    return usage_error("run", fmt::format("--reconnect-timeout {}: {} (e.g. 30s, 2m, or 0 for never)",
+                                          o.reconnect_timeout, dur_err));
   std::string pw_err;
   std::optional<std::string> become_password = read_become_password(o, &pw_err);
   if (!pw_err.empty()) {

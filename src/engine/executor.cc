@@ -31,10 +31,6 @@ transport::Become Executor::become_for_current() const {
   return b;
 }
 
-std::string Executor::sent_for(const steps::Command& c) const {
-  return transport::wire_command(steps::with_library(c.text), c.timeout, become_for_current());
-}
-
 bool Executor::reconnect(int rung) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
@@ -166,7 +162,8 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
                                               const std::string& input, const transport::Become& b) {
   transport::ExecResult r;
   transport::ExecRequest req;
-  req.command = transport::wire_command(steps::with_library(c.text), c.timeout, b);
+  req.run_id = transport::new_run_id();
+  req.command = transport::wire_command(steps::with_library(c.text), c.timeout, b, req.run_id);
   // sudo -S reads the first line; the rest is the command's own input.
   req.stdin_data = b.enabled && b.password && password_ ? *password_ + "\n" + input : input;
   req.timeout = transport::client_deadline(c.timeout);
@@ -175,7 +172,8 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
   req.capture = capture_;
   req.become = b;  // the watchdog runs as the command does
   if (b.enabled && b.password && password_) req.become_stdin = *password_ + "\n";
-  std::string recorded = transport::wire_command(steps::with_library_reference(c.text), c.timeout, b);
+  std::string recorded =
+      transport::wire_command(steps::with_library_reference(c.text), c.timeout, b, req.run_id);
   nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", c.role},
                        {"command", c.text}, {"sent", recorded},
                        {"timeout_ms", c.timeout.count()}};
@@ -187,7 +185,7 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
     else ev["stdin_sha256"] = util::sha256_hex(input);
   }
   w_.emit("command", ev);
-  // design.md: secrets go on stdin, never in a command line. The become password
+  // Secrets go on stdin, never in a command line. The become password
   // is not a playbook secret: a command that merely contains the same text (a
   // weak password such as "ratchet") is no leak of it and is not refused.
   std::string probe = c.text;

@@ -36,9 +36,6 @@ class Executor {
   /// Records an evidence event for the current step.
   void evidence(int rung, nlohmann::json fields);
 
-  /// The exact wire string for `c` (the transcript's `sent`).
-  std::string sent_for(const steps::Command& c) const;
-
   bool interrupted() const { return interrupted_ && interrupted_->load(); }
 
   /// Called before each command is sent with its rung and role (for progress).

@@ -28,7 +28,7 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host,
                const nlohmann::json& scope, HostPlan* out, std::vector<std::string>* errors);
 
 /// The plan as JSON: {"host", "steps": [{"id", "kind", "name", "commands":
-/// [{"rung", "role", "command", "stdin"?}]}]} (design.md §4 `plan --json`).
+/// [{"rung", "role", "command", "stdin"?}]}]} (docs/playbook.md, `plan --json`).
 nlohmann::json plan_json(const HostPlan& hp);
 
 }  // namespace ratchet::engine

@@ -32,7 +32,6 @@ struct Loop {
   std::string action_error;  // why the last action failed ("" = it did not)
   std::string action_reason;
   bool acted = false;     // once an action ran, o.out/o.err keep its output
-  bool check_not_run = false;  // the last check_once() had a command that never ran (refused, lost)
 
   void note_holders(const nlohmann::json& h) {
     if (o.holders.empty() && !h.empty()) o.holders = h;
@@ -41,22 +40,22 @@ struct Loop {
   steps::Verdict check_once() {
     steps::Verdict all;
     all.holds = true;
-    check_not_run = false;
     for (const auto& c : ps.rungs[0].check) {
       auto r = ex.run(c, 0, c.stdin_from_action ? selection : "");
-      check_not_run |= !r.error.empty() && !r.timed_out;
       o.rc = r.exit_code;
       if (!acted) o.out = r.out.data, o.err = r.err.data;
       auto v = steps::judge_check(c, r);
       for (const auto& h : v.holders) all.holders.push_back(h);
       if (!v.holds) {
         all.holds = false;
+        all.unknown |= v.unknown;  // one condition nobody saw: the whole check is unknown
         all.reason += (all.reason.empty() ? "" : "; ") + v.reason;
       } else if (!v.reason.empty() && all.holds) {
         all.reason += (all.reason.empty() ? "" : "; ") + v.reason;
       }
       if (ex.interrupted()) {
         all.holds = false;
+        all.unknown = true;
         all.reason = "interrupted";
         break;
       }
@@ -64,6 +63,7 @@ struct Loop {
     o.holders_left = all.holders;
     if (!all.holders.empty() || !all.reason.empty()) {
       nlohmann::json ev = {{"role", "check"}, {"holds", all.holds}};
+      if (all.unknown) ev["could_not_check"] = true;
       if (!all.holders.empty()) ev["holders"] = all.holders;
       if (!all.reason.empty()) ev["note"] = all.reason;
       ex.evidence(0, ev);
@@ -134,8 +134,8 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
       return finish("ok", 0);
     }
     o.reason = v.reason;
-    // A check that never ran says nothing of the state: no action on that.
-    if (L.check_not_run) return finish("failed", 0);
+    // A check that could not look says nothing of the state: no action on that.
+    if (v.unknown) return finish("failed", 0);
   }
   int last = 0;
   for (size_t k = 0; k < ps.rungs.size(); ++k) {
@@ -151,7 +151,7 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
       return finish(k == 0 ? "changed" : "escalated", last);
     }
     o.reason = L.action_error.empty() ? v.reason : L.action_error + "; then the check: " + v.reason;
-    if (L.check_not_run) break;  // no stronger rung on a state nobody could check
+    if (v.unknown) break;  // no stronger rung on a state nobody could check
   }
   return finish("failed", last);
 }

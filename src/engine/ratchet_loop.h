@@ -1,5 +1,5 @@
 #pragma once
-// The ratchet loop (design.md §1): check → act → settle → check (with retries)
+// The ratchet loop (README.md, "A playbook in one minute"): check → act → settle → check (with retries)
 // → rungs in order → ok / changed / escalated (rung k) / failed.
 #include <functional>
 #include <string>

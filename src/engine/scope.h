@@ -1,5 +1,5 @@
 #pragma once
-// The template scope of one host (design.md §2 "Templates").
+// The template scope of one host (docs/playbook.md, "Templates").
 #include <string>
 #include <vector>
 

@@ -1,6 +1,7 @@
 #include "playbook/doc.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <toml++/toml.h>
 #include <unistd.h>
 
@@ -49,6 +50,45 @@ Value convert(const toml::node& n, const DocPath& path, Doc* doc) {
   return os.str();
 }
 
+bool header_line(const std::string& line) {
+  size_t i = line.find_first_not_of(" \t");
+  return i != std::string::npos && line[i] == '[';
+}
+
+bool blank_line(const std::string& line) {
+  size_t i = line.find_first_not_of(" \t");
+  return i == std::string::npos || line[i] == '#';
+}
+
+// toml++ reports a table header it cannot take at the line after the header:
+// point at the header itself (and its `[`), the line that caused the error.
+// For an inline table extended by a later header, also say what to write.
+void fix_header_error(const std::string& text, const std::string& description, SourcePos* pos,
+                      std::string* hint) {
+  if (description.find("table header") == std::string::npos) return;
+  int line = pos->line;
+  if (!header_line(source_line(text, line))) {
+    for (--line; line >= 1 && blank_line(source_line(text, line)); --line) {
+    }
+    if (line < 1 || !header_line(source_line(text, line))) return;
+    pos->line = line;
+    pos->col = static_cast<int>(source_line(text, line).find('[')) + 1;
+  }
+  const std::string marker = "cannot insert '";
+  size_t at = description.find(marker);
+  if (at == std::string::npos || description.find("inline table") == std::string::npos) return;
+  size_t end = description.find('\'', at + marker.size());
+  if (end == std::string::npos) return;
+  std::string full = description.substr(at + marker.size(), end - at - marker.size());
+  size_t dot = full.rfind('.');
+  if (dot == std::string::npos) return;
+  std::string parent = full.substr(0, dot), key = full.substr(dot + 1);
+  *hint = fmt::format(
+      "`{}` is an inline table, complete where it is written: put `{}` inside its braces, or write "
+      "`{}` as a [{}] table",
+      parent, key, parent, parent);
+}
+
 }  // namespace
 
 SourcePos Doc::at(const DocPath& p) const {
@@ -74,8 +114,10 @@ std::optional<Doc> parse_doc(std::string text, const std::string& file,
     doc.root = convert(tbl, DocPath(), &doc);
     doc.value_pos[""] = {file, 1, 1};
   } catch (const toml::parse_error& e) {
-    errors->push_back(
-        make_error(to_pos(file, e.source().begin), std::string(e.description()), "", doc.text));
+    SourcePos pos = to_pos(file, e.source().begin);
+    std::string description(e.description()), hint;
+    fix_header_error(doc.text, description, &pos, &hint);
+    errors->push_back(make_error(pos, description, hint, doc.text));
     return std::nullopt;
   }
   return doc;

@@ -1,5 +1,5 @@
 #pragma once
-// Choosing hosts from an inventory, and the vars a host sees (design.md §3).
+// Choosing hosts from an inventory, and the vars a host sees (docs/playbook.md, "Inventory").
 #include <string>
 #include <vector>
 
@@ -10,7 +10,9 @@ namespace ratchet::playbook {
 /// The hosts that `targets` (host or group names; "all" = every host) select,
 /// narrowed by `limit` (host or group names, or shell globs matched against host
 /// and group names; empty = no narrowing). Inventory file order, no duplicates.
-/// On an unknown name (with "did you mean"), a glob that matches nothing, or an
+/// On an unknown name (with "did you mean"), a glob that matches nothing, a
+/// --limit pattern that selects none of the targets ("--limit `dead` selects no
+/// target: dead is in the inventory but not among the targets (gpu)"), or an
 /// empty selection returns {} and sets *err.
 std::vector<const Host*> resolve_targets(const Inventory& inv,
                                          const std::vector<std::string>& targets,

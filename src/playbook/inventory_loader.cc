@@ -1,4 +1,4 @@
-// Inventory files and [inventory] tables -> Inventory (design.md §3).
+// Inventory files and [inventory] tables -> Inventory (docs/playbook.md, "Inventory").
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include "playbook/loader_internal.h"
 #include "playbook/schema.h"
 #include "transport/jump_spec.h"
+#include "util/rules.h"
 #include "util/spell.h"
 
 namespace ratchet::playbook {
@@ -71,8 +72,8 @@ void read_host(const Diag& d, const DocPath& p, const std::string& name, const V
                 "write a host name, an IPv4 address or an IPv6 address (no port: use `port`)");
     }
     if (k == "port") {
-      if (v.get<long long>() < 1 || v.get<long long>() > 65535)
-        d.error(d.doc.at(p / k), fmt::format("`port` {} is outside 1..65535", v.get<long long>()));
+      if (std::string why = util::range_problem(k, v.get<long long>()); !why.empty())
+        d.error(d.doc.at(p / k), why);
       else
         h->port = v.get<int>();
     }

@@ -49,6 +49,34 @@ std::string unknown(const Inventory& inv, const std::string& name, const char* w
 
 bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
+// "a, b, c" (at most 5 names, then "and N more").
+std::string list(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < 5; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > 5) out += fmt::format(" and {} more", names.size() - 5);
+  return out;
+}
+
+// Why --limit `pattern`, which matched `matched` (hosts `hosts`), selects no target.
+std::string limit_misses(const Inventory& inv, const std::string& pattern,
+                         const std::vector<std::string>& matched, const std::set<std::string>& hosts,
+                         const std::vector<std::string>& targets) {
+  std::string among = fmt::format("not among the targets ({})", list(targets));
+  std::string head = fmt::format("--limit `{}` selects no target: ", pattern);
+  if (hosts.empty())
+    return head + (matched.size() == 1 ? fmt::format("group {} holds no host", matched[0])
+                                       : fmt::format("{} hold no host", list(matched)));
+  if (matched.size() == 1 && inv.hosts.contains(matched[0]))
+    return head + fmt::format("{} is in the inventory but {}", matched[0], among);
+  std::vector<std::string> hs;
+  for (const auto& h : host_order(inv))
+    if (hosts.contains(h)) hs.push_back(h);
+  if (matched.size() == 1)
+    return head + fmt::format("group {} is in the inventory, but its hosts ({}) are {}", matched[0], list(hs),
+                              among);
+  return head + fmt::format("it matches {}, whose hosts ({}) are {}", list(matched), list(hs), among);
+}
+
 }  // namespace
 
 std::vector<const Host*> group_hosts(const Inventory& inv, const std::string& name) {
@@ -83,38 +111,44 @@ std::vector<const Host*> resolve_targets(const Inventory& inv,
   if (!limit.empty()) {
     std::set<std::string> allowed;
     for (const auto& l : limit) {
-      std::set<std::string> seen;
+      std::set<std::string> mine, seen;  // the hosts this pattern stands for
+      std::vector<std::string> matched;  // the hosts and groups it names
       if (!is_glob(l)) {
-        if (!expand(inv, l, &allowed, &seen)) {
+        if (!expand(inv, l, &mine, &seen)) {
           *err = unknown(inv, l, "--limit");
           return {};
         }
-        continue;
+        matched.push_back(l);
+      } else {
+        for (const auto& h : host_order(inv))
+          if (fnmatch(l.c_str(), h.c_str(), 0) == 0) {
+            mine.insert(h);
+            matched.push_back(h);
+          }
+        for (const auto& [g, _] : inv.groups)
+          if (fnmatch(l.c_str(), g.c_str(), 0) == 0) {
+            expand(inv, g, &mine, &seen);
+            matched.push_back(g);
+          }
+        if (matched.empty()) {
+          *err = fmt::format("--limit `{}` matches no host or group", l);
+          return {};
+        }
       }
-      bool matched = false;
-      for (const auto& [h, _] : inv.hosts) {
-        if (fnmatch(l.c_str(), h.c_str(), 0) != 0) continue;
-        allowed.insert(h);
-        matched = true;
-      }
-      for (const auto& [g, _] : inv.groups) {
-        if (fnmatch(l.c_str(), g.c_str(), 0) != 0) continue;
-        expand(inv, g, &allowed, &seen);
-        matched = true;
-      }
-      if (!matched) {
-        *err = fmt::format("--limit `{}` matches no host or group", l);
+      // A pattern that selects no target is a mistake: say which, and why.
+      if (std::none_of(mine.begin(), mine.end(), [&](const std::string& h) { return picked.contains(h); })) {
+        *err = limit_misses(inv, l, matched, mine, targets);
         return {};
       }
+      allowed.insert(mine.begin(), mine.end());
     }
     std::erase_if(picked, [&](const std::string& h) { return !allowed.contains(h); });
   }
   std::vector<const Host*> out;
   for (const auto& h : host_order(inv))
     if (picked.contains(h)) out.push_back(&inv.hosts.at(h));
-  if (out.empty())
-    *err = limit.empty() ? "no host selected: the targets name only empty groups; add hosts to them"
-                         : "no host selected: --limit excludes every target";
+  if (out.empty())  // with --limit, each pattern selected a target already
+    *err = "no host selected: the targets name only empty groups; add hosts to them";
   return out;
 }
 

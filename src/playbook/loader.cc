@@ -12,6 +12,7 @@
 #include "playbook/loader_internal.h"
 #include "playbook/schema.h"
 #include "util/hash.h"
+#include "util/rules.h"
 #include "util/text.h"
 #include "util/spell.h"
 
@@ -35,19 +36,21 @@ bool plain_var_name(const std::string& s) {
   return true;
 }
 
-/// `serial` / `max_fail`: an integer (>= min) or "N%" with N in min..100.
-void read_count(const Diag& d, const char* key, long long min, HostCount* out) {
+/// `serial` / `max_fail`: an integer in util::int_range(key), or "N%" with N
+/// from that range's minimum to 100.
+void read_count(const Diag& d, const char* key, HostCount* out) {
   const Value& root = d.doc.root;
   if (!root.contains(key)) return;
   const Value& v = root[key];
+  const util::IntRange& r = *util::int_range(key);
   auto bad = [&] {
     d.error(d.doc.at(DocPath() / key),
-            fmt::format("`{}` must be a number of hosts (at least {}) or a percentage such as \"30%\"",
-                        key, min),
-            fmt::format("write {} = {} or {} = \"25%\"", key, std::max<long long>(min, 2), key));
+            fmt::format("`{}` must be a number of hosts ({}..{}) or a percentage ({}%..100%) such as \"30%\"",
+                        key, r.min, r.max, r.min),
+            fmt::format("write {} = {} or {} = \"25%\"", key, std::max<long long>(r.min, 2), key));
   };
   if (v.is_number_integer()) {
-    if (v.get<long long>() < min) return bad();
+    if (!util::range_problem(key, v.get<long long>()).empty()) return bad();
     *out = {true, v.get<long long>(), false};
     return;
   }
@@ -57,7 +60,7 @@ void read_count(const Diag& d, const char* key, long long min, HostCount* out) {
   std::string digits = s.substr(0, s.size() - 1);
   if (digits.find_first_not_of("0123456789") != std::string::npos) return bad();
   long long n = std::stoll(digits);
-  if (n < min || n > 100) return bad();
+  if (n < r.min || n > 100) return bad();
   *out = {true, n, true};
 }
 
@@ -76,8 +79,8 @@ void read_policy(const Diag& d, RunPolicy* p) {
               near.empty() ? "" : fmt::format("did you mean \"{}\"?", near));
     }
   }
-  read_count(d, "serial", 1, &p->serial);
-  read_count(d, "max_fail", 0, &p->max_fail);
+  read_count(d, "serial", &p->serial);
+  read_count(d, "max_fail", &p->max_fail);
 }
 
 void read_top(const Diag& d, Playbook* pb) {
@@ -184,7 +187,7 @@ void apply_extra_vars(const LoadOptions& opt, Playbook* pb, std::vector<LoadErro
       continue;
     }
     pb->vars[key] = parse_toml_value(text).value_or(Value(text));
-    pb->var_pos[key] = pos;
+    pb->var_pos.emplace(key, pos);  // a var of the file keeps its place there
   }
 }
 
@@ -216,8 +219,12 @@ std::string format_error(const LoadError& e) {
   return out + pad + "^\n";
 }
 
+void order_errors(std::vector<LoadError>* errors, const std::string& file) {
+  sort_errors(errors, 0, file);
+}
+
 std::optional<Playbook> load_playbook(const std::string& path, const LoadOptions& opt,
-                                      std::vector<LoadError>* errors) {
+                                      std::vector<LoadError>* errors, Playbook* partial) {
   size_t before = errors->size();
   std::string text, err;
   if (!read_text_file(path, &text, &err)) {
@@ -237,8 +244,12 @@ std::optional<Playbook> load_playbook(const std::string& path, const LoadOptions
   pb.steps = read_steps(*doc, errors);
   apply_extra_vars(opt, &pb, errors);
   check_step_templates(pb, errors);
-  if (errors->size() == before) return pb;
+  if (errors->size() == before) {
+    if (partial) *partial = pb;
+    return pb;
+  }
   sort_errors(errors, before, path);  // file order, then -e
+  if (partial) *partial = std::move(pb);
   return std::nullopt;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Loads and validates playbooks and inventories (design.md §2–3). Only this
+// Loads and validates playbooks and inventories (docs/playbook.md). Only this
 // module includes toml++. Nothing connects before these return success.
 #include <optional>
 #include <string>
@@ -34,16 +34,35 @@ struct LoadOptions {
 };
 
 /// Reads, parses and validates a playbook. On failure returns nullopt and
-/// appends every error found (not only the first) to *errors.
+/// appends every error found (not only the first) to *errors. With `partial`,
+/// *partial receives the playbook as far as it could be read even when it had
+/// errors (left as is when the file is unreadable or not TOML), so that later
+/// checks (check_references, check_extra_vars) can report theirs in the same pass.
 std::optional<Playbook> load_playbook(const std::string& path, const LoadOptions& opt,
-                                      std::vector<LoadError>* errors);
+                                      std::vector<LoadError>* errors, Playbook* partial = nullptr);
 
-/// Reads and validates an inventory file (design.md §3).
+/// Reads and validates an inventory file (docs/playbook.md, "Inventory").
 std::optional<Inventory> load_inventory(const std::string& path, std::vector<LoadError>* errors);
 
 /// Checks every template reference of `pb` against its vars, secrets, built-ins,
 /// earlier step ids / register names, and the vars of the hosts in `inv` (a var
 /// defined only for some hosts passes here and fails at render for the others).
-void check_references(const Playbook& pb, const Inventory* inv, std::vector<LoadError>* errors);
+/// With `unchecked` and no inventory at all (neither `inv` nor the playbook's
+/// own), a variable that no playbook var, secret or -e defines may still be a
+/// host or group var: its name goes to *unchecked (once, in order) instead of
+/// being an error.
+void check_references(const Playbook& pb, const Inventory* inv, std::vector<LoadError>* errors,
+                      std::vector<std::string>* unchecked = nullptr);
+
+/// -e NAME=VALUE for a NAME that nothing defines or uses is an error at "-e",
+/// with a "did you mean": no playbook var (in the file), host or group var of
+/// `inv` (or the playbook's own inventory), secret or --secret has that name,
+/// and no template (step fields, `when`, a write step's template file) uses it.
+void check_extra_vars(const Playbook& pb, const Inventory* inv, const LoadOptions& opt,
+                      std::vector<LoadError>* errors);
+
+/// Orders errors for reading: those in `file` first, by line and column, then
+/// the rest (the inventory's, -e) in the order found.
+void order_errors(std::vector<LoadError>* errors, const std::string& file);
 
 }  // namespace ratchet::playbook

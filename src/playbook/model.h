@@ -1,5 +1,5 @@
 #pragma once
-// The validated playbook and inventory model (design.md §2–3). Plain data: the
+// The validated playbook and inventory model (docs/playbook.md). Plain data: the
 // loader fills it, the planner renders it per host, the engine runs it.
 #include <map>
 #include <optional>
@@ -59,7 +59,7 @@ struct Step {
   SourcePos where;
 };
 
-/// One host of the inventory (design.md §3).
+/// One host of the inventory (docs/playbook.md, "Inventory").
 struct Host {
   std::string name;
   std::string address;      ///< "" = the name, resolved through ssh config
@@ -100,7 +100,7 @@ struct HostCount {
   bool percent = false;
 };
 
-/// How `run` schedules hosts (design.md §4 `--forks`; the names are Ansible's).
+/// How `run` schedules hosts (README.md, "A fleet"; the names are Ansible's).
 struct RunPolicy {
   /// "linear": every host of a batch ends step k before any starts k+1;
   /// "free": each host runs its steps as fast as it can.
@@ -119,6 +119,7 @@ struct Playbook {
   std::vector<std::string> targets;
   RunPolicy policy;  ///< top-level `strategy`, `serial`, `max_fail`
   Value vars = Value::object();
+  /// Where each var was written: in the file, else "-e" for one only -e sets.
   std::map<std::string, SourcePos> var_pos;
   std::map<std::string, std::string> secrets;  ///< name -> "env:NAME" | "file:PATH" | "-e"
   /// Values of the secrets whose source is "-e" (`-e NAME=VALUE --secret NAME`).

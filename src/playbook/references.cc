@@ -149,7 +149,8 @@ std::string template_path(const Playbook& pb, const std::string& name) {
 
 // Reads a write step's template file and checks its references (secrets allowed).
 void check_template_file(const Playbook& pb, const Action& a, const Scope& sc,
-                         std::vector<LoadError>* errors) {
+                         std::vector<LoadError>* errors,
+                         const std::function<bool(const std::string&)>& host_var) {
   if (!a.fields.contains("template")) return;
   const Value& t = a.fields["template"];
   if (!t.is_string() || t.get<std::string>().find("{{") != std::string::npos) return;
@@ -168,9 +169,21 @@ void check_template_file(const Playbook& pb, const Action& a, const Scope& sc,
     return;
   }
   for (const auto& r : *refs)
-    if (auto bad = check_ref(r.name, sc))
+    if (auto bad = check_ref(r.name, sc); bad && !host_var(r.name))
       errors->push_back(
           make_error(pos_of_offset(file, text, r.offset), bad->first, bad->second, text));
+}
+
+// The references of a write step's template file; {} when it cannot be read or parsed
+// (check_references reports that).
+std::vector<std::string> template_file_refs(const Playbook& pb, const Action& a) {
+  if (!a.fields.contains("template")) return {};
+  const Value& t = a.fields["template"];
+  if (!t.is_string() || t.get<std::string>().find("{{") != std::string::npos) return {};
+  std::string text, err;
+  if (!read_text_file(template_path(pb, t.get<std::string>()), &text, &err)) return {};
+  auto refs = template_refs(text, &err);
+  return refs ? *refs : std::vector<std::string>{};
 }
 
 }  // namespace
@@ -222,9 +235,11 @@ void check_step_templates(const Playbook& pb, std::vector<LoadError>* errors) {
   }
 }
 
-void check_references(const Playbook& pb, const Inventory* inv, std::vector<LoadError>* errors) {
+void check_references(const Playbook& pb, const Inventory* inv, std::vector<LoadError>* errors,
+                      std::vector<std::string>* unchecked) {
   size_t before = errors->size();
   if (!inv && pb.inventory) inv = &*pb.inventory;
+  if (inv) unchecked = nullptr;  // the hosts are known: every name is decided
   Scope sc;
   for (auto it = pb.vars.begin(); it != pb.vars.end(); ++it) sc.vars.insert(it.key());
   for (const auto& [name, _] : pb.secrets) sc.vars.insert(name);
@@ -238,26 +253,86 @@ void check_references(const Playbook& pb, const Inventory* inv, std::vector<Load
     sc.all_steps.insert(s.id);
     if (!s.register_as.empty()) sc.all_steps.insert(s.register_as);
   }
+  // Without hosts, a name no playbook var defines may be a host var: noted, not an error.
+  auto host_var = [&](const std::string& name) {
+    if (!unchecked || name.rfind("steps.", 0) == 0 || name == "steps" ||
+        std::find(kBuiltins.begin(), kBuiltins.end(), name) != kBuiltins.end())
+      return false;
+    std::string first = first_segment(name);
+    for (const char* root : {"host", "run", "playbook", "ratchet"})
+      if (first == root) return false;
+    if (std::find(unchecked->begin(), unchecked->end(), first) == unchecked->end())
+      unchecked->push_back(first);
+    return true;
+  };
   for (const auto& s : pb.steps) {
     if (!s.when.empty()) {
       std::string name = s.when.rfind("not ", 0) == 0 ? s.when.substr(4) : s.when;
       name.erase(0, name.find_first_not_of(' '));
       auto p = s.body.pos.find("when");
       SourcePos at = p == s.body.pos.end() ? s.where : p->second;
-      if (!sc.vars.contains(first_segment(name)))
+      // A `when` that names no variable at all was reported by the schema already.
+      bool plain = !name.empty() && name.find_first_of(" =<>!()") == std::string::npos;
+      if (plain && !sc.vars.contains(first_segment(name)) && !host_var(name))
         errors->push_back(make_error(at, fmt::format("undefined variable `{}` in `when`", name),
                                      hint_for(name, {sc.vars.begin(), sc.vars.end()}), pb.source));
     }
     each_string(pb, s, [&](const Action&, FieldString& f) {
       for (size_t i = 0; i < f.refs.size(); ++i)
-        if (auto bad = check_ref(f.refs[i].name, sc))
+        if (auto bad = check_ref(f.refs[i].name, sc); bad && !host_var(f.refs[i].name))
           errors->push_back(make_error(f.ref_pos[i], bad->first, bad->second, pb.source));
     });
-    if (s.kind == "write") check_template_file(pb, s.body, sc, errors);
+    if (s.kind == "write") check_template_file(pb, s.body, sc, errors, host_var);
     sc.earlier.insert(s.id);
     if (!s.register_as.empty()) sc.earlier.insert(s.register_as);
   }
   sort_errors(errors, before, pb.path);
+}
+
+void check_extra_vars(const Playbook& pb, const Inventory* inv, const LoadOptions& opt,
+                      std::vector<LoadError>* errors) {
+  if (!inv && pb.inventory) inv = &*pb.inventory;
+  std::set<std::string> known;  // defined or used: a -e of such a name does something
+  std::vector<std::string> cands;
+  auto add = [&](const std::string& n) {
+    if (known.insert(n).second) cands.push_back(n);
+  };
+  for (const auto& [name, pos] : pb.var_pos)
+    if (pos.file != "-e") add(name);
+  for (const auto& [name, _] : pb.secrets) add(name);
+  for (const auto& name : opt.secret_vars) add(name);
+  if (inv) {
+    for (const auto& [_, h] : inv->hosts)
+      for (auto it = h.vars.begin(); it != h.vars.end(); ++it) add(it.key());
+    for (const auto& [_, gv] : inv->group_vars)
+      for (auto it = gv.begin(); it != gv.end(); ++it) add(it.key());
+  }
+  for (const auto& s : pb.steps) {
+    if (!s.when.empty()) {
+      std::string name = s.when.rfind("not ", 0) == 0 ? s.when.substr(4) : s.when;
+      name.erase(0, name.find_first_not_of(' '));
+      add(first_segment(name));
+    }
+    each_string(pb, s, [&](const Action&, FieldString& f) {
+      for (const auto& r : f.refs) add(first_segment(r.name));
+    });
+    if (s.kind == "write")
+      for (const auto& name : template_file_refs(pb, s.body)) add(first_segment(name));
+  }
+  std::set<std::string> reported;
+  for (const auto& [key, text] : opt.extra_vars) {
+    // Names the loader refused already (not a name, built-in, a [secrets] entry) are not repeated.
+    if (known.contains(key) || !pb.vars.contains(key) || !reported.insert(key).second) continue;
+    std::string near = util::nearest(key, cands);
+    errors->push_back(
+        {{"-e", 0, 0},
+         fmt::format("`{}` is not a var of the playbook or its hosts, nor used by a template: "
+                     "-e {}=... would change nothing",
+                     key, key),
+         near.empty() ? "-e sets a var that the playbook's templates use"
+                      : fmt::format("did you mean `{}`?", near),
+         ""});
+  }
 }
 
 }  // namespace ratchet::playbook

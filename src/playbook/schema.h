@@ -1,5 +1,5 @@
 #pragma once
-// The keys each step kind takes, their types and the kind's rules (design.md §2).
+// The keys each step kind takes, their types and the kind's rules (docs/playbook.md, "Kinds").
 // Pure data and checks on a table already read into a Value; no TOML, no I/O.
 #include <string>
 #include <string_view>
@@ -36,7 +36,7 @@ struct KindSpec {
   bool rung = false;  ///< may be an escalation rung
 };
 
-/// The step kinds, in the order design.md lists them: run, service, kill, verify, write.
+/// The step kinds, in the order docs/playbook.md lists them: run, service, kill, verify, write.
 const std::vector<KindSpec>& step_kinds();
 
 /// The kind named `name`, or nullptr.
@@ -92,7 +92,8 @@ std::vector<SchemaProblem> check_table(TableRole role, Value* table);
 /// of other characters one "_", none at either end ("" when nothing is left).
 std::string slug(std::string_view name);
 
-/// Normalises a signal name ("SIGTERM", "term" -> "TERM"); "" when unknown.
+/// Normalises a signal name ("SIGTERM", "term", "15" -> "TERM"); "" when unknown
+/// (util::signal_name: the table the kill builder uses too).
 std::string normalize_signal(std::string_view name);
 
 }  // namespace ratchet::playbook

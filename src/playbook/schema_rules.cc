@@ -5,16 +5,11 @@
 #include <cctype>
 
 #include "playbook/schema.h"
+#include "util/rules.h"
 #include "util/spell.h"
 
 namespace ratchet::playbook {
 namespace {
-
-// The common ones first: "did you mean" prefers earlier candidates on a tie.
-const std::vector<std::string> kSignals = {
-    "TERM", "KILL", "HUP",  "INT",  "QUIT",  "USR1", "USR2", "STOP", "CONT",  "ALRM",
-    "ABRT", "PIPE", "SEGV", "ILL",  "TRAP",  "BUS",  "FPE",  "TSTP", "TTIN",  "TTOU",
-    "URG",  "XCPU", "XFSZ", "PROF", "WINCH", "IO",   "PWR",  "SYS",  "VTALRM"};
 
 bool has_template(const Value& v) {
   return v.is_string() && v.get_ref<const std::string&>().find("{{") != std::string::npos;
@@ -59,6 +54,15 @@ struct Checker {
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
     add(k, fmt::format("`{}` must be {}, not `{}`", k, what, v), did_you_mean(v, allowed));
   }
+  /// Every integer of `k` (one, or an array of them) within util::int_range(k).
+  void in_range(const char* k) {
+    if (!literal(k)) return;
+    const Value& v = (*t)[k];
+    for (const auto& e : v.is_array() ? v : Value::array({v}))
+      if (e.is_number_integer())
+        if (std::string why = util::range_problem(k, e.get<long long>()); !why.empty())
+          return add(k, why);
+  }
   void required(const char* k, std::string_view kind) {
     if (!t->contains(k)) add("", fmt::format("{} needs `{}`", kind, k));
   }
@@ -82,18 +86,8 @@ void check_common(Checker& c) {
             fmt::format("`when` must name a boolean variable or be `not NAME`, not `{}`", w));
   }
   c.one_of("on_failure", {"stop", "continue"}, "`stop` or `continue`");
-  if (c.literal("retries") && (*c.t)["retries"].get<long long>() < 0)
-    c.add("retries", "`retries` must be 0 or more");
-  if (c.literal("capture") && (*c.t)["capture"].get<long long>() < 1)
-    c.add("capture", "`capture` must be at least 1 (bytes)");
-}
-
-void check_ports(Checker& c, const char* k) {
-  if (!c.literal(k)) return;
-  const Value& v = (*c.t)[k];
-  for (const auto& p : v.is_array() ? v : Value::array({v}))
-    if (p.get<long long>() < 1 || p.get<long long>() > 65535)
-      return c.add(k, fmt::format("`{}`: port {} is outside 1..65535", k, p.get<long long>()));
+  c.in_range("retries");
+  c.in_range("capture");
 }
 
 void check_kill(Checker& c) {
@@ -104,19 +98,18 @@ void check_kill(Checker& c) {
     c.add("", "kill needs one selector: `pid`, `pid_file`, `pattern` or `holders_of`");
   else if (sel.size() > 1)
     c.add(sel[1], fmt::format("kill takes one selector, got `{}` and `{}`", sel[0], sel[1]));
-  if (c.literal("pid")) {
-    auto pid = (*c.t)["pid"].get<long long>();
-    if (pid < 1) c.add("pid", "`pid` must be a positive process id");
-    if (pid == 1) c.add("pid", "`pid` 1 is init: ratchet never signals it");
-  }
+  if (c.literal("pid") && (*c.t)["pid"] == 1)
+    c.add("pid", "`pid` 1 is init: ratchet never signals it");
+  else
+    c.in_range("pid");
   if (c.literal("signal")) {
     auto s = (*c.t)["signal"].get<std::string>();
-    std::string n = normalize_signal(s);
+    std::string n = util::signal_name(s);
     if (n.empty()) {
       std::string up = s;
       for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       if (up.rfind("SIG", 0) == 0) up.erase(0, 3);
-      c.add("signal", fmt::format("unknown signal `{}`", s), did_you_mean(up, kSignals));
+      c.add("signal", fmt::format("unknown signal `{}`", s), did_you_mean(up, util::signal_names()));
     } else {
       (*c.t)["signal"] = n;
     }
@@ -137,8 +130,8 @@ void check_verify(Checker& c) {
   for (const char* k : {"user", "exclude", "missing_ok"})
     if (c.t->contains(k) && !c.t->contains("no_holders"))
       c.add(k, fmt::format("`{}` goes with `no_holders`, which this step lacks", k));
-  check_ports(c, "port_free");
-  check_ports(c, "port_open");
+  c.in_range("port_free");
+  c.in_range("port_open");
 }
 
 void check_service(Checker& c) {
@@ -156,10 +149,8 @@ void check_write(Checker& c) {
   if (content && tmpl) c.add("template", "write takes `content` or `template`, not both");
   if (c.literal("mode")) {
     auto m = (*c.t)["mode"].get<std::string>();
-    std::string d = m.size() > 3 && m[0] == '0' ? m.substr(1) : m;
-    bool ok =
-        (d.size() == 3 || d.size() == 4) && d.find_first_not_of("01234567") == std::string::npos;
-    if (!ok) c.add("mode", fmt::format("`mode` must be octal such as \"0644\", not \"{}\"", m));
+    if (std::string why = util::mode_problem(m); !why.empty())
+      c.add("mode", fmt::format("`mode` {}, not \"{}\"", why, m));
   }
 }
 
@@ -169,19 +160,12 @@ void check_run(Checker& c) {
   if (!c.literal("expect_exit")) return;
   Value& v = (*c.t)["expect_exit"];
   if (!v.is_array()) v = Value::array({v});
-  for (const auto& e : v)
-    if (e.get<long long>() < 0 || e.get<long long>() > 255)
-      return c.add("expect_exit", fmt::format("`expect_exit`: {} is outside 0..255", e.dump()));
+  c.in_range("expect_exit");
 }
 
 }  // namespace
 
-std::string normalize_signal(std::string_view name) {
-  std::string up;
-  for (char ch : name) up += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  if (up.rfind("SIG", 0) == 0) up.erase(0, 3);
-  return std::find(kSignals.begin(), kSignals.end(), up) != kSignals.end() ? up : "";
-}
+std::string normalize_signal(std::string_view name) { return util::signal_name(name); }
 
 std::string slug(std::string_view name) {
   std::string out;

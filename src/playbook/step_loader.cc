@@ -1,8 +1,9 @@
-// [defaults] and [[step]] tables -> Step (design.md §2).
+// [defaults] and [[step]] tables -> Step (docs/playbook.md).
 #include <fmt/format.h>
 
 #include "playbook/loader_internal.h"
 #include "playbook/schema.h"
+#include "util/rules.h"
 #include "util/spell.h"
 
 namespace ratchet::playbook {
@@ -71,17 +72,14 @@ Defaults read_defaults(const Diag& d) {
     if (k == "timeout") def.timeout = millis(v);
     if (k == "settle") def.settle = millis(v);
     if (k == "delay") def.delay = millis(v);
-    if (k == "retries") {
-      if (v.get<long long>() < 0)
-        d.error(d.doc.at(path / k), "`retries` must be 0 or more");
-      else
+    if (k == "retries" || k == "capture") {
+      if (std::string why = util::range_problem(k, v.get<long long>()); !why.empty()) {
+        d.error(d.doc.at(path / k), why);
+      } else if (k == "retries") {
         def.retries = static_cast<int>(v.get<long long>());
-    }
-    if (k == "capture") {
-      if (v.get<long long>() < 1)
-        d.error(d.doc.at(path / k), "`capture` must be at least 1 (bytes)");
-      else
+      } else {
         def.capture = static_cast<size_t>(v.get<long long>());
+      }
     }
     if (k == "become") def.become = v.get<bool>();
     if (k == "become_user") def.become_user = v.get<std::string>();
@@ -107,9 +105,12 @@ Action make_action(const Doc& doc, const DocPath& path, const Value& t, TableRol
   return a;
 }
 
-// A value of the right type, or nullptr (wrong types were reported already).
+// A value of the right type (and an integer in its util::int_range), or nullptr
+// (check_table reported the problem already): nothing is ever wrapped.
 const Value* get(const Value& t, const char* key, FieldType type) {
   if (!t.contains(key) || !type_error(key, t[key], type, false).empty()) return nullptr;
+  if (type == FieldType::integer && !util::range_problem(key, t[key].get<long long>()).empty())
+    return nullptr;
   return &t[key];
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// {{ name }} templates (design.md §2 "Templates"). Pure functions: no I/O.
+// {{ name }} templates (docs/playbook.md, "Templates"). Pure functions: no I/O.
 // A literal "{{" is written {{ '{{' }}: a quoted string inside the braces is
 // literal text. There is no other escape.
 #include <optional>

@@ -29,6 +29,10 @@ struct Command {
 /// What one check command found.
 struct Verdict {
   bool holds = false;
+  /// The check could not look (it never ran, did not finish, or the host could
+  /// not see everything it needed): neither holds nor fails, and no action or
+  /// rung may follow. `reason` then begins "could not check: ".
+  bool unknown = false;
   std::string reason;    ///< why not (one line), or a note ("unit not found: stopped")
   Json holders = Json::array();  ///< processes found (holders, live kill targets)
 };

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "steps/kinds.h"
+#include "util/rules.h"
 
 namespace ratchet::steps {
 
@@ -57,20 +58,30 @@ bool field_bool(const Json& f, const char* key, bool* out, std::string* err) {
 bool field_int(const Json& f, const char* key, long long* out, std::string* err) {
   if (!f.contains(key)) return true;
   const Json& v = f[key];
+  long long n = 0;
+  bool ok = false;
   if (v.is_number_integer()) {
-    *out = v.get<long long>();
-    return true;
-  }
-  if (v.is_string()) {
+    n = v.get<long long>();
+    ok = true;
+  } else if (v.is_string()) {
     std::string s = v.get<std::string>();
     if (!s.empty() && s.size() <= 18 &&
         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) {
-      *out = std::stoll(s);
-      return true;
+      n = std::stoll(s);
+      ok = true;
     }
   }
-  *err = fmt::format("`{}` must be an integer, got {}", key, v.dump());
-  return false;
+  if (!ok) {
+    *err = fmt::format("`{}` must be an integer, got {}", key, v.dump());
+    return false;
+  }
+  // The loader's range for this key (util/rules.h), for values a template filled in.
+  if (std::string why = util::range_problem(key, n); !why.empty()) {
+    *err = why;
+    return false;
+  }
+  *out = n;
+  return true;
 }
 
 bool field_duration(const Json& f, const char* key, util::Millis* out, std::string* err) {
@@ -107,18 +118,8 @@ bool check_regex(const char* key, const std::string& re, std::string* err) {
   return true;
 }
 
-std::string signal_name(const std::string& s) {
-  static const char* names[] = {"HUP", "INT",  "QUIT", "KILL", "USR1", "USR2", "TERM",
-                                "CONT", "STOP", "ABRT", "ALRM", "PIPE"};
-  static const int numbers[] = {1, 2, 3, 9, 10, 12, 15, 18, 19, 6, 14, 13};
-  std::string u;
-  for (char c : s) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (u.rfind("SIG", 0) == 0) u = u.substr(3);
-  for (size_t i = 0; i < std::size(names); ++i) {
-    if (u == names[i] || u == std::to_string(numbers[i])) return names[i];
-  }
-  return "";
-}
+// The loader's table (util/rules.h): a signal passes both or neither.
+std::string signal_name(const std::string& s) { return util::signal_name(s); }
 
 Command check_command(std::string text, util::Millis timeout, std::string judge, Json expect) {
   Command c;

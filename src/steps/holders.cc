@@ -35,6 +35,26 @@ static bool to_ll(std::string_view s, long long* v) {
   return true;
 }
 
+std::string decode_file(std::string_view field) {
+  std::string out;
+  out.reserve(field.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '%' && i + 2 < field.size() && hex(field[i + 1]) >= 0 && hex(field[i + 2]) >= 0) {
+      out += static_cast<char>(hex(field[i + 1]) * 16 + hex(field[i + 2]));
+      i += 2;
+    } else {
+      out += field[i];
+    }
+  }
+  return out;
+}
+
 nlohmann::json parse_process_line(std::string_view line) {
   auto f = split(line, '\t');
   if (f.size() < 6) return nullptr;
@@ -48,13 +68,8 @@ nlohmann::json parse_process_line(std::string_view line) {
   }
   auto tp = util::WallTime(std::chrono::milliseconds(static_cast<long long>(std::llround(epoch * 1000))));
   nlohmann::json files = nlohmann::json::array();
-  if (f.size() >= 7 && !f[6].empty()) {
-    for (auto part : split(f[6], '|')) {
-      while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-      while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
-      if (!part.empty()) files.push_back(std::string(part));
-    }
-  }
+  for (size_t i = 6; i < f.size(); ++i)
+    if (!f[i].empty()) files.push_back(decode_file(f[i]));
   return {{"pid", pid},          {"user", std::string(f[1])},
           {"start_ticks", ticks}, {"started", util::rfc3339(tp)},
           {"comm", std::string(f[4])}, {"cmdline", std::string(f[5])},

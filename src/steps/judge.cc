@@ -25,6 +25,36 @@ static std::string status_text(const transport::ExecResult& r) {
   return fmt::format("exit {}", r.exit_code);
 }
 
+// The line of a library command's stderr that says why it could not look
+// ("ratchet: could not check: ..."), else its first line; "ratchet: " cut.
+static std::string library_line(const std::string& err) {
+  std::istringstream in(err);
+  std::string line, first;
+  bool have_first = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("ratchet: could not check: ", 0) == 0) return first_line(line.substr(9));
+    if (!have_first && !line.empty()) first = line, have_first = true;
+  }
+  first = first_line(first);
+  return first.rfind("ratchet: ", 0) == 0 ? first.substr(9) : first;
+}
+
+// A verdict of "could not check" with `why` (prefixed unless it says so already).
+static Verdict cannot_check(std::string why) {
+  Verdict v;
+  v.unknown = true;
+  v.reason = why.rfind("could not check: ", 0) == 0 ? why : "could not check: " + why;
+  return v;
+}
+
+// The first "ratchet: warning: ..." line of stderr, "ratchet: " cut; "" if none.
+static std::string warning_line(const std::string& err) {
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("ratchet: warning: ", 0) == 0) return first_line(line.substr(9));
+  return "";
+}
+
 static std::map<std::string, std::string> key_values(const std::string& text) {
   std::map<std::string, std::string> kv;
   std::istringstream in(text);
@@ -39,9 +69,9 @@ static std::map<std::string, std::string> key_values(const std::string& text) {
 static Verdict judge_service(const Command& c, const transport::ExecResult& r) {
   Verdict v;
   if (r.exit_code != 0) {
-    std::string why = first_line(r.err.data);
-    v.reason = "service state unreadable: " + status_text(r) + (why.empty() ? "" : ": " + why);
-    return v;
+    std::string why = library_line(r.err.data);
+    if (why.rfind("could not check: ", 0) == 0) return cannot_check(why);
+    return cannot_check("service state unreadable: " + status_text(r) + (why.empty() ? "" : ": " + why));
   }
   auto kv = key_values(r.out.data);
   std::vector<std::string> wrong;
@@ -73,8 +103,9 @@ static Verdict judge_service(const Command& c, const transport::ExecResult& r) {
 static Verdict judge_write(const Command& c, const transport::ExecResult& r) {
   Verdict v;
   if (r.exit_code != 0) {
-    v.reason = "file state unreadable: " + status_text(r);
-    return v;
+    std::string why = library_line(r.err.data);
+    if (why.rfind("could not check: ", 0) == 0) return cannot_check(why);
+    return cannot_check("file state unreadable: " + status_text(r) + (why.empty() ? "" : ": " + why));
   }
   std::istringstream in(r.out.data);
   std::string sha, mode, owner, group;
@@ -104,32 +135,46 @@ static Verdict judge_write(const Command& c, const transport::ExecResult& r) {
 Verdict judge_check(const Command& c, const transport::ExecResult& r) {
   Verdict v;
   if (!r.error.empty() || r.timed_out || !r.signal.empty()) {
-    // A transport error means the check may not have run at all: say so.
-    v.reason = r.error.empty() ? "check " + status_text(r) : "could not check: " + r.error;
-    return v;
+    // The check may not have run at all, or did not finish: it saw nothing.
+    return cannot_check(r.error.empty() ? "the check " + status_text(r) : r.error);
   }
   if (c.judge == "service") return judge_service(c, r);
   if (c.judge == "write") return judge_write(c, r);
   if (c.judge == "kill") {
     v.holders = parse_process_lines(r.out.data, "alive");
-    if (r.exit_code != 0) {
-      v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
+    // Any "alive" line fails the check, even one that does not parse: a
+    // process seen alive is seen, whatever else could not be.
+    if (!v.holders.empty() || r.out.data.find("alive\t") != std::string::npos) {
+      v.reason = fmt::format("{} selected process(es) still alive", v.holders.size());
       return v;
     }
-    // Any "alive" line fails the check, even one that does not parse.
-    v.holds = v.holders.empty() && r.out.data.find("alive\t") == std::string::npos;
-    v.reason = v.holds ? first_line(r.err.data)
-                       : fmt::format("{} selected process(es) still alive", v.holders.size());
+    if (r.exit_code != 0) {
+      std::string why = library_line(r.err.data);
+      auto u = cannot_check(why.empty() ? status_text(r) : why);
+      u.holders = v.holders;
+      return u;
+    }
+    v.holds = true;
+    v.reason = first_line(r.err.data);
     return v;
   }
   if (c.judge == "holders" || c.judge == "absent") {
     v.holders = parse_process_lines(r.out.data, c.judge == "holders" ? "holder" : "process");
     v.holds = r.exit_code == 0;
-    if (r.exit_code == 1)
+    if (v.holds) {
+      v.reason = warning_line(r.err.data);
+    } else if (r.exit_code == 1) {
       v.reason = c.judge == "holders" ? fmt::format("{} process(es) hold the files", v.holders.size())
                                       : fmt::format("{} matching process(es) running", v.holders.size());
-    else if (!v.holds)
-      v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
+      std::string blind = library_line(r.err.data);
+      if (blind.rfind("could not check: ", 0) == 0) v.reason += "; and " + blind;
+    } else {
+      // 2: a pattern that matches nothing; 5: processes it could not see.
+      std::string why = library_line(r.err.data);
+      auto u = cannot_check(why.empty() ? status_text(r) : why);
+      u.holders = v.holders;
+      return u;
+    }
     return v;
   }
   if (c.judge == "matches") {

@@ -1,6 +1,6 @@
 #pragma once
-// One builder per step kind: rendered fields in, commands out (design.md §2's
-// kind table). Pure: no I/O beyond what BuildContext hands in.
+// One builder per step kind: rendered fields in, commands out (docs/playbook.md's
+// "Kinds"). Pure: no I/O beyond what BuildContext hands in.
 #include <string>
 
 #include "steps/action.h"

@@ -1,6 +1,6 @@
 #pragma once
 // The transcript: JSON Lines, one event a line, appended and flushed as it
-// happens (design.md §5). docs/transcript.md documents the schema.
+// happens (docs/transcript.md documents the schema).
 #include <mutex>
 #include <string>
 #include <vector>

@@ -118,8 +118,8 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
   auto close_fd = [&](int i) { ::close(fds[i]), fds[i] = -1; };
   if (req.stdin_data.empty()) close_fd(0);  // EOF at once
   CaptureBuffer cap_out(req.capture), cap_err(req.capture);
-  PidMarkerFilter marker;  // the wrapper's pid line (wire.h), only on a wrapped command
   const bool wrapped = req.host_timeout.count() > 0;
+  PidMarkerFilter marker(wrapped ? req.run_id : "");  // the wrapper's pid line (wire.h)
   std::string passed;
   bool armed = false;
   auto elapsed_ms = [&] {
@@ -142,7 +142,7 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
         elapsed_ms() >= arm_after(req.host_timeout).count()) {
       armed = true;
       r.watchdog = run_beside(watchdog_command(
-          marker.process(), util::Millis(req.host_timeout.count() - elapsed_ms()), Become{}));
+          marker.process(), util::Millis(req.host_timeout.count() - elapsed_ms()), Become{}, req.run_id));
     }
     if (!reaped && waitpid(pid, &status, WNOHANG) == pid) reaped = true;
     if (fds[1] < 0 && fds[2] < 0 && reaped) break;

@@ -24,9 +24,15 @@ bool parse_remote_process(std::string_view fields, RemoteProcess* out) {
   if (!take_number(&fields, &p.pid, false) || !take_number(&fields, &p.pgid, false) ||
       !take_number(&fields, &p.start_ticks, true))
     return false;
-  if (p.pid <= 0 || p.pgid <= 0) return false;
+  if (p.pid <= 1 || p.pgid <= 1) return false;
   *out = p;
   return true;
+}
+
+std::string pid_marker(std::string_view run_id) { return "[ratchet-pid " + std::string(run_id) + "] "; }
+
+PidMarkerFilter::PidMarkerFilter(std::string_view run_id) : marker_(pid_marker(run_id)) {
+  if (run_id.empty()) done_ = true;
 }
 
 void PidMarkerFilter::feed(const char* data, size_t n, std::string* out) {
@@ -48,10 +54,10 @@ void PidMarkerFilter::feed(const char* data, size_t n, std::string* out) {
 
 void PidMarkerFilter::scan(std::string* out) {
   for (;;) {
-    size_t at = held_.find(kPidMarker);
+    size_t at = held_.find(marker_);
     if (at == std::string::npos) {
       // Everything but a possible start of the marker is output already.
-      size_t keep = std::min(held_.size(), kPidMarker.size() - 1);
+      size_t keep = std::min(held_.size(), marker_.size() - 1);
       out->append(held_, 0, held_.size() - keep);
       held_.erase(0, held_.size() - keep);
       return;
@@ -61,13 +67,13 @@ void PidMarkerFilter::scan(std::string* out) {
       out->append(held_, 0, at);
       held_.erase(0, at);
       if (held_.size() > 256) {  // far longer than a marker line: not one
-        out->append(held_, 0, kPidMarker.size());
-        held_.erase(0, kPidMarker.size());
+        out->append(held_, 0, marker_.size());
+        held_.erase(0, marker_.size());
         continue;
       }
       return;
     }
-    std::string_view fields(held_.data() + at + kPidMarker.size(), nl - at - kPidMarker.size());
+    std::string_view fields(held_.data() + at + marker_.size(), nl - at - marker_.size());
     if (parse_remote_process(fields, &proc_)) {
       out->append(held_, 0, at);
       out->append(held_, nl + 1);

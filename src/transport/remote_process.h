@@ -1,8 +1,11 @@
 #pragma once
 // Which process on the host runs a command: the wire wrapper (wire.h) prints one
-// line, "[ratchet-pid] PID PGID START_TICKS", on stderr just before it execs the
-// command; the client strips it from the output and keeps the numbers, so that
-// it can arm the host-side watchdog or stop the command over a second channel.
+// line, "[ratchet-pid RUN_ID] PID PGID START_TICKS", on stderr just before it
+// runs the command; the client strips it from the output and keeps the numbers,
+// so that it can arm the host-side watchdog or stop the command over a second
+// channel. Only a line with the command's own run id counts (a login shell's rc
+// file prints before the wrapper and cannot guess it in advance), and the
+// watchdog checks the numbers again on the host before it signals anything.
 #include <string>
 #include <string_view>
 
@@ -15,11 +18,12 @@ struct RemoteProcess {
   long pid = 0;
   long pgid = 0;
   unsigned long long start_ticks = 0;
-  bool known() const { return pid > 0 && pgid > 0; }
+  bool known() const { return pid > 1 && pgid > 1; }
 };
 
-/// The line's prefix; the line ends with '\n'.
-inline constexpr std::string_view kPidMarker = "[ratchet-pid] ";
+/// The marker line's prefix for `run_id`: "[ratchet-pid RUN_ID] "; the line
+/// ends with '\n'.
+std::string pid_marker(std::string_view run_id);
 
 /// Filters a command's stderr as it arrives: the first marker line is removed
 /// and parsed; bytes before it (a login shell's noise) and after it pass through.
@@ -27,6 +31,8 @@ inline constexpr std::string_view kPidMarker = "[ratchet-pid] ";
 /// was found, every byte passes through unchanged.
 class PidMarkerFilter {
  public:
+  /// Looks for the marker of `run_id` (wire.h); "" finds none (all is output).
+  explicit PidMarkerFilter(std::string_view run_id);
   static constexpr size_t kWindow = 64 * 1024;  ///< bytes searched for the marker
   /// Feeds n bytes; appends what belongs to the output to *out.
   void feed(const char* data, size_t n, std::string* out);
@@ -37,13 +43,15 @@ class PidMarkerFilter {
 
  private:
   void scan(std::string* out);
+  std::string marker_;  ///< pid_marker(run_id)
   bool done_ = false;
   size_t seen_ = 0;   ///< bytes fed while searching
   std::string held_;  ///< bytes not yet known to be output (< kWindow + a line)
   RemoteProcess proc_;
 };
 
-/// Parses "PID PGID TICKS" (decimal, single spaces); false when malformed.
+/// Parses "PID PGID TICKS" (decimal, single spaces); false when malformed or
+/// when PID or PGID is 1 or less (never a command ratchet started).
 bool parse_remote_process(std::string_view fields, RemoteProcess* out);
 
 }  // namespace ratchet::transport

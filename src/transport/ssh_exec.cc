@@ -103,14 +103,17 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
 std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req, const RemoteProcess& p,
                          long long left) {
   ExecRequest w;
-  w.command = watchdog_command(p, util::Millis(left), req.become);
+  w.command = watchdog_command(p, util::Millis(left), req.become, req.run_id);
   w.stdin_data = req.become_stdin;
   w.timeout = util::Millis(10'000);
   w.capture = 4096;
   ExecResult r = run_channel(s, t, w, false);
   if (!r.error.empty()) return "watchdog: " + r.error;
   if (r.exit_code != 0) {
-    std::string why = r.err.data.substr(0, r.err.data.find('\n'));
+    // The watchdog's own line; a login shell's rc file may print before it.
+    size_t at = r.err.data.find("ratchet-watchdog: ");
+    if (at == std::string::npos) at = 0;
+    std::string why = r.err.data.substr(at, r.err.data.find('\n', at) - at);
     return fmt::format("watchdog: exit {}{}{}", r.exit_code, why.empty() ? "" : ": ", why);
   }
   return "armed";
@@ -139,7 +142,7 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
   CaptureBuffer out(req.capture), err(req.capture);
   // Only a wrapped command prints the pid line (wire.h: a host deadline > 0).
   const bool wrapped = req.host_timeout.count() > 0;
-  PidMarkerFilter marker;
+  PidMarkerFilter marker(wrapped ? req.run_id : "");
   const RemoteProcess& proc = marker.process();
   bool armed = false;
   size_t written = 0;
@@ -231,6 +234,10 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
   r.signal = st.signal;
   bool ended = st.status_seen || !st.signal.empty();
   r.timed_out = deadline_hit && !ended;  // a status that came in time is the result
+  // The channel closed with neither an exit status nor a signal (OpenSSH's
+  // ChannelTimeout, a dropped session): nothing says how the command ended.
+  if (!ended && !deadline_hit && r.error.empty())
+    r.error = "no exit status received (channel closed by the server)";
   if (!r.signal.empty() && req.host_timeout.count() > 0 && elapsed_ms() >= req.host_timeout.count())
     r.timed_out = true;  // the wire wrapper's deadline killed it
   r.out = out.finish();

@@ -72,6 +72,9 @@ struct ExecRequest {
   /// sudo password line, or "").
   Become become;
   std::string become_stdin;
+  /// The run id `command` was wrapped with (wire.h; "" when it was not): the
+  /// marker line to look for and what the watchdog checks on the host.
+  std::string run_id;
 };
 
 /// Output of one stream, capped: head and tail kept, the middle dropped.

@@ -1,26 +1,34 @@
 // Wire strings. How a host-side deadline works, in words (sshd runs the login
 // shell as a session and process-group leader, and `exec` keeps that PID all the
 // way down to the command):
-//  - Every command goes out as `exec [sudo ...] /bin/sh -c RUN /bin/sh COMMAND`
-//    (the command sees $0 = /bin/sh, as under a plain `sh -c`).
-//    RUN prints one line on stderr, "[ratchet-pid] PID PGID START_TICKS" (its
-//    own /proc/self/stat, read with the `read` builtin), then evals COMMAND in
-//    that same shell: the command's PID is the one sshd waits for, so sshd
-//    reports its exit status or exit signal. No fork, no other program: a
-//    command that ends quickly costs what `/bin/sh -c COMMAND` costs.
-//  - The client strips that line (remote_process.h). When the command is still
-//    running after arm_after(timeout), or has ended while something still holds its
-//    output open, the client runs WATCHDOG on a second channel with the same
-//    become: `/bin/sh -c WATCHDOG ratchet PID PGID START_TICKS MS`. It
-//    double-forks (its channel closes at once), moves its stdio to /dev/null and
-//    polls every 0.2 s (clock: /proc/uptime, else tick counting):
+//  - Every command goes out as `exec [sudo ...] /bin/sh -c RUN /bin/sh ID COMMAND`
+//    (the command sees $0 = /bin/sh, as under a plain `sh -c`). ID is the run
+//    id: 16 random hex digits, new for every command.
+//    RUN prints one line on stderr, "[ratchet-pid ID] PID PGID START_TICKS" (its
+//    own /proc/self/stat, read with the `read` builtin), exports
+//    RATCHET_RUN_ID=ID, then evals COMMAND in that same shell: the command's
+//    PID is the one sshd waits for, so sshd reports its exit status or exit
+//    signal. No fork, no other program: a command that ends quickly costs what
+//    `/bin/sh -c COMMAND` costs.
+//  - The client strips the first such line with its ID (remote_process.h); a
+//    line without it, or naming PID or group 1, is output. When the command is
+//    still running after arm_after(timeout), or has ended while something still
+//    holds its output open, the client runs WATCHDOG on a second channel with
+//    the same become: `/bin/sh -c WATCHDOG ratchet PID PGID START_TICKS MS ID`.
+//    Nothing a host prints can widen what it signals: it first refuses (exit 3,
+//    one line on stderr) PID or group 1, its own group or session, a running
+//    PID whose argv lacks ID or whose start time differs, and a group that the
+//    command (or the sudo that runs it) does not lead. Then it double-forks (its
+//    channel closes at once), moves its stdio to /dev/null and polls every
+//    0.2 s (clock: /proc/uptime, else tick counting):
 //    * command still running (same PID, same start time) at the deadline: TERM
 //      the whole process group, 1 s later KILL it;
-//    * command gone and no group member holds the channel's stdout/stderr
-//      (the pipes the command had when the watchdog started; any pipe or socket
-//      when the command had already ended): exit at once;
-//    * command gone but members still hold them (`sleep 30 & echo hi`): at the
-//      deadline TERM those holders, 1 s later KILL the ones left.
+//    * command gone and no group member carrying RATCHET_RUN_ID=ID holds the
+//      channel's stdout/stderr (the pipes the command had when the watchdog
+//      started; any pipe or socket when the command had already ended): exit
+//      at once;
+//    * command gone but such members still hold them (`sleep 30 & echo hi`): at
+//      the deadline TERM those holders, 1 s later KILL the ones left.
 //    MS = 0 stops the command now: the client does that on ^C and at its own
 //    deadline, which also reaches root logins and sudo, where sshd's signal
 //    request does not.
@@ -31,6 +39,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <random>
+#include <stdexcept>
 
 #include "util/shell.h"
 
@@ -40,30 +50,55 @@ namespace {
 
 // One line each, with no single quote, backslash or newline: they travel
 // single-quoted through any login shell (csh rejects a newline inside quotes).
-// $1 = the command. The shell's own comm ("sh") has no space, so `read` splits
-// /proc/self/stat (proc(5)) at spaces: field 5 is the process group, field 22
-// the start time. The command then runs in this same shell (same PID, no
-// exec), with no positional parameters and none of these variables left.
+// $1 = the run id, $2 = the command. The shell's own comm ("sh") has no space,
+// so `read` splits /proc/self/stat (proc(5)) at spaces: field 5 is the process
+// group, field 22 the start time. RATCHET_RUN_ID goes to every process the
+// command starts (the watchdog signals a holder only when it carries it). The
+// command then runs in this same shell (same PID, no exec), with no positional
+// parameters and none of the wrapper's own variables left.
 constexpr std::string_view kRunScript =
     "read -r _ _ _ _ __rg _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ __rs _ 2>/dev/null </proc/self/stat && "
-    "echo \"[ratchet-pid] $$ $__rg $__rs\" >&2; "
-    "__rc=$1; shift; eval \"unset __rg __rs __rc; $__rc\"";
+    "echo \"[ratchet-pid $1] $$ $__rg $__rs\" >&2; "
+    "RATCHET_RUN_ID=$1; export RATCHET_RUN_ID; "
+    "__rc=$2; shift 2; eval \"unset __rg __rs __rc; $__rc\"";
 
-// $1 = PID, $2 = PGID, $3 = start ticks, $4 = ms left. m/g/s = those, r = the
-// channel's pipes, T/D = now/deadline in centiseconds, h = holders.
+// $1 = PID, $2 = PGID, $3 = start ticks, $4 = ms left, $5 = run id. m/g/s/k/n =
+// those, r = the channel's pipes, T/D = now/deadline in centiseconds, h =
+// holders. Before it detaches, it checks what the marker line said (a login
+// shell's rc file prints before the wrapper does, and could forge one): PID and
+// group above 1, not its own group or session, and, while the command runs,
+// that PID has the run id in its argv, started at TICKS and leads group PGID
+// (or is the child of the sudo that leads it). A refusal is one line on stderr
+// ("ratchet-watchdog: refused: ...") and exit 3, which the client records.
+// Once the command is gone, a group member is a holder only if it carries
+// RATCHET_RUN_ID=<run id> in its environment.
 constexpr std::string_view kWatchdogScript =
-    "( ( exec </dev/null >/dev/null 2>&1; set -f; trap \"\" TERM HUP INT PIPE; "
-    "m=$1 g=$2 s=$3 r= T=0 h=; "
-    "alive() { read -r l <\"/proc/$m/stat\" || return 1; l=${l##*\") \"}; set -- $l;"
+    "m=$1 g=$2 s=$3 k=$4 n=$5; "
+    "no() { echo \"ratchet-watchdog: refused: $*\" >&2; exit 3; }; "
+    "case $n in *[!0-9a-f]*) no \"run id $n is not one\";; esac; "
+    "[ ${#n} = 16 ] || no \"run id $n is not one\"; "
+    "[ \"$m\" -gt 1 ] 2>/dev/null && [ \"$g\" -gt 1 ] 2>/dev/null || "
+    "no \"PID $m, group $g: PID 1 and group 1 are never signalled\"; "
+    "read -r _ _ _ _ wg ws _ </proc/self/stat; "
+    "[ \"$g\" != \"$wg\" ] && [ \"$g\" != \"$ws\" ] || no \"group $g is the session of the watchdog itself\"; "
+    "alive() { { read -r l <\"/proc/$m/stat\"; } 2>/dev/null || return 1; l=${l##*\") \"}; set -- $l;"
     " [ \"$1\" != Z ] && [ \"${20}\" = \"$s\" ]; }; "
+    "if alive; then read -r l <\"/proc/$m/stat\"; l=${l##*\") \"}; set -- $l; "
+    "[ \"$3\" = \"$g\" ] || no \"PID $m is not in group $g\"; "
+    "if [ \"$m\" != \"$g\" ]; then read -r c <\"/proc/$g/comm\"; "
+    "[ \"$2\" = \"$g\" ] && [ \"$c\" = sudo ] || no \"group $g is not led by the command (PID $m) or its sudo\"; fi; "
+    "grep -q -a -F -e \"$n\" \"/proc/$m/cmdline\" || no \"PID $m is not the command of run $n\"; fi; "
+    "( ( exec </dev/null >/dev/null 2>&1; set -f; trap \"\" TERM HUP INT PIPE; "
+    "r= T=0 h=; "
     "if alive; then for l in $(readlink /proc/$m/fd/1 /proc/$m/fd/2); do"
     " case $l in pipe:*|socket:*) r=\"$r $l \";; esac; done; fi; "
     "now() { if read -r u _ </proc/uptime; then T=$((${u%.*}*100+1${u#*.}-100));"
     " else T=$((T+20)); fi; }; "
     "scan() { h=; for p in $(pgrep -g $g); do"
+    " grep -q -a -F -e \"RATCHET_RUN_ID=$n\" \"/proc/$p/environ\" 2>/dev/null || continue;"
     " for l in $(readlink /proc/$p/fd/1 /proc/$p/fd/2); do case $l in pipe:*|socket:*)"
     " case ${r:-\" $l \"} in *\" $l \"*) h=\"$h $p\";; esac;; esac; done; done; }; "
-    "now; D=$((T+($4+9)/10)); "
+    "now; D=$((T+(k+9)/10)); "
     "while :; do "
     "if alive; then [ $T -lt $D ] || { kill -TERM -$g; sleep 1; kill -KILL -$g; exit; }; "
     "else kill -0 -$g 2>/dev/null || exit 0; scan; [ -n \"$h\" ] || exit 0; "
@@ -92,17 +127,31 @@ util::Millis arm_after(util::Millis timeout) {
 std::string_view run_script() { return kRunScript; }
 std::string_view watchdog_script() { return kWatchdogScript; }
 
-std::string wire_command(const std::string& command, util::Millis timeout, const Become& b) {
+bool valid_run_id(std::string_view id) {
+  return id.size() == 16 &&
+         std::all_of(id.begin(), id.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+std::string new_run_id() {
+  std::random_device rd;
+  unsigned long long v = (static_cast<unsigned long long>(rd()) << 32) ^ rd();
+  return fmt::format("{:016x}", v);
+}
+
+std::string wire_command(const std::string& command, util::Millis timeout, const Become& b,
+                         std::string_view run_id) {
   const std::string prefix = become_prefix(b);
   if (timeout.count() <= 0) return prefix + "/bin/sh -c " + util::shell_quote(command);
-  return fmt::format("{}/bin/sh -c {} /bin/sh {}", prefix, util::shell_quote(kRunScript),
+  if (!valid_run_id(run_id)) throw std::invalid_argument("wire_command: a run id is 16 hex digits");
+  return fmt::format("{}/bin/sh -c {} /bin/sh {} {}", prefix, util::shell_quote(kRunScript), run_id,
                      util::shell_quote(command));
 }
 
-std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b) {
-  return fmt::format("{}/bin/sh -c {} ratchet {} {} {} {}", become_prefix(b),
+std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b,
+                             std::string_view run_id) {
+  return fmt::format("{}/bin/sh -c {} ratchet {} {} {} {} {}", become_prefix(b),
                      util::shell_quote(kWatchdogScript), p.pid, p.pgid, p.start_ticks,
-                     std::max<long long>(0, left.count()));
+                     std::max<long long>(0, left.count()), util::shell_quote(run_id));
 }
 
 }  // namespace ratchet::transport

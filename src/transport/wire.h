@@ -41,23 +41,35 @@ util::Millis client_deadline(util::Millis timeout);
 /// command.
 util::Millis arm_after(util::Millis timeout);
 
-/// The sh script run as `/bin/sh -c SCRIPT /bin/sh COMMAND`: prints the
-/// "[ratchet-pid] ..." line on stderr, then execs `/bin/sh -c COMMAND`.
+/// The sh script run as `/bin/sh -c SCRIPT /bin/sh RUN_ID COMMAND`: prints the
+/// "[ratchet-pid RUN_ID] ..." line on stderr, exports RATCHET_RUN_ID, then runs
+/// COMMAND in the same shell.
 std::string_view run_script();
 
-/// The sh script run as `/bin/sh -c SCRIPT ratchet PID PGID TICKS MS`: a
-/// detached watchdog that ends the command MS ms from now (wire.cc says how).
+/// The sh script run as `/bin/sh -c SCRIPT ratchet PID PGID TICKS MS RUN_ID`:
+/// checks the marker's numbers (exit 3 and "ratchet-watchdog: refused: ..." on
+/// stderr when they do not name the command), then detaches and ends the
+/// command MS ms from now (wire.cc says how).
 std::string_view watchdog_script();
 
+/// A fresh run id: 16 lowercase hex digits from the OS's random source.
+std::string new_run_id();
+/// Whether `id` is a run id (16 lowercase hex digits).
+bool valid_run_id(std::string_view id);
+
 /// The wire string for `command` (a sh command line). timeout > 0 (ms): through
-/// run_script(), so that its deadline can be enforced on the host; <= 0: plain
-/// `/bin/sh -c`. Wrapped in `sudo -n -H [-u USER] --` when b.enabled
+/// run_script() with `run_id` (throws std::invalid_argument unless valid), so
+/// that its deadline can be enforced on the host; <= 0: plain `/bin/sh -c`
+/// (run_id unused). Wrapped in `sudo -n -H [-u USER] --` when b.enabled
 /// (`sudo -k -S -p '' -H [-u USER] --` when b.password). Independent of the
 /// login shell: always `exec` into /bin/sh.
-std::string wire_command(const std::string& command, util::Millis timeout, const Become& b);
+std::string wire_command(const std::string& command, util::Millis timeout, const Become& b,
+                         std::string_view run_id = {});
 
-/// The wire string that arms the watchdog for process p, `left` ms before its
-/// deadline (<= 0: stop it now), with the same become as the command.
-std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b);
+/// The wire string that arms the watchdog for process p of the command sent
+/// with `run_id`, `left` ms before its deadline (<= 0: stop it now), with the
+/// same become as the command.
+std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b,
+                             std::string_view run_id);
 
 }  // namespace ratchet::transport

@@ -17,8 +17,8 @@ std::optional<Millis> parse_duration(std::string_view text, std::string* err) {
     long long n = 0;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
       n = n * 10 + (text[i] - '0');
-      if (n > 1'000'000'000LL) {
-        *err = "duration too large";
+      if (n > kMaxDuration.count()) {
+        *err = fmt::format("\"{}\" is too long (at most {})", text, "10000h");
         return std::nullopt;
       }
       ++i;
@@ -49,7 +49,11 @@ std::optional<Millis> parse_duration(std::string_view text, std::string* err) {
       *err = fmt::format("unknown unit \"{}\" (use ms, s, m or h)", unit);
       return std::nullopt;
     }
-    total += n * mult;
+    total += n * mult;  // n and total stay <= kMaxDuration: no overflow
+    if (total > kMaxDuration.count()) {
+      *err = fmt::format("\"{}\" is too long (at most {})", text, "10000h");
+      return std::nullopt;
+    }
   }
   return Millis(total);
 }

@@ -164,7 +164,7 @@ TEST_CASE("run and exec --connect-timeout bound a host that accepts TCP but neve
   // exec's own --timeout: a deadline of 0 would enforce nothing; refused before connecting.
   auto z = e.ratchet("exec box -i " + e.inv + " --timeout 0s -- sleep 5");
   CHECK(z.code == 2);
-  CHECK(z.err == "ratchet: error: --timeout 0s: must be more than 0\n");
+  CHECK(z.err == "ratchet: error: --timeout 0s: must be more than 0\nsee 'ratchet exec --help'\n");
 }
 
 TEST_CASE("exec passes the remote exit status and signal through", "[ssh][cli]") {

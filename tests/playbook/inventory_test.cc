@@ -101,9 +101,27 @@ TEST_CASE("bad selections are errors with suggestions", "[playbook]") {
   CHECK(resolve_targets(inv, {"all"}, {"db*"}, &err).empty());
   CHECK(err == "--limit `db*` matches no host or group");
   CHECK(resolve_targets(inv, {"lab"}, {"build"}, &err).empty());
-  CHECK(err == "no host selected: --limit excludes every target");
+  CHECK(err == "--limit `build` selects no target: build is in the inventory but not among the targets (lab)");
   CHECK(resolve_targets(inv, {}, {}, &err).empty());
   CHECK(err == "no targets: name hosts or groups in the playbook's `targets`");
+}
+
+TEST_CASE("a --limit pattern that selects no target says which and why", "[playbook]") {
+  Inventory inv = lab();
+  std::string err;
+  // One pattern of several that selects nothing is an error too (was: silently dropped).
+  CHECK(resolve_targets(inv, {"lab"}, {"gpu-box", "build"}, &err).empty());
+  CHECK(err == "--limit `build` selects no target: build is in the inventory but not among the targets (lab)");
+  CHECK(resolve_targets(inv, {"gpu-box"}, {"lab", "gpu-box"}, &err).size() == 1);
+  CHECK(resolve_targets(inv, {"build"}, {"lab"}, &err).empty());
+  CHECK(err == "--limit `lab` selects no target: group lab is in the inventory, but its hosts (gpu-box, "
+               "gpu-box-2) are not among the targets (build)");
+  CHECK(resolve_targets(inv, {"build"}, {"gpu*"}, &err).empty());
+  CHECK(err == "--limit `gpu*` selects no target: it matches gpu-box, gpu-box-2, whose hosts (gpu-box, "
+               "gpu-box-2) are not among the targets (build)");
+  inv.groups["empty"] = {};
+  CHECK(resolve_targets(inv, {"all"}, {"empty"}, &err).empty());
+  CHECK(err == "--limit `empty` selects no target: group empty holds no host");
 }
 
 TEST_CASE("a host sees group vars, outermost first, then its own", "[playbook]") {

@@ -428,7 +428,7 @@ mode = "0968"
        "pb.toml:23:12: error: write takes `content` or `template`, not both\n"
        "    template = \"b.tmpl\"\n"
        "               ^\n"
-       "pb.toml:24:8: error: `mode` must be octal such as \"0644\", not \"0968\"\n"
+       "pb.toml:24:8: error: `mode` must be 1 to 4 octal digits such as \"0644\", not \"0968\"\n"
        "    mode = \"0968\"\n"
        "           ^\n");
 }
@@ -591,12 +591,73 @@ TEST_CASE("loader: strategy, serial and max_fail at the top level", "[playbook]"
         "    strategy = \"lineer\"\n"
         "               ^\n");
   CHECK(errors_of(std::string(kHead) + "serial = 0\n" + kOneStep) ==
-        "pb.toml:2:10: error: `serial` must be a number of hosts (at least 1) or a percentage such as "
+        "pb.toml:2:10: error: `serial` must be a number of hosts (1..1000000) or a percentage (1%..100%) such as "
         "\"30%\" (write serial = 2 or serial = \"25%\")\n"
         "    serial = 0\n"
         "             ^\n");
   CHECK(errors_of(std::string(kHead) + "max_fail = \"120%\"\n" + kOneStep).find(
-            "pb.toml:2:12: error: `max_fail` must be a number of hosts (at least 0)") == 0);
+            "pb.toml:2:12: error: `max_fail` must be a number of hosts (0..1000000) or a percentage (0%..100%)") == 0);
   CHECK(errors_of(std::string(kHead) + "serial = \"abc%\"\n" + kOneStep).find("pb.toml:2:10: error: `serial`") == 0);
   CHECK(errors_of(std::string(kHead) + "serail = 2\n" + kOneStep).find("did you mean `serial`?") != std::string::npos);
+}
+
+TEST_CASE("integer keys are range-checked at load with file:line:col, never wrapped", "[playbook]") {
+  // retries = 4294967297 used to load as 1 (wrapped to an int).
+  CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"x\"\nretries = 4294967297\n") ==
+        "pb.toml:6:11: error: `retries` 4294967297 is outside 0..1000000\n"
+        "    retries = 4294967297\n"
+        "              ^\n");
+  CHECK(errors_of(std::string(kHead) +
+                  "[defaults]\ncapture = 99999999999\n[[step]]\nid = \"a\"\nkind = \"kill\"\npid = 5000000\n"
+                  "  [[step.escalate]]\n  kind = \"run\"\n  command = \"x\"\n  retries = -2\n") ==
+        "pb.toml:3:11: error: `capture` 99999999999 is outside 1..1073741824 bytes\n"
+        "    capture = 99999999999\n"
+        "              ^\n"
+        "pb.toml:7:7: error: `pid` 5000000 is outside 1..4194304\n"
+        "    pid = 5000000\n"
+        "          ^\n"
+        "pb.toml:11:13: error: `retries` -2 is outside 0..1000000\n"
+        "      retries = -2\n"
+        "                ^\n");
+  CHECK(errors_of(std::string(kHead) + "serial = 4294967297\n[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"x\"\n") ==
+        "pb.toml:2:10: error: `serial` must be a number of hosts (1..1000000) or a percentage (1%..100%) such as "
+        "\"30%\" (write serial = 2 or serial = \"25%\")\n"
+        "    serial = 4294967297\n"
+        "             ^\n");
+  CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"x\"\ntimeout = \"99999h\"\n") ==
+        "pb.toml:6:11: error: `timeout`: \"99999h\" is too long (at most 10000h)\n"
+        "    timeout = \"99999h\"\n"
+        "              ^\n");
+}
+
+TEST_CASE("signals and modes: what the loader accepts the builders accept, and the other way round", "[playbook]") {
+  // WINCH passed the loader and failed the builder; "15" failed the loader; "04755" passed it.
+  Playbook pb = load_ok(std::string(kHead) +
+                        "[[step]]\nid = \"a\"\nkind = \"kill\"\npid = 42\nsignal = \"WINCH\"\n"
+                        "[[step]]\nid = \"b\"\nkind = \"kill\"\npid = 42\nsignal = \"15\"\n"
+                        "[[step]]\nid = \"c\"\nkind = \"write\"\npath = \"/x\"\ncontent = \"x\"\nmode = \"7\"\n");
+  CHECK(pb.steps[0].body.fields["signal"] == "WINCH");
+  CHECK(pb.steps[1].body.fields["signal"] == "TERM");
+  CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"a\"\nkind = \"write\"\npath = \"/x\"\ncontent = \"x\"\n"
+                                       "mode = \"04755\"\n") ==
+        "pb.toml:7:8: error: `mode` must be 1 to 4 octal digits such as \"0644\", not \"04755\"\n"
+        "    mode = \"04755\"\n"
+        "           ^\n");
+}
+
+TEST_CASE("a TOML error points at the header that caused it, with the fix", "[playbook]") {
+  // toml++ names the line after the header; the header is what to change.
+  CHECK(errors_of(std::string(kHead) + "[inventory]\nhosts = { a = { address = \"x\" } }\n\n"
+                                       "[inventory.hosts.b]\naddress = \"y\"\n") ==
+        "pb.toml:5:1: error: Error while parsing table header: cannot insert 'inventory.hosts.b' into existing "
+        "inline table (`inventory.hosts` is an inline table, complete where it is written: put `b` inside its "
+        "braces, or write `inventory.hosts` as a [inventory.hosts] table)\n"
+        "    [inventory.hosts.b]\n"
+        "    ^\n");
+  CHECK(errors_of(std::string(kHead) + "vars = { a = 1 }\n  [vars.b]\nc = 2\n") ==
+        "pb.toml:3:3: error: Error while parsing table header: cannot insert 'vars.b' into existing inline table "
+        "(`vars` is an inline table, complete where it is written: put `b` inside its braces, or write `vars` as "
+        "a [vars] table)\n"
+        "      [vars.b]\n"
+        "      ^\n");
 }

@@ -170,3 +170,57 @@ Welcome to {{ host.name }}.
        "      Unit: {{ unit }} ({{ unit }})\n"
        "                        ^\n");
 }
+
+namespace {
+
+// Loads pb.toml (which must load) with `opt` and returns check_extra_vars' errors, formatted.
+std::string extra_errors(const std::string& text, LoadOptions opt, const Inventory* inv = nullptr) {
+  write("pb.toml", text);
+  std::vector<LoadError> errors;
+  auto pb = load_playbook(scratch() + "/pb.toml", opt, &errors);
+  for (const auto& e : errors) FAIL_CHECK(format_error(e));
+  REQUIRE(pb);
+  check_extra_vars(*pb, inv, opt, &errors);
+  std::string out;
+  for (const auto& e : errors) out += format_error(e);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an -e name nothing defines or uses is an error with a did-you-mean", "[playbook]") {
+  const std::string pb =
+      "name = \"t\"\n[vars]\ndevices = [\"/dev/nvidia*\"]\n[[step]]\nid = \"a\"\nkind = \"kill\"\n"
+      "holders_of = \"{{ devices }}\"\n[[step]]\nid = \"b\"\nkind = \"run\"\ncommand = \"echo {{ unit }}\"\n"
+      "when = \"reboot\"\n";
+  LoadOptions opt;
+  opt.extra_vars = {{"devcies", "/dev/sda"}};  // used to leave /dev/nvidia* the target, silently
+  CHECK(extra_errors(pb, opt) ==
+        "-e: error: `devcies` is not a var of the playbook or its hosts, nor used by a template: -e devcies=... "
+        "would change nothing (did you mean `devices`?)\n");
+  opt.extra_vars = {{"zzzzzz", "1"}};
+  CHECK(extra_errors(pb, opt) ==
+        "-e: error: `zzzzzz` is not a var of the playbook or its hosts, nor used by a template: -e zzzzzz=... "
+        "would change nothing (-e sets a var that the playbook's templates use)\n");
+  // Defined (a var), used (a template, `when`), a host var, or a --secret: fine.
+  opt.extra_vars = {{"devices", "[\"/dev/x\"]"}, {"unit", "u"}, {"reboot", "true"}};
+  CHECK(extra_errors(pb, opt).empty());
+  Inventory inv;
+  inv.hosts["h"].vars = Value({{"rack", "a"}});
+  opt.extra_vars = {{"rack", "b"}};
+  CHECK(extra_errors(pb, opt, &inv).empty());
+  CHECK_FALSE(extra_errors(pb, opt).empty());  // without that inventory nothing has `rack`
+}
+
+TEST_CASE("without an inventory, names only a host could define are noted, not errors", "[playbook]") {
+  write("pb.toml", "name = \"t\"\n[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"echo {{ unit }} {{ host.nme }}\"\n"
+                   "when = \"gpus\"\n");
+  std::vector<LoadError> errors;
+  auto pb = load_playbook(scratch() + "/pb.toml", {}, &errors);
+  REQUIRE(pb);
+  std::vector<std::string> unchecked;
+  check_references(*pb, nullptr, &errors, &unchecked);
+  CHECK(unchecked == std::vector<std::string>{"gpus", "unit"});
+  REQUIRE(errors.size() == 1);  // a misspelt built-in is an error with or without hosts
+  CHECK(errors[0].message == "unknown built-in `host.nme`");
+}

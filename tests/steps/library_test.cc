@@ -4,12 +4,15 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
 #include "steps/holders.h"
 #include "steps/library.h"
+#include "support/files.h"
 #include "support/local_proc.h"
+#include "util/shell.h"
 
 using namespace ratchet;
 using ratchet::testing::eventually;
@@ -210,4 +213,138 @@ TEST_CASE("file names and process names cannot forge holder lines", "[steps][lib
   std::set<long long> pids;
   for (const auto& x : h) pids.insert(x["pid"].get<long long>());
   CHECK(pids == std::set<long long>{a.pid(), e.pid(), m.pid()});  // never b or c
+}
+
+namespace {
+
+/// The library run as `nobody` (a login that is not root and has no become).
+testing::ShellResult lib_as_nobody(const std::string& cmd) {
+  return run_sh("setpriv --reuid=nobody --regid=nogroup --clear-groups /bin/sh -c " +
+                util::shell_quote(steps::with_library(cmd)));
+}
+
+}  // namespace
+
+TEST_CASE("holders: a login that cannot read other users' open files fails closed, not \"free\"",
+          "[steps][library]") {
+  std::string d = stand_ins({"gpu0"});
+  chmod(d.c_str(), 0755);
+  chmod((d + "/gpu0").c_str(), 0644);
+  OwnedProcess root_holder("exec 3<" + d + "/gpu0; exec sleep 120");  // root's: unreadable to nobody
+  REQUIRE(eventually([&] { return fd_count(root_holder.pid(), d) == 1; }));
+
+  auto r = lib_as_nobody("ratchet_no_holders -- '" + d + "/gpu*'");
+  INFO(r.out << r.err);
+  CHECK(r.code == 5);
+  CHECK(r.out == "");
+  CHECK(r.err.find("ratchet: could not check: ") != std::string::npos);
+  CHECK(r.err.find("open files are unreadable as nobody (owners: root") != std::string::npos);
+  CHECK(r.err.find("); run as root or set become = true\n") != std::string::npos);
+  // As root the same scan sees the holder.
+  auto h = steps::parse_process_lines(lib("ratchet_no_holders -- '" + d + "/gpu*'").out, "holder");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0]["pid"] == root_holder.pid());
+  // A filter that leaves root's processes out anyway does not need to read them.
+  r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/gpu*'");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.err.find("could not check") == std::string::npos);
+  // A kill's check fails closed the same way (nothing seen alive, not all seen).
+  r = lib_as_nobody("ratchet_kill_check holders_of '" + d + "/gpu*' </dev/null");
+  CHECK(r.code == 5);
+  CHECK(r.err.find("ratchet: could not check: ") != std::string::npos);
+}
+
+TEST_CASE("holders: a holder seen by a partly blind scan is still reported", "[steps][library]") {
+  std::string d = stand_ins({"gpu0"});
+  chmod(d.c_str(), 0755);
+  chmod((d + "/gpu0").c_str(), 0644);
+  OwnedProcess root_holder("exec 3<" + d + "/gpu0; exec sleep 121");
+  OwnedProcess own_holder("exec setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c 'exec 3<" + d +
+                          "/gpu0; exec sleep 122'");
+  REQUIRE(eventually([&] { return fd_count(root_holder.pid(), d) == 1 && fd_count(own_holder.pid(), d) == 1; }));
+  auto r = lib_as_nobody("ratchet_no_holders -- '" + d + "/gpu0'");
+  CHECK(r.code == 1);  // a holder was seen: the state does not hold, whatever else was not seen
+  auto h = steps::parse_process_lines(r.out, "holder");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0]["pid"] == own_holder.pid());
+  CHECK(h[0]["user"] == "nobody");
+  CHECK(r.err.find("ratchet: could not check: ") != std::string::npos);
+}
+
+TEST_CASE("holders: a file name with |, a tab and a newline is one file, exactly", "[steps][library]") {
+  std::string d = stand_ins({"plain"});
+  const std::string odd = d + "/gpu | x\ty\nz%41";
+  testing::write_file(odd, "");
+  OwnedProcess a("exec 3<\"$(printf '" + d + "/gpu | x\\ty\\nz%%41')\" 4<" + d + "/plain; exec sleep 123");
+  REQUIRE(eventually([&] { return fd_count(a.pid(), d) == 2; }));
+  auto r = lib("ratchet_holders '' '' '" + d + "/*'");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  auto h = steps::parse_process_lines(r.out, "");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0]["pid"] == a.pid());
+  CHECK(h[0]["files"] == nlohmann::json::array({odd, d + "/plain"}));
+  // One line per holder: no byte of the name splits it.
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  // Named literally, the odd file is a target too.
+  h = steps::parse_process_lines(lib("ratchet_holders '' '' \"$(printf '" + d + "/gpu | x\\ty\\nz%%41')\"").out, "");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0]["files"] == nlohmann::json::array({odd}));
+}
+
+TEST_CASE("holders: a thread that holds the file after its group leader exited is a holder, killed as a group",
+          "[steps][library]") {
+  std::string d = stand_ins({"gpu0"});
+  OwnedProcess t(std::string("exec ") + RATCHET_THREAD_HOLDER + " " + d + "/gpu0");
+  auto leader_is_zombie = [&] {
+    return run_sh("grep -q '^State:.Z' /proc/" + std::to_string(t.pid()) + "/status && find /proc/" +
+                  std::to_string(t.pid()) + "/task/*/fd -lname '" + d + "/gpu0' | grep -q .")
+               .code == 0;
+  };
+  REQUIRE(eventually(leader_is_zombie));
+  CHECK(fd_count(t.pid(), d) == 0);  // /proc/PID/fd shows nothing: the leader's table is gone
+
+  auto h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/gpu*'").out, "");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0]["pid"] == t.pid());
+  CHECK(h[0]["files"] == nlohmann::json::array({d + "/gpu0"}));
+  const std::string ticks = std::to_string(h[0]["start_ticks"].get<long long>());
+  CHECK(lib("ratchet_same_alive " + std::to_string(t.pid()) + " " + ticks).code == 0);  // not dead: a thread runs
+
+  auto k = lib("ratchet_kill --signal TERM --wait-ms 3000 holders_of '" + d + "/gpu0'");
+  INFO(k.out << k.err);
+  CHECK(steps::parse_process_lines(k.out, "signalled").size() == 1);
+  CHECK(steps::parse_process_lines(k.out, "alive").empty());
+  CHECK(lib("ratchet_same_alive " + std::to_string(t.pid()) + " " + ticks).code != 0);
+  CHECK(lib("ratchet_no_holders -- '" + d + "/gpu0'").code == 0);
+}
+
+TEST_CASE("the library without GNU find -printf or fractional sleep: BusyBox tools, same holders",
+          "[steps][library]") {
+  if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");
+  std::string bin = testing::temp_dir("ratchet-busybox");
+  for (const char* tool : {"sh", "find", "stat", "sleep", "awk", "sed", "grep", "tr", "cut", "readlink", "sort",
+                           "head", "wc", "cat", "date", "id", "sha256sum", "mktemp", "chmod", "chown", "mv"})
+    REQUIRE(run_sh("ln -s \"$(command -v busybox)\" " + bin + "/" + tool).code == 0);
+  REQUIRE(run_sh("PATH=" + bin + " find /proc/self/fd -maxdepth 0 -printf '' 2>/dev/null").code != 0);
+  std::string d = stand_ins({"gpu0", "gpu1"});
+  OwnedProcess a("exec 3<" + d + "/gpu0; exec sleep 124");
+  REQUIRE(eventually([&] { return fd_count(a.pid(), d) == 1; }));
+  auto r = run_sh("PATH=" + bin + " " + bin + "/sh -c " + util::shell_quote(steps::with_library(
+                                                            "ratchet_no_holders -- '" + d + "/gpu*'")));
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  auto h = steps::parse_process_lines(r.out, "holder");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0]["pid"] == a.pid());
+  CHECK(h[0]["user"] == "root");
+  CHECK(h[0]["files"] == nlohmann::json::array({d + "/gpu0"}));
+  // Without stat -c at all, a file check says what it needs instead of guessing.
+  std::string nostat = testing::temp_dir("ratchet-nostat");
+  REQUIRE(run_sh("for t in " + bin + "/*; do [ \"${t##*/}\" = stat ] || ln -s \"$t\" " + nostat + "/; done").code == 0);
+  r = run_sh("PATH=" + nostat + " " + nostat + "/sh -c " +
+             util::shell_quote(steps::with_library("ratchet_stat '" + d + "/gpu0'")));
+  CHECK(r.code == 5);
+  CHECK(r.err == "ratchet: could not check: needs stat -c (GNU coreutils or BusyBox) on the host\n");
 }

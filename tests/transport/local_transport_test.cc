@@ -31,7 +31,8 @@ ExecResult run(const std::string& command, int timeout_ms = 10'000, std::string 
 ExecResult run_wired(const std::string& command, int timeout_ms) {
   auto t = make_local_transport();
   ExecRequest req;
-  req.command = wire_command(command, milliseconds(timeout_ms), Become{});
+  req.run_id = new_run_id();
+  req.command = wire_command(command, milliseconds(timeout_ms), Become{}, req.run_id);
   req.timeout = client_deadline(milliseconds(timeout_ms));
   req.host_timeout = milliseconds(timeout_ms);
   return t->exec(req);

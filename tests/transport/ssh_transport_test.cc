@@ -41,7 +41,8 @@ ExecRequest request(const std::string& command, int timeout_ms = 10'000) {
 /// A request through the deadline wrapper, as the engine sends it.
 ExecRequest wired(const std::string& command, int timeout_ms) {
   ExecRequest req;
-  req.command = wire_command(command, milliseconds(timeout_ms), Become{});
+  req.run_id = new_run_id();
+  req.command = wire_command(command, milliseconds(timeout_ms), Become{}, req.run_id);
   req.timeout = client_deadline(milliseconds(timeout_ms));
   req.host_timeout = milliseconds(timeout_ms);
   return req;

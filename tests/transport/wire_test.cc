@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <stdexcept>
+
 #include "util/shell.h"
 
 using namespace ratchet;
@@ -18,10 +21,23 @@ TEST_CASE("wire_command without a deadline execs /bin/sh -c with the quoted comm
 
 TEST_CASE("wire_command with a deadline passes the command to the run wrapper", "[transport]") {
   const std::string script = "'" + std::string(run_script()) + "'";
-  CHECK(wire_command("sleep 30", milliseconds(60'000), Become{}) ==
-        "exec /bin/sh -c " + script + " /bin/sh 'sleep 30'");
-  CHECK(wire_command("it's", milliseconds(1500), Become{}) ==
-        "exec /bin/sh -c " + script + " /bin/sh 'it'\\''s'");
+  CHECK(wire_command("sleep 30", milliseconds(60'000), Become{}, "0123456789abcdef") ==
+        "exec /bin/sh -c " + script + " /bin/sh 0123456789abcdef 'sleep 30'");
+  CHECK(wire_command("it's", milliseconds(1500), Become{}, "0123456789abcdef") ==
+        "exec /bin/sh -c " + script + " /bin/sh 0123456789abcdef 'it'\\''s'");
+  // A wrapped command needs a run id: 16 lowercase hex digits.
+  for (std::string_view bad : {"", "0123456789abcde", "0123456789ABCDEF", "0123456789abcdefa", "0123456789abcdeg"})
+    CHECK_THROWS_AS(wire_command("true", milliseconds(1000), Become{}, bad), std::invalid_argument);
+}
+
+TEST_CASE("run ids are 16 hex digits, new every time", "[transport]") {
+  std::set<std::string> seen;
+  for (int i = 0; i < 100; ++i) {
+    std::string id = new_run_id();
+    CHECK(valid_run_id(id));
+    seen.insert(id);
+  }
+  CHECK(seen.size() == 100);
 }
 
 TEST_CASE("the run and watchdog scripts travel single-quoted as is", "[transport]") {
@@ -44,12 +60,13 @@ TEST_CASE("the run and watchdog scripts travel single-quoted as is", "[transport
 TEST_CASE("watchdog_command passes pid, group, start time and the ms left", "[transport]") {
   const std::string script = "'" + std::string(watchdog_script()) + "'";
   RemoteProcess p{4242, 4240, 987654};
-  CHECK(watchdog_command(p, milliseconds(1500), Become{}) ==
-        "exec /bin/sh -c " + script + " ratchet 4242 4240 987654 1500");
-  CHECK(watchdog_command(p, milliseconds(-20), Become{true, "app"}) ==
-        "exec sudo -n -H -u app -- /bin/sh -c " + script + " ratchet 4242 4240 987654 0");
-  CHECK(watchdog_command(p, milliseconds(0), Become{true, "", true}) ==
-        "exec sudo -k -S -p '' -H -- /bin/sh -c " + script + " ratchet 4242 4240 987654 0");
+  const std::string id = "0123456789abcdef";
+  CHECK(watchdog_command(p, milliseconds(1500), Become{}, id) ==
+        "exec /bin/sh -c " + script + " ratchet 4242 4240 987654 1500 " + id);
+  CHECK(watchdog_command(p, milliseconds(-20), Become{true, "app"}, id) ==
+        "exec sudo -n -H -u app -- /bin/sh -c " + script + " ratchet 4242 4240 987654 0 " + id);
+  CHECK(watchdog_command(p, milliseconds(0), Become{true, "", true}, id) ==
+        "exec sudo -k -S -p '' -H -- /bin/sh -c " + script + " ratchet 4242 4240 987654 0 " + id);
 }
 
 TEST_CASE("become wraps the whole wire string in sudo -n -H", "[transport]") {
@@ -60,10 +77,10 @@ TEST_CASE("become wraps the whole wire string in sudo -n -H", "[transport]") {
         "exec sudo -n -H -u postgres -- /bin/sh -c 'id -u'");
   CHECK(wire_command("id -u", milliseconds(0), Become{true, "odd user"}) ==
         "exec sudo -n -H -u 'odd user' -- /bin/sh -c 'id -u'");
-  CHECK(wire_command("id -u", milliseconds(5000), Become{true, "app"}) ==
-        "exec sudo -n -H -u app -- /bin/sh -c " + script + " /bin/sh 'id -u'");
-  CHECK(wire_command("id -u", milliseconds(5000), Become{false, "app"}) ==
-        "exec /bin/sh -c " + script + " /bin/sh 'id -u'");
+  CHECK(wire_command("id -u", milliseconds(5000), Become{true, "app"}, "00000000000000aa") ==
+        "exec sudo -n -H -u app -- /bin/sh -c " + script + " /bin/sh 00000000000000aa 'id -u'");
+  CHECK(wire_command("id -u", milliseconds(5000), Become{false, "app"}, "00000000000000aa") ==
+        "exec /bin/sh -c " + script + " /bin/sh 00000000000000aa 'id -u'");
 }
 
 TEST_CASE("become with a password: sudo -k -S with an empty prompt, never -n", "[transport]") {

@@ -1,11 +1,34 @@
-# ratchet host library v1: POSIX sh + GNU coreutils/findutils + awk, reads /proc.
+# ratchet host library v1: POSIX sh + coreutils (GNU or BusyBox) + awk, reads /proc.
 # Prepended to every command that calls a ratchet_* function (the transcript's
 # `sent`); the `command` shown by plan is the call alone. Never uses fuser.
 # Holder/process line format (tab-separated):
-#   pid  user  start_ticks  start_epoch  comm  cmdline  files (joined by " | ")
+#   pid  user  start_ticks  start_epoch  comm  cmdline  file  file ...
+# Each file is %-encoded (% -> %25, TAB -> %09, newline -> %0A), so no byte of a
+# path can split a field or a line. Exit statuses of checks: 0 holds, 1 does
+# not hold, 2 bad target (a pattern that matches nothing), 3 recycled PID,
+# 4 bad input, 5 could not look (unreadable processes, a missing tool).
 RATCHET_TAB=$(printf '\t')
 RATCHET_NL='
 '
+
+# %-encodes $1 (the process-line file encoding above); prints it with a newline.
+ratchet_esc() {
+  RE_S=$1 awk 'BEGIN { s = ENVIRON["RE_S"]; gsub(/%/, "%25", s); gsub(/\t/, "%09", s); gsub(/\n/, "%0A", s); print s }'
+}
+
+# The user name of UID (numeric when no name is known).
+ratchet_uname() {
+  _un=$(getent passwd "$1" 2>/dev/null | cut -d: -f1)
+  [ -n "$_un" ] || _un=$(awk -F: -v u="$1" '$3 == u { print $1; exit }' /etc/passwd 2>/dev/null)
+  printf '%s\n' "${_un:-$1}"
+}
+
+# Effective UID of PID (from /proc/PID/status; /proc/PID itself is owned by root
+# when the process is not dumpable, whoever runs it).
+ratchet_euid() { awk '$1 == "Uid:" { print $3; exit }' "/proc/$1/status" 2>/dev/null; }
+
+# Sleeps a tenth of a second, or a whole one where sleep takes no fraction.
+ratchet_nap() { sleep 0.1 2>/dev/null || sleep 1; }
 
 # Clock ticks per second and boot time (epoch seconds), for start times.
 ratchet_hz() { getconf CLK_TCK 2>/dev/null || echo 100; }
@@ -27,18 +50,43 @@ ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 # comm field may hold spaces and parentheses, so cut after the last ") ").
 ratchet_start() { tr '\n' ' ' 2>/dev/null < "/proc/$1/stat" | sed 's/^.*) //' | awk '{print $20}'; }
 
-# True when PID is alive and still the process that started at TICKS
-# (a zombie counts as dead; a different start time is a recycled PID).
+# True when PID is alive and still the process that started at TICKS (a
+# different start time is a recycled PID). A zombie is dead unless another
+# thread of its thread group still runs (a leader that returned while a worker
+# thread keeps the device): the group is gone only when every thread is.
 ratchet_same_alive() {
   _st=$(tr '\n' ' ' 2>/dev/null < "/proc/$1/stat" | sed 's/^.*) //') || return 1
   [ -n "$_st" ] || return 1
+  # shellcheck disable=SC2086  # the stat fields, split at spaces on purpose
   set -- "$1" "$2" $_st
-  [ "$3" != Z ] && [ "$3" != X ] && [ "${22}" = "$2" ]
+  [ "${22}" = "$2" ] || return 1
+  case "$3" in
+    X) return 1 ;;
+    Z) ratchet_live_threads "$1" ;;
+    *) return 0 ;;
+  esac
+}
+
+# True when a thread of PID's group other than its leader is not a zombie.
+ratchet_live_threads() {
+  for _lt in "/proc/$1/task/"[0-9]*; do
+    [ "$_lt" = "/proc/$1/task/$1" ] && continue
+    _ls=$(awk '$1 == "State:" { print $2; exit }' "$_lt/status" 2>/dev/null)
+    case "$_ls" in ""|Z|X) ;; *) return 0 ;; esac
+  done
+  return 1
+}
+
+# PIDs whose thread-group leader is a zombie while other threads live: their
+# open files are listed under /proc/PID/task/TID/ only.
+ratchet_zombie_leaders() {
+  grep -s -l -E '^State:[[:space:]]+Z' /proc/[0-9]*/status | sed 's|^/proc/||; s|/status$||' |
+    while read -r _zp; do ratchet_live_threads "$_zp" && printf '%s\n' "$_zp"; done
 }
 
 # PIDs never selected: PID 1, this command's ancestry (sshd's session process)
 # and every process of this command's own session (its subshells).
-ratchet_protected() { # [--own-commands]: also processes running this library
+ratchet_protected() {
   _p=$$
   while [ -n "$_p" ] && [ "$_p" -gt 0 ] 2>/dev/null; do
     printf '%s\n' "$_p"
@@ -46,7 +94,6 @@ ratchet_protected() { # [--own-commands]: also processes running this library
   done
   echo 1
   ratchet_stats | awk -v me="$$" '{ sid[$1] = $3 } END { for (p in sid) if (sid[p] == sid[me]) print p }'
-  if [ "${1:-}" = --own-commands ]; then ratchet_own_commands; fi
 }
 
 # For pattern selection only (their command lines hold the pattern's text):
@@ -57,10 +104,11 @@ ratchet_own_commands() {
 }
 
 # Prints the process line for PID (see header); nothing when it is gone.
+# FILES: the file fields, already %-encoded and tab-separated ("" for none).
 ratchet_describe() { # PID FILES
   [ -d "/proc/$1" ] || return 0
   _t=$(ratchet_start "$1"); [ -n "$_t" ] || return 0
-  _u=$(stat -c %U "/proc/$1" 2>/dev/null)
+  _u=$(ratchet_euid "$1"); [ -z "$_u" ] || _u=$(ratchet_uname "$_u")
   _c=$(cat "/proc/$1/comm" 2>/dev/null)
   _c=$(printf '%s' "$_c" | tr '\t\n' '  ')  # comm may hold any byte, even a newline
   _a=$(tr '\000\t\n' '   ' 2>/dev/null < "/proc/$1/cmdline" | sed 's/ *$//')
@@ -73,7 +121,7 @@ ratchet_describe() { # PID FILES
 # Parses the common options into globals; sets RATCHET_SHIFT to the count used.
 #   --user U  --exclude NAME[,NAME...]  --missing-ok  --signal SIG  --wait-ms N  --tree
 ratchet_opts() {
-  _user= _ex= _sig=TERM _wait=0 _tree=0 MISSING_OK=0 RATCHET_SHIFT=0
+  _user='' _ex='' _sig=TERM _wait=0 _tree=0 MISSING_OK=0 RATCHET_SHIFT=0
   while [ $# -gt 0 ]; do
     case "$1" in
       --user) _user=$2; shift 2; RATCHET_SHIFT=$((RATCHET_SHIFT + 2));;
@@ -89,21 +137,21 @@ ratchet_opts() {
 }
 
 # Filters process lines on stdin: drops protected PIDs (saying so on stderr:
-# a selection that shrank says why), excluded names (matched against comm,
-# which the kernel truncates to 15 bytes, and argv[0]'s basename) and, with
-# users, processes of other users.
+# a selection that shrank says why; not with RATCHET_QUIET=1), excluded names
+# (matched against comm, which the kernel truncates to 15 bytes, and argv[0]'s
+# basename) and, with users, processes of other users.
 ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
   _prot=$(ratchet_protected); _own=
   if [ "${3:-}" = own ]; then _own=$(ratchet_own_commands); fi
-  RU=$1 RX=$2 RP=$_prot RO=$_own awk -F '\t' '
-    BEGIN { user = ENVIRON["RU"]; ex = ENVIRON["RX"]; prot = ENVIRON["RP"]
+  RU=$1 RX=$2 RP=$_prot RO=$_own RQ=${RATCHET_QUIET:-0} awk -F '\t' '
+    BEGIN { user = ENVIRON["RU"]; ex = ENVIRON["RX"]; prot = ENVIRON["RP"]; q = ENVIRON["RQ"] == 1
             n = split(ex, e, ","); for (i = 1; i <= n; i++) if (e[i] != "") { x[e[i]] = 1; x[substr(e[i], 1, 15)] = 1 }
             k = split(user, us, ","); for (i = 1; i <= k; i++) if (us[i] != "") U[us[i]] = 1
             m = split(prot, p, "\n"); for (i = 1; i <= m; i++) P[p[i]] = 1
             m = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= m; i++) O[o[i]] = 1 }
-    { if ($1 == 1) { print "ratchet: PID 1 (" $5 ") is never selected" > "/dev/stderr"; next }
-      if ($1 in P) { print "ratchet: PID " $1 " (" $5 ") is part of this SSH session (ratchet itself): never selected" > "/dev/stderr"; next }
-      if ($1 in O) { print "ratchet: PID " $1 " (" $5 ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
+    { if ($1 == 1) { if (!q) print "ratchet: PID 1 (" $5 ") is never selected" > "/dev/stderr"; next }
+      if ($1 in P) { if (!q) print "ratchet: PID " $1 " (" $5 ") is part of this SSH session (ratchet itself): never selected" > "/dev/stderr"; next }
+      if ($1 in O) { if (!q) print "ratchet: PID " $1 " (" $5 ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
       if (user != "" && !($2 in U)) next
       a0 = $6; sub(/ .*/, "", a0); sub(/.*\//, "", a0)
       if (($5 in x) || (a0 in x)) next
@@ -111,7 +159,8 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 }
 
 # Resolves path patterns (globs expanded here, on the host) to canonical paths,
-# one per line; a directory stands for everything beneath it ("DIR/").
+# one per line, %-encoded (any byte may be in a name); a directory stands for
+# everything beneath it ("DIR/").
 # From the first component a wildcard matched on, no component is followed
 # when it is a symlink: a link planted where a glob looks (/tmp/app-*.sock -> /,
 # or /tmp/app-x/sock -> /usr under a matched directory) must not widen a kill.
@@ -122,28 +171,29 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 ratchet_targets() {
   for _pat in "$@"; do
     _found=0
+    # Components of the pattern before the first one with a wildcard, plus one:
+    # the first component (as awk -F/ counts, "" before a leading /) not followed.
+    _w=$(RP=$_pat awk 'BEGIN { n = split(ENVIRON["RP"], c, "/"); for (i = 1; i <= n; i++) if (c[i] ~ /[*?[]/) { print i; exit }; print 0 }')
     _oifs=$IFS; IFS=
     for _f in $_pat; do
       IFS=$_oifs
       [ -e "$_f" ] || [ -L "$_f" ] || continue
-      case "$_f" in *"$RATCHET_NL"*|*"$RATCHET_TAB"*)
-        printf '%s\n' "ratchet: a path with a newline or tab cannot be a target (matched by $_pat)" >&2; return 2;; esac
-      # Each prefix of the match from the first component a wildcard matched on.
-      _wild=$(printf '%s\n%s\n' "$_pat" "$_f" | awk -F/ '
-        NR == 1 { w = 0; for (i = 1; i <= NF; i++) if ($i ~ /[*?[]/) { w = i; break }; next }
-        { p = ""; for (i = 1; i <= NF; i++) { p = (i == 1 ? $i : p "/" $i); if (w && i >= w) print p } }')
       _link=
-      IFS=$RATCHET_NL
-      for _w in $_wild; do [ -L "$_w" ] && { _link=$_w; break; }; done
-      IFS=$_oifs
+      if [ "$_w" -gt 0 ]; then
+        # Walk from the match up to the first wildcard component, by removing
+        # the last component each time (no byte of a name can split this walk).
+        _c=$(printf '%s' "$_f" | tr -cd / | wc -c); _c=$((_c + 1)); _p=$_f
+        while [ "$_c" -ge "$_w" ]; do
+          [ -L "$_p" ] && _link=$_p
+          _p=${_p%/*}; _c=$((_c - 1))
+        done
+      fi
       if [ -n "$_link" ]; then
         printf '%s\n' "ratchet: $_link is a symlink (to $(readlink -- "$_link")) matched by a wildcard of $_pat (or under what one matched): not followed; name it without a wildcard to use it" >&2
         continue
       fi
       [ -e "$_f" ] || continue  # a dangling literal link
-      _r=$(readlink -f -- "$_f")
-      case "$_r" in *"$RATCHET_NL"*|*"$RATCHET_TAB"*)
-        printf '%s\n' "ratchet: $_f: a path with a newline or tab cannot be a target" >&2; return 2;; esac
+      _r=$(readlink -f -- "$_f"; echo .); _r=${_r%"$RATCHET_NL."}  # keeps a trailing newline of a name
       if [ "$_r" = / ]; then
         printf '%s\n' "ratchet: $_f is / (every file on the host): refused as a target" >&2; return 2
       fi
@@ -151,7 +201,7 @@ ratchet_targets() {
         printf '%s\n' "ratchet: $_f is the top-level directory $_r, a whole tree of the system: refused as a target; name the files or a deeper directory" >&2; return 2
       fi;; esac
       _found=1
-      if [ -d "$_r" ]; then printf '%s\n' "${_r%/}/"; else printf '%s\n' "$_r"; fi
+      if [ -d "$_r" ]; then ratchet_esc "${_r%/}/"; else ratchet_esc "$_r"; fi
     done
     IFS=$_oifs
     if [ "$_found" = 0 ] && [ "${MISSING_OK:-0}" != 1 ]; then
@@ -161,33 +211,120 @@ ratchet_targets() {
   done
 }
 
-# Who holds the files: scans /proc/*/fd and /proc/*/maps (no fuser). Prints one
-# process line per holder with every held target in the files column.
+# Whether this host's find prints link targets (-printf, GNU) and its awk
+# splits records at NUL: the fast scan. Else one readlink per descriptor.
+ratchet_fast_scan() {
+  find /proc/self/fd -maxdepth 0 -printf '' 2>/dev/null &&
+    [ "$(printf 'a\000b\000' | awk 'BEGIN { RS = "\0" } END { print NR }' 2>/dev/null)" = 2 ]
+}
+
+# "PID<TAB>%-encoded target" for every open descriptor of the fd directories
+# given (/proc/PID/fd or /proc/PID/task/TID/fd), in any order.
+ratchet_fd_links() { # DIR...
+  if ratchet_fast_scan; then
+    # A link ends in NUL: no byte of a name can forge a record.
+    find "$@" -mindepth 1 -maxdepth 1 -type l -printf '%h\t%l\0' 2>/dev/null |
+      awk 'BEGIN { RS = "\0" }
+        { c = index($0, "\t"); d = substr($0, 1, c - 1); l = substr($0, c + 1)
+          split(d, q, "/"); gsub(/%/, "%25", l); gsub(/\t/, "%09", l); gsub(/\n/, "%0A", l)
+          print q[3] "\t" l }'
+  else
+    for _d in "$@"; do
+      _dp=${_d#/proc/}; _dp=${_dp%%/*}
+      for _l in "$_d"/*; do
+        _t=$(readlink -- "$_l" 2>/dev/null; echo .); _t=${_t%"$RATCHET_NL."}
+        [ "$_t" != . ] || continue
+        case "$_t" in *%*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*) _t=$(ratchet_esc "$_t");; esac
+        printf '%s\t%s\n' "$_dp" "$_t"
+      done
+    done
+  fi
+}
+
+# "PID<TAB>%-encoded path" for every file mapping of the maps files given. The
+# kernel writes a newline in a mapped name as \012.
+ratchet_map_files() { # MAPS...
+  grep -s -H ' /' "$@" |
+    awk '{ c = index($0, ":"); f = substr($0, 1, c - 1); l = substr($0, c + 1); i = index(l, "/")
+           if (i > 0) { split(f, q, "/"); l = substr(l, i); gsub(/%/, "%25", l); gsub(/\t/, "%09", l)
+                        gsub(/\\012/, "%0A", l); print q[3] "\t" l } }'
+}
+
+# Why a /proc scan by this login cannot see every process: /proc mounted with
+# hidepid=2 (invisible) or 4 (ptraceable) hides other users' processes from
+# anyone but root. Prints the reason and returns 1 when blind; else 0.
+ratchet_proc_visible() {
+  [ "$(id -u)" = 0 ] && return 0
+  _hp=$(awk '$5 == "/proc" { for (i = 7; i <= NF; i++) if ($i == "-") { print $(i + 3); exit } }' /proc/self/mountinfo 2>/dev/null |
+        tr , '\n' | sed -n 's/^hidepid=//p' | tail -n 1)
+  case "$_hp" in
+    2|invisible|4|ptraceable)
+      printf '%s\n' "/proc is mounted with hidepid=$_hp: other users' processes are invisible to $(id -un)"; return 1 ;;
+  esac
+  return 0
+}
+
+# Processes whose open files this login cannot read (not root, no become): the
+# PIDs whose /proc/PID/fd is not readable, leaving out kernel threads (PID 2 and
+# its children: they hold no user files), as process lines with no files.
+ratchet_unreadable() {
+  _ur=$(for _d in /proc/[0-9]*; do
+          { [ -r "$_d/fd" ] && [ -x "$_d/fd" ]; } || printf '%s\n' "${_d#/proc/}"
+        done)
+  [ -n "$_ur" ] || return 0
+  _kt=$(ratchet_stats | awk '$1 == 2 || $2 == 2 { print $1 }')
+  printf '%s\n' "$_ur" | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
+    !($1 in K)' | while read -r _up; do ratchet_describe "$_up" ""; done
+}
+
+# Who holds the files: scans /proc/*/fd and /proc/*/maps (no fuser), and the
+# threads' own under /proc/PID/task/ where a thread-group leader has exited.
+# Prints one process line per holder with every held target. Fails closed:
+# when processes that the filters would keep have open files this login cannot
+# read, their holders are still printed, and the reason goes to stderr as
+# "ratchet: could not check: ..." with exit 5. The login user's own processes
+# that are not dumpable (another SSH session of the same user) are named in a
+# warning instead.
 ratchet_holders() { # USER EXCLUDES PATTERN...
   _user=$1 _ex=$2; shift 2
   _tg=$(ratchet_targets "$@") || return 2
   [ -n "$_tg" ] || return 0
-  # fd links end in NUL, and any newline inside a link becomes \001 first: a
-  # file name can never forge a line. (maps escapes newlines itself: \012.)
-  _pairs=$( { find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -type l -printf '%h\t%l\0' 2>/dev/null |
-                tr '\n\000' '\001\n'
-              grep -s -H ' /' /proc/[0-9]*/maps |
-                awk '{ c = index($0, ":"); f = substr($0, 1, c - 1); l = substr($0, c + 1); i = index(l, "/")
-                       if (i > 0) { sub(/\/maps$/, "", f); print f "/fd\t" substr(l, i) } }'
-            } | RT=$_tg awk '
-    BEGIN { n = split(ENVIRON["RT"], t, "\n"); for (i = 1; i <= n; i++) if (t[i] ~ /\/$/) d[t[i]] = 1; else f[t[i]] = 1 }
+  if ! _why=$(ratchet_proc_visible); then
+    printf '%s\n' "ratchet: could not check: $_why; run as root or set become = true" >&2
+    return 5
+  fi
+  _fdd='' _mp=
+  for _zp in $(ratchet_zombie_leaders); do
+    _fdd="$_fdd /proc/$_zp/task/[0-9]*/fd"; _mp="$_mp /proc/$_zp/task/[0-9]*/maps"
+  done
+  # shellcheck disable=SC2086  # the task globs expand here
+  _pairs=$( { ratchet_fd_links /proc/[0-9]*/fd $_fdd; ratchet_map_files /proc/[0-9]*/maps $_mp; } | RT=$_tg awk '
+    BEGIN { n = split(ENVIRON["RT"], t, "\n"); for (i = 1; i <= n; i++) if (t[i] ~ /\/$/) d[t[i]] = 1; else if (t[i] != "") f[t[i]] = 1 }
     { c = index($0, "\t"); p = substr($0, 1, c - 1); l = substr($0, c + 1)
-      if (p !~ /^\/proc\/[0-9]+\/fd$/) next
-      sub(/^\/proc\//, "", p); sub(/\/fd$/, "", p); hit = ""
+      if (p !~ /^[0-9]+$/) next
+      hit = ""
       if (l in f) hit = l
       else for (k in d) if (index(l, k) == 1) { hit = l; break }
-      if (hit != "" && !((p, hit) in seen)) { seen[p, hit] = 1; if (p in files) files[p] = files[p] " | " hit; else files[p] = hit }
+      if (hit != "" && !((p, hit) in seen)) { seen[p, hit] = 1; if (p in files) files[p] = files[p] "\t" hit; else files[p] = hit }
     }
     END { for (p in files) print p "\t" files[p] }')
-  [ -n "$_pairs" ] || return 0
-  printf '%s\n' "$_pairs" | sort -n | while IFS="$RATCHET_TAB" read -r _p _fl; do
-    ratchet_describe "$_p" "$_fl"
-  done | ratchet_filter "$_user" "$_ex"
+  if [ -n "$_pairs" ]; then
+    printf '%s\n' "$_pairs" | sort -n | while IFS="$RATCHET_TAB" read -r _p _fl; do
+      ratchet_describe "$_p" "$_fl"
+    done | ratchet_filter "$_user" "$_ex"
+  fi
+  _blind=$(ratchet_unreadable | RATCHET_QUIET=1 ratchet_filter "$_user" "$_ex")
+  [ -n "$_blind" ] || return 0
+  _me=$(id -un)
+  _mine=$(printf '%s\n' "$_blind" | RM=$_me awk -F '\t' '$2 == ENVIRON["RM"] { printf "%s%s (%s)", (n++ ? ", " : ""), $1, $5 }')
+  if [ -n "$_mine" ]; then
+    printf '%s\n' "ratchet: warning: processes of $_me that are not dumpable (such as another SSH session of $_me) have open files $_me cannot read; not counted: PID $_mine" >&2
+  fi
+  _other=$(printf '%s\n' "$_blind" | RM=$_me awk -F '\t' '$2 != ENVIRON["RM"] { n++; if (!($2 in o)) { o[$2] = 1; w = w (w == "" ? "" : ", ") $2 } }
+    END { if (n) printf "%d process%s open files are unreadable as %s (owners: %s)", n, (n == 1 ? "'"'"'s" : "es'"'"'"), ENVIRON["RM"], w }')
+  [ -n "$_other" ] || return 0
+  printf '%s\n' "ratchet: could not check: $_other; run as root or set become = true" >&2
+  return 5
 }
 
 # Descendants (by parent PID) of the PIDs on stdin, and members of the session
@@ -232,7 +369,7 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
         printf '%s\n' "ratchet: PID $_p from $1 is not running: nothing to kill" >&2; return 0
       fi
       _line=$(ratchet_describe "$_p" "")
-      _mt=$(stat -L -c %Y -- "$1")  # the file a symlink names, not the link
+      _mt=$(date -r "$1" +%s 2>/dev/null || stat -L -c %Y -- "$1")  # the file a symlink names, not the link
       _se=$(printf '%s\n' "$_line" | cut -f4)
       if awk -v s="$_se" -v m="$_mt" 'BEGIN{exit !(s > m + 2)}'; then
         printf '%s\n' "ratchet: PID $_p started at $_se, after $1 was written at $_mt: a recycled PID, not the process the file names; nothing killed" >&2
@@ -266,7 +403,9 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _kuser=$_user _kex=$_ex
   _sel=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
-  [ "$_rc" = 0 ] || return "$_rc"
+  # 5: a scan that could not see every process; what it saw is still killed
+  # (the check then fails closed).
+  [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   if [ "$_tree" = 1 ] && [ -n "$_sel" ]; then
     _more=$(printf '%s\n' "$_sel" | cut -f1 | ratchet_tree)
     if [ -n "$_more" ]; then
@@ -290,7 +429,7 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
       ratchet_same_alive "$_p" "$_t" && printf '%s\t%s\n' "$_p" "$_t"; done)
     [ -n "$_targets" ] || break
     [ "$(ratchet_now_ms)" -lt "$_end" ] || break
-    sleep 0.1
+    ratchet_nap
   done
   printf '%s\n' "$_sel" | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f3)
@@ -305,19 +444,20 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
 ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _now=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
-  [ "$_rc" = 0 ] || return "$_rc"
+  [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   { cat; printf '%s\n' "$_now"; } | awk -F '\t' 'NF >= 3 && !seen[$1]++' | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f3)
     ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
   done
-  return 0
+  return "$_rc"  # 5: nothing seen alive, but not everything could be seen
 }
 
 # Verify conditions. Each prints what violates it and returns non-zero then.
 ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN...
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
-  _h=$(ratchet_holders "$_user" "$_ex" "$@") || return 2
-  [ -z "$_h" ] && return 0
+  _h=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
+  [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return 2
+  [ -z "$_h" ] && return "$_rc"  # 5: none seen, but not everything could be seen
   printf 'holder\t%s\n' "$_h" | sed "2,\$s/^/holder$RATCHET_TAB/"
   return 1
 }
@@ -341,7 +481,7 @@ ratchet_service_state() { # UNIT [UNIT_FILE_PATH]
   printf 'load=%s\n' "$(systemctl show -p LoadState --value -- "$1" 2>/dev/null)"
   while :; do
     _a=$(systemctl is-active -- "$1" 2>/dev/null)
-    case "$_a" in activating|deactivating|reloading|refreshing) sleep 0.2;; *) break;; esac
+    case "$_a" in activating|deactivating|reloading|refreshing) ratchet_nap;; *) break;; esac
   done
   printf 'active=%s\n' "$_a"
   printf 'enabled=%s\n' "$(systemctl is-enabled -- "$1" 2>/dev/null)"
@@ -350,8 +490,16 @@ ratchet_service_state() { # UNIT [UNIT_FILE_PATH]
   fi
 }
 
+# stat -c (GNU coreutils, BusyBox): without it, say so (exit 5 for the caller).
+ratchet_need_stat() {
+  stat -L -c %a / >/dev/null 2>&1 && return 0
+  printf '%s\n' "ratchet: could not check: needs stat -c (GNU coreutils or BusyBox) on the host" >&2
+  return 1
+}
+
 # File state for a write check: "sha256 mode owner group" or "absent".
 ratchet_stat() { # PATH (a symlink is followed: the file it names is checked)
+  ratchet_need_stat || return 5
   if [ -f "$1" ]; then
     printf '%s %s\n' "$(sha256sum < "$1" | cut -d' ' -f1)" "$(stat -L -c '%a %U %G' -- "$1")"
   elif [ -e "$1" ]; then printf '%s\n' "notfile"; else printf '%s\n' "absent"; fi
@@ -361,6 +509,7 @@ ratchet_stat() { # PATH (a symlink is followed: the file it names is checked)
 # owner are set on it, then one rename puts it in place. The old file stays
 # whole until the rename; a failure removes the temp file.
 ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
+  ratchet_need_stat || return 5
   # Through a symlink, the file it names is replaced (the link stays).
   if [ -L "$1" ]; then set -- "$(readlink -f -- "$1")" "$2" "$3" "$4" "$5"; fi
   _d=$(dirname -- "$1")
