@@ -124,7 +124,9 @@ std::string Executor::ensure_become(int rung) {
   probe.role = "become_probe";
   probe.text = "true";
   probe.timeout = util::Millis(15'000);
-  auto r = exec_recorded(probe, rung, "", {true, become_user_, false});
+  // sudo speaks its own English under LC_ALL=C, whatever the host's locale:
+  // the probe reads its messages, never a translation of them.
+  auto r = exec_recorded(probe, rung, "", {true, become_user_, false, true});
   if (r.error == "interrupted") return "interrupted";
   if (r.exit_code == 0 && r.error.empty()) {
     sudo_mode_[become_user_] = "nopasswd";
@@ -132,10 +134,14 @@ std::string Executor::ensure_become(int rung) {
   }
   if (!r.error.empty()) return fail(fmt::format("become: the sudo probe could not run: {}", r.error));
   std::string err = one_line(w_, r.err.data);
+  // What sudo is given for every command, so that the refusal names the rule to write.
+  const std::string argv = transport::sudo_argv({true, become_user_, false}, "...");
   if (err.find("not in the sudoers") != std::string::npos || err.find("not allowed to") != std::string::npos)
-    return fail(fmt::format("become: sudo does not let this login user run commands as {}: {}", who, err));
+    return fail(fmt::format("become: sudo does not let this login user run commands as {}: ratchet runs "
+                            "`{}` for every command, so the sudoers rule must allow /bin/sh as {} (sudo said: {})",
+                            who, argv, who, err));
   if (err.find("password is required") == std::string::npos)
-    return fail(fmt::format("become: `sudo -n` to run as {} failed (exit {}): {}", who, r.exit_code,
+    return fail(fmt::format("become: `{}` to run as {} failed (exit {}): {}", argv, who, r.exit_code,
                             err.empty() ? "no message" : err));
   if (password_ == nullptr)
     return fail(fmt::format(
@@ -145,7 +151,7 @@ std::string Executor::ensure_become(int rung) {
   // From here on the password travels (on stdin only): mask it everywhere. A
   // password never sent (NOPASSWD hosts) masks nothing.
   w_.add_secret(*password_);
-  auto v = exec_recorded(probe, rung, "", {true, become_user_, true});
+  auto v = exec_recorded(probe, rung, "", {true, become_user_, true, true});
   if (v.error == "interrupted") return "interrupted";
   if (v.exit_code == 0 && v.error.empty()) {
     sudo_mode_[become_user_] = "password";
@@ -153,7 +159,9 @@ std::string Executor::ensure_become(int rung) {
   }
   std::string verr = !v.error.empty() ? v.error : one_line(w_, v.err.data);
   if (verr.find("not in the sudoers") != std::string::npos || verr.find("not allowed to") != std::string::npos)
-    return fail(fmt::format("become: sudo does not let this login user run commands as {}: {}", who, verr));
+    return fail(fmt::format("become: sudo does not let this login user run commands as {}: ratchet runs "
+                            "`{}` for every command, so the sudoers rule must allow /bin/sh as {} (sudo said: {})",
+                            who, transport::sudo_argv({true, become_user_, true}, "..."), who, verr));
   return fail(fmt::format("become: sudo rejected the become password (to run as {}): {}", who,
                           verr.empty() ? "no message" : verr));
 }
@@ -240,6 +248,7 @@ void record_result(transcript::Writer& w, const nlohmann::json& base, const tran
   if (!r.error.empty()) ex["error"] = r.error;
   if (r.remote_pid > 0) ex["pid"] = r.remote_pid;
   if (!r.watchdog.empty()) ex["watchdog"] = r.watchdog;
+  if (!r.warning.empty()) ex["warning"] = r.warning;
   w.emit("exit", ex);
 }
 

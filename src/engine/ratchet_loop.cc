@@ -31,6 +31,7 @@ struct Loop {
   std::string selection;  // stdin for a kill check
   std::string action_error;  // why the last action failed ("" = it did not)
   std::string action_reason;
+  std::string action_note;  // a passing action's note (a warning), for a run step's reason
   bool acted = false;     // once an action ran, o.out/o.err keep its output
 
   void note_holders(const nlohmann::json& h) {
@@ -101,6 +102,7 @@ struct Loop {
       ex.evidence(k, ev);
     }
     action_reason = v.holds ? "" : v.reason;
+    action_note = v.holds ? v.reason : "";
     action_error = v.holds ? "" : fmt::format("{} failed: {}", k == 0 ? "action" : fmt::format("rung {}", k), v.reason);
   }
 };
@@ -109,7 +111,7 @@ struct Loop {
 
 StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleeper& sleep) {
   auto t0 = std::chrono::steady_clock::now();
-  Loop L{ps, ex, sleep, {}, {}, {}, {}, false};
+  Loop L{ps, ex, sleep, {}, {}, {}, {}, {}, false};
   StepOutcome& o = L.o;
   auto finish = [&](std::string status, int rung) {
     o.status = std::move(status);
@@ -122,7 +124,9 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
   if (ps.action_is_result) {  // run without a check: its exit status is the result
     L.act(own, 0);
     o.reason = L.action_reason;
-    return finish(o.reason.empty() && !ex.interrupted() ? "changed" : "failed", 0);
+    const bool ok = o.reason.empty() && !ex.interrupted();
+    if (ok) o.reason = L.action_note;
+    return finish(ok ? "changed" : "failed", 0);
   }
   if (!own.always_act) {
     // A step with no action of its own (verify) waits for its state with

@@ -224,6 +224,8 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
     else if (v.holders.empty()) v.reason = first_line(r.err.data);
     return v;
   }
+  // A command that succeeded but left its output held open: say so.
+  if (!r.warning.empty()) v.reason = "warning: " + r.warning;
   std::vector<int> ok = expect_exit;
   if (c.expect.is_array()) {
     ok.clear();

@@ -57,6 +57,17 @@ ssize_t write_nosigpipe(int fd, const char* data, size_t n) {
 
 /// Runs `command` with /bin/sh -c in a session of its own, stdio on /dev/null,
 /// and waits for it: the local way of a second channel. Returns "armed" or why not.
+/// Runs `command` with /bin/sh and returns its stdout ("" when it fails).
+std::string run_capture(const std::string& command) {
+  std::string out;
+  FILE* f = popen(command.c_str(), "r");
+  if (f == nullptr) return out;
+  char b[4096];
+  for (size_t n; (n = fread(b, 1, sizeof b, f)) > 0;) out.append(b, n);
+  pclose(f);
+  return out;
+}
+
 std::string run_beside(const std::string& command) {
   pid_t pid = fork();
   if (pid == 0) {
@@ -126,7 +137,8 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   };
   int status = 0;
-  bool reaped = false;
+  bool reaped = false, held = false;
+  Clock::time_point reaped_at{};
   char buf[65536];
 
   while (fds[1] >= 0 || fds[2] >= 0 || !reaped) {
@@ -138,14 +150,19 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
       break;
     }
     // As ssh_exec.cc does: arm the wrapper's watchdog (wire.h) on a long run.
-    if (wrapped && !armed && marker.process().known() &&
+    if (wrapped && !armed && !reaped && marker.process().known() &&
         elapsed_ms() >= arm_after(req.host_timeout).count()) {
       armed = true;
       r.watchdog = run_beside(watchdog_command(
           marker.process(), util::Millis(req.host_timeout.count() - elapsed_ms()), Become{}, req.run_id));
     }
-    if (!reaped && waitpid(pid, &status, WNOHANG) == pid) reaped = true;
+    if (!reaped && waitpid(pid, &status, WNOHANG) == pid) reaped = true, reaped_at = Clock::now();
     if (fds[1] < 0 && fds[2] < 0 && reaped) break;
+    // Ended, but a child holds the output: read on for the drain grace only.
+    if (reaped && Clock::now() - reaped_at >= req.drain_grace) {
+      held = true;
+      break;
+    }
     pollfd p[3];
     nfds_t n = 0;
     int which[3];
@@ -179,10 +196,12 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
         close_fd(i);
     }
   }
-  // Deadline: the command, or something of its group holding its pipes, is
-  // still there; nothing of it may outlive this call. (A finished command's
-  // detached processes are left alone, as on an ssh host.)
-  if (!reaped || fds[1] >= 0 || fds[2] >= 0) kill(-pid, SIGKILL);
+  // Deadline: the command is still there; nothing of it may outlive this
+  // call. A finished command's children are left alone, as on an ssh host:
+  // those still holding its output are named in the warning.
+  if (!reaped) kill(-pid, SIGKILL);
+  if (held && wrapped) r.warning = held_output_warning(req.drain_grace.count(), run_capture(held_output_query(req.run_id, Become{})));
+  else if (held) r.warning = held_output_warning(req.drain_grace.count(), "");
   if (!reaped) {
     r.timed_out = true;
     waitpid(pid, &status, 0);

@@ -1,5 +1,7 @@
 #include "transport/remote_process.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -27,6 +29,24 @@ bool parse_remote_process(std::string_view fields, RemoteProcess* out) {
   if (p.pid <= 1 || p.pgid <= 1) return false;
   *out = p;
   return true;
+}
+
+std::string held_output_warning(long long grace_ms, const std::string& holders) {
+  std::string names;
+  size_t start = 0;
+  int n = 0;
+  while (start < holders.size() && n < 8) {
+    size_t nl = holders.find('\n', start);
+    std::string line = holders.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? holders.size() : nl + 1;
+    size_t sp = line.find(' ');
+    if (sp == std::string::npos || sp == 0) continue;
+    names += std::string(names.empty() ? "" : ", ") + "PID " + line.substr(0, sp) + " (" + line.substr(sp + 1) + ")";
+    ++n;
+  }
+  std::string secs = fmt::format("{:g}", static_cast<double>(grace_ms) / 1000.0);
+  return "output still held open " + secs + "s after the command exited" +
+         (names.empty() ? "" : ", by " + names) + ": left running, not waited for";
 }
 
 std::string pid_marker(std::string_view run_id) { return "[ratchet-pid " + std::string(run_id) + "] "; }

@@ -50,6 +50,12 @@ class PidMarkerFilter {
   RemoteProcess proc_;
 };
 
+/// The warning for output still held open `grace` after the exit status, naming
+/// `holders` (the lines of held_output_query(): "PID COMM"; "" when unknown):
+/// "output still held open Ns after the command exited, by PID 7 (sleep): left
+/// running, not waited for".
+std::string held_output_warning(long long grace_ms, const std::string& holders);
+
 /// Parses "PID PGID TICKS" (decimal, single spaces); false when malformed or
 /// when PID or PGID is 1 or less (never a command ratchet started).
 bool parse_remote_process(std::string_view fields, RemoteProcess* out);

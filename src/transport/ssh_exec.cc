@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "transport/ssh_transport.h"
 
@@ -153,6 +154,8 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
   ssh_event_add_session(event, s);
   const ChannelState& st = channel.state();
   bool deadline_hit = false;
+  bool held = false;  // the status came, the output stayed open past the drain grace
+  std::optional<Clock::time_point> drain_end;
 
   for (;;) {
     if (!stdin_done) {
@@ -183,7 +186,15 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
       break;
     }
     // Done when both streams ended and the status came (or the server closed).
-    if (out_eof && err_eof && (st.status_seen || !st.signal.empty() || st.remote_closed)) break;
+    const bool status_in = st.status_seen || !st.signal.empty();
+    if (out_eof && err_eof && (status_in || st.remote_closed)) break;
+    // The command ended, a child it started still holds the output: read on
+    // for the drain grace only, then leave that child running.
+    if (status_in && !drain_end) drain_end = Clock::now() + req.drain_grace;
+    if (drain_end && Clock::now() >= *drain_end) {
+      held = true;
+      break;
+    }
     // A second channel needs the session back from this loop's event.
     auto on_second_channel = [&](long long left) {
       ssh_event_remove_session(event, s);
@@ -200,8 +211,8 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
       r.error = "interrupted";
       break;
     }
-    // Long-running, or ended with its output still held: arm the host deadline.
-    if (may_arm && wrapped && !armed && proc.known()) {
+    // Long-running: arm the host deadline (not for a command that has ended).
+    if (may_arm && wrapped && !armed && proc.known() && !status_in) {
       long long el = elapsed_ms();
       if (el >= arm_after(req.host_timeout).count()) {
         armed = true;
@@ -218,6 +229,9 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
     // Wait for the next packet (data, window adjust, status), unless stdin can go on.
     bool can_write = !stdin_done && ssh_channel_window_size(ch) > 0;
     int wait_ms = can_write ? 0 : int(std::min<long long>(left.count(), 200));
+    if (drain_end)
+      wait_ms = std::clamp<int>(int(std::chrono::ceil<std::chrono::milliseconds>(*drain_end - Clock::now()).count()),
+                                0, wait_ms);
     if (ssh_event_dopoll(event, wait_ms) == SSH_ERROR) {  // the socket is gone
       r.error = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
       break;
@@ -234,6 +248,19 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
   r.signal = st.signal;
   bool ended = st.status_seen || !st.signal.empty();
   r.timed_out = deadline_hit && !ended;  // a status that came in time is the result
+  if (held) {
+    std::string holders;
+    if (may_arm && wrapped && proc.known()) {
+      ExecRequest q;
+      q.command = held_output_query(req.run_id, req.become);
+      q.stdin_data = req.become_stdin;
+      q.timeout = util::Millis(10'000);
+      q.capture = 4096;
+      ExecResult h = run_channel(s, t, q, false);
+      if (h.exit_code == 0) holders = h.out.data;
+    }
+    r.warning = held_output_warning(req.drain_grace.count(), holders);
+  }
   // The channel closed with neither an exit status nor a signal (OpenSSH's
   // ChannelTimeout, a dropped session): nothing says how the command ended.
   if (!ended && !deadline_hit && r.error.empty())

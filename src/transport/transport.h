@@ -54,6 +54,9 @@ struct ConnectError {
 /// "dns", "refused", "timeout", "host_key", "auth", "other" (transcript `cause`).
 std::string cause_name(FailureKind k);
 
+/// The default drain grace (ExecRequest::drain_grace): 2 s.
+inline constexpr util::Millis kDrainGrace{2'000};
+
 /// One remote command. `command` is the exact wire string.
 struct ExecRequest {
   std::string command;
@@ -75,6 +78,10 @@ struct ExecRequest {
   /// The run id `command` was wrapped with (wire.h; "" when it was not): the
   /// marker line to look for and what the watchdog checks on the host.
   std::string run_id;
+  /// How long to keep reading after the exit status came while something
+  /// still holds the output open (a background child the command started):
+  /// then the exchange ends, the child is left running and `warning` says so.
+  util::Millis drain_grace = kDrainGrace;
 };
 
 /// Output of one stream, capped: head and tail kept, the middle dropped.
@@ -116,6 +123,10 @@ struct ExecResult {
   /// The host-side watchdog was armed: "" = not needed, else "armed" or why
   /// it could not be ("watchdog: ...").
   std::string watchdog;
+  /// Something the caller should show although the command succeeded: the
+  /// output was still held open after the exit status (which processes hold
+  /// it, left running). "" = none.
+  std::string warning;
 };
 
 class Transport {

@@ -12,28 +12,24 @@
 //    `/bin/sh -c COMMAND` costs.
 //  - The client strips the first such line with its ID (remote_process.h); a
 //    line without it, or naming PID or group 1, is output. When the command is
-//    still running after arm_after(timeout), or has ended while something still
-//    holds its output open, the client runs WATCHDOG on a second channel with
-//    the same become: `/bin/sh -c WATCHDOG ratchet PID PGID START_TICKS MS ID`.
-//    Nothing a host prints can widen what it signals: it first refuses (exit 3,
-//    one line on stderr) PID or group 1, its own group or session, a running
-//    PID whose argv lacks ID or whose start time differs, and a group that the
-//    command (or the sudo that runs it) does not lead. Then it double-forks (its
+//    still running after arm_after(timeout), the client runs WATCHDOG on a
+//    second channel with the same become:
+//    `/bin/sh -c WATCHDOG ratchet PID PGID START_TICKS MS ID`. Nothing a host
+//    prints can widen what it signals: it first refuses (exit 3, one line on
+//    stderr) PID or group 1, its own group or session, a running PID whose
+//    argv lacks ID or whose start time differs, and a group that the command
+//    (or the sudo that runs it) does not lead. Then it double-forks (its
 //    channel closes at once), moves its stdio to /dev/null and polls every
-//    0.2 s (clock: /proc/uptime, else tick counting):
-//    * command still running (same PID, same start time) at the deadline: TERM
-//      the whole process group, 1 s later KILL it;
-//    * command gone and no group member carrying RATCHET_RUN_ID=ID holds the
-//      channel's stdout/stderr (the pipes the command had when the watchdog
-//      started; any pipe or socket when the command had already ended): exit
-//      at once;
-//    * command gone but such members still hold them (`sleep 30 & echo hi`): at
-//      the deadline TERM those holders, 1 s later KILL the ones left.
-//    MS = 0 stops the command now: the client does that on ^C and at its own
-//    deadline, which also reaches root logins and sudo, where sshd's signal
-//    request does not.
-//  Processes that left the group (setsid) or the channel (redirected) are left
-//  alone once the command has ended. Needs Linux /proc; holders need pgrep(1).
+//    0.2 s (clock: /proc/uptime, else tick counting): command still running
+//    (same PID, same start time) at the deadline: TERM the whole process
+//    group, 1 s later KILL it; command gone: exit at once. MS = 0 stops the
+//    command now: the client does that on ^C and at its own deadline, which
+//    also reaches root logins and sudo, where sshd's signal request does not.
+//  - A command that exited while a child it started still holds its output
+//    (`nohup worker &` without redirection) is not waited for past the drain
+//    grace (transport.h): the client stops reading, names the holders (the
+//    processes with RATCHET_RUN_ID=ID, held_output_query) in a warning, and
+//    leaves them running. Needs Linux /proc.
 #include "transport/wire.h"
 
 #include <fmt/format.h>
@@ -63,15 +59,13 @@ constexpr std::string_view kRunScript =
     "__rc=$2; shift 2; eval \"unset __rg __rs __rc; $__rc\"";
 
 // $1 = PID, $2 = PGID, $3 = start ticks, $4 = ms left, $5 = run id. m/g/s/k/n =
-// those, r = the channel's pipes, T/D = now/deadline in centiseconds, h =
-// holders. Before it detaches, it checks what the marker line said (a login
-// shell's rc file prints before the wrapper does, and could forge one): PID and
-// group above 1, not its own group or session, and, while the command runs,
-// that PID has the run id in its argv, started at TICKS and leads group PGID
-// (or is the child of the sudo that leads it). A refusal is one line on stderr
-// ("ratchet-watchdog: refused: ...") and exit 3, which the client records.
-// Once the command is gone, a group member is a holder only if it carries
-// RATCHET_RUN_ID=<run id> in its environment.
+// those, T/D = now/deadline in centiseconds. Before it detaches, it checks
+// what the marker line said (a login shell's rc file prints before the
+// wrapper does, and could forge one): PID and group above 1, not its own group
+// or session, and, while the command runs, that PID has the run id in its
+// argv, started at TICKS and leads group PGID (or is the child of the sudo that
+// leads it). A refusal is one line on stderr ("ratchet-watchdog: refused: ...")
+// and exit 3, which the client records. A command already gone: nothing to do.
 constexpr std::string_view kWatchdogScript =
     "m=$1 g=$2 s=$3 k=$4 n=$5; "
     "no() { echo \"ratchet-watchdog: refused: $*\" >&2; exit 3; }; "
@@ -83,31 +77,24 @@ constexpr std::string_view kWatchdogScript =
     "[ \"$g\" != \"$wg\" ] && [ \"$g\" != \"$ws\" ] || no \"group $g is the session of the watchdog itself\"; "
     "alive() { { read -r l <\"/proc/$m/stat\"; } 2>/dev/null || return 1; l=${l##*\") \"}; set -- $l;"
     " [ \"$1\" != Z ] && [ \"${20}\" = \"$s\" ]; }; "
-    "if alive; then read -r l <\"/proc/$m/stat\"; l=${l##*\") \"}; set -- $l; "
+    "alive || exit 0; "
+    "read -r l <\"/proc/$m/stat\"; l=${l##*\") \"}; set -- $l; "
     "[ \"$3\" = \"$g\" ] || no \"PID $m is not in group $g\"; "
     "if [ \"$m\" != \"$g\" ]; then read -r c <\"/proc/$g/comm\"; "
     "[ \"$2\" = \"$g\" ] && [ \"$c\" = sudo ] || no \"group $g is not led by the command (PID $m) or its sudo\"; fi; "
-    "grep -q -a -F -e \"$n\" \"/proc/$m/cmdline\" || no \"PID $m is not the command of run $n\"; fi; "
-    "( ( exec </dev/null >/dev/null 2>&1; set -f; trap \"\" TERM HUP INT PIPE; "
-    "r= T=0 h=; "
-    "if alive; then for l in $(readlink /proc/$m/fd/1 /proc/$m/fd/2); do"
-    " case $l in pipe:*|socket:*) r=\"$r $l \";; esac; done; fi; "
+    "grep -q -a -F -e \"$n\" \"/proc/$m/cmdline\" || no \"PID $m is not the command of run $n\"; "
+    "( ( exec </dev/null >/dev/null 2>&1; trap \"\" TERM HUP INT PIPE; T=0; "
     "now() { if read -r u _ </proc/uptime; then T=$((${u%.*}*100+1${u#*.}-100));"
     " else T=$((T+20)); fi; }; "
-    "scan() { h=; for p in $(pgrep -g $g); do"
-    " grep -q -a -F -e \"RATCHET_RUN_ID=$n\" \"/proc/$p/environ\" 2>/dev/null || continue;"
-    " for l in $(readlink /proc/$p/fd/1 /proc/$p/fd/2); do case $l in pipe:*|socket:*)"
-    " case ${r:-\" $l \"} in *\" $l \"*) h=\"$h $p\";; esac;; esac; done; done; }; "
     "now; D=$((T+(k+9)/10)); "
-    "while :; do "
-    "if alive; then [ $T -lt $D ] || { kill -TERM -$g; sleep 1; kill -KILL -$g; exit; }; "
-    "else kill -0 -$g 2>/dev/null || exit 0; scan; [ -n \"$h\" ] || exit 0; "
-    "[ $T -lt $D ] || { kill -TERM $h; sleep 1; scan; [ -z \"$h\" ] || kill -KILL $h; exit; }; fi; "
+    "while alive; do "
+    "[ $T -lt $D ] || { kill -TERM -$g; sleep 1; kill -KILL -$g; exit; }; "
     "sleep 0.2 || sleep 1; now; done ) & )";
 
 std::string become_prefix(const Become& b) {
   std::string prefix = "exec ";
   if (b.enabled) {
+    if (b.c_locale) prefix += "env LC_ALL=C ";
     prefix += b.password ? "sudo -k -S -p '' -H " : "sudo -n -H ";
     if (!b.user.empty()) prefix += "-u " + util::shell_quote(b.user) + " ";
     prefix += "-- ";
@@ -127,6 +114,13 @@ util::Millis arm_after(util::Millis timeout) {
 std::string_view run_script() { return kRunScript; }
 std::string_view watchdog_script() { return kWatchdogScript; }
 
+std::string sudo_argv(const Become& b, const std::string& command) {
+  Become plain = b;
+  plain.c_locale = false;
+  std::string p = become_prefix(plain);
+  return p.substr(5) + "/bin/sh -c " + util::shell_quote(command);  // without "exec "
+}
+
 bool valid_run_id(std::string_view id) {
   return id.size() == 16 &&
          std::all_of(id.begin(), id.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
@@ -145,6 +139,15 @@ std::string wire_command(const std::string& command, util::Millis timeout, const
   if (!valid_run_id(run_id)) throw std::invalid_argument("wire_command: a run id is 16 hex digits");
   return fmt::format("{}/bin/sh -c {} /bin/sh {} {}", prefix, util::shell_quote(kRunScript), run_id,
                      util::shell_quote(command));
+}
+
+std::string held_output_query(std::string_view run_id, const Become& b) {
+  // environ is NUL-separated: a fixed-string match of the whole assignment.
+  return become_prefix(b) + "/bin/sh -c " +
+         util::shell_quote(fmt::format(
+             "for d in /proc/[0-9]*; do grep -q -a -F -e RATCHET_RUN_ID={} \"$d/environ\" 2>/dev/null && "
+             "{{ read -r c <\"$d/comm\"; echo \"${{d#/proc/}} $c\"; }} 2>/dev/null; done; true",
+             run_id));
 }
 
 std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b,

@@ -19,7 +19,15 @@ struct Become {
   /// sudo ask every time, so a cached credential never turns that line into input.
   /// false: `sudo -n`, which fails at once instead of prompting.
   bool password = false;
+  /// Runs sudo under `env LC_ALL=C` so that its messages are sudo's own
+  /// English ones whatever the host's locale: for the become probe only (the
+  /// command's own locale is left alone).
+  bool c_locale = false;
 };
+
+/// The argv sudo is given for `command` under b (b.enabled), as an operator
+/// writes it in a sudoers rule: "sudo -n -H [-u USER] -- /bin/sh -c COMMAND".
+std::string sudo_argv(const Become& b, const std::string& command);
 
 /// Extra time the client waits after the host-side deadline, so the host's kill
 /// (and its exit signal) normally reports first.
@@ -65,6 +73,11 @@ bool valid_run_id(std::string_view id);
 /// login shell: always `exec` into /bin/sh.
 std::string wire_command(const std::string& command, util::Millis timeout, const Become& b,
                          std::string_view run_id = {});
+
+/// The wire string that lists, one "PID COMM" line each, the processes of the
+/// command sent with `run_id` (RATCHET_RUN_ID in their environment) that
+/// still run, with the same become as the command (for held_output_warning).
+std::string held_output_query(std::string_view run_id, const Become& b);
 
 /// The wire string that arms the watchdog for process p of the command sent
 /// with `run_id`, `left` ms before its deadline (<= 0: stop it now), with the

@@ -20,6 +20,7 @@
 #include <set>
 #include <thread>
 
+#include "support/files.h"
 #include "support/local_proc.h"
 #include "support/systemd_fixture.h"
 #include "support/tmux.h"
@@ -315,4 +316,50 @@ TEST_CASE("become: ^C stops a command running under sudo, children included", "[
   CHECK(tr.events.back()["status"] == "interrupted");
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+}
+
+TEST_CASE("become under a German locale: the password is still tried, and a sudoers refusal names the argv to allow",
+          "[systemd][e2e][become]") {
+  SystemdHost host;
+  const std::string pw = "Pw-de-41c9e2";
+  std::string dir = ratchet::testing::temp_dir("ratchet-become-de");
+  for (const char* u : {"gerda", "nora"}) {
+    REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " " + u + " password=" + pw).code == 0);
+    // sudo speaks German to these logins: "Ein Passwort ist notwendig" (the old probe read English only).
+    std::string out;
+    REQUIRE(host.ssh(std::string("printf 'export LANGUAGE=de LANG=C.UTF-8\\n' > /home/") + u + "/.bashrc", &out) == 0);
+  }
+  // nora may run /usr/bin/id as root, nothing else: ratchet's /bin/sh is refused.
+  std::string out;
+  REQUIRE(host.ssh("printf 'nora ALL=(ALL:ALL) /usr/bin/id\\n' > /etc/sudoers.d/90-nora", &out) == 0);
+  {
+    std::string check, err;
+    host.ssh("su - gerda -c 'sudo -n true' 2>&1; true", &check, &err);
+    INFO(check);
+    CHECK(check.find("Passwort") != std::string::npos);  // the host really is German
+  }
+  std::string pb = dir + "/pb.toml";
+  ratchet::testing::write_file(pb, "name = \"de\"\ntargets = [\"gpu\"]\n[[step]]\nid = \"whoami\"\nkind = \"run\"\n"
+                                   "command = \"id -u\"\n");
+  auto run = [&](const std::string& user, const std::string& t) {
+    return run_sh("BECOME_PW=" + pw + " " + RATCHET_BINARY + " run " + pb + " -i " + user_inventory(host, dir, user) +
+                  " -F none --become-password-env BECOME_PW --transcript " + t);
+  };
+  auto r = run("gerda", dir + "/gerda.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(statuses(dir + "/gerda.jsonl")["whoami"] == "changed");
+  CHECK(slurp(dir + "/gerda.jsonl").find("\"data\":\"0\\n\"") != std::string::npos);  // ran as root
+
+  r = run("nora", dir + "/nora.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  std::string reason;
+  for (const auto& e : ratchet::transcript::read_transcript(dir + "/nora.jsonl").events)
+    if (e["event"] == "step_end" && e["step"] == "whoami") reason = e.value("reason", "");
+  CHECK(reason.rfind("become: sudo does not let this login user run commands as root: ratchet runs "
+                     "`sudo -k -S -p '' -H -- /bin/sh -c ...` for every command, so the sudoers rule "
+                     "must allow /bin/sh as root (sudo said: ",
+                     0) == 0);
+  CHECK(reason.find("nora") != std::string::npos);  // sudo's own words, in English under LC_ALL=C
 }

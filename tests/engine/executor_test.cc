@@ -127,7 +127,8 @@ TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin 
     CHECK(ex.run(c, 0, "data").exit_code == 0);
     CHECK(ex.run(c, 0, "").exit_code == 0);
     REQUIRE(t.requests.size() == 3);
-    CHECK(t.requests[0].command.rfind("exec sudo -n -H -- ", 0) == 0);
+    // The probe runs sudo in the C locale (its messages are read); commands keep theirs.
+    CHECK(t.requests[0].command.rfind("exec env LC_ALL=C sudo -n -H -- ", 0) == 0);
     CHECK(t.requests[1].command.rfind("exec sudo -n -H -- ", 0) == 0);
     CHECK(t.requests[1].stdin_data == "data");
   }
@@ -145,9 +146,9 @@ TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin 
       CHECK(ex.run(c, 0, "payload").exit_code == 0);
     }
     REQUIRE(t.requests.size() == 3);
-    CHECK(t.requests[0].command.rfind("exec sudo -n -H -u app -- ", 0) == 0);
+    CHECK(t.requests[0].command.rfind("exec env LC_ALL=C sudo -n -H -u app -- ", 0) == 0);
     CHECK(t.requests[0].stdin_data.empty());
-    CHECK(t.requests[1].command.rfind("exec sudo -k -S -p '' -H -u app -- ", 0) == 0);
+    CHECK(t.requests[1].command.rfind("exec env LC_ALL=C sudo -k -S -p '' -H -u app -- ", 0) == 0);
     CHECK(t.requests[1].stdin_data == pw + "\n");
     CHECK(t.requests[2].stdin_data == pw + "\npayload");
     std::ifstream in(path);
@@ -185,7 +186,8 @@ TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin 
     engine::Executor ex(t, w, "h1");
     ex.set_step("s", true, "");
     t.push(1, "", "sudo: unknown user nobody2\n");
-    CHECK(ex.ensure_become(0) == "become: `sudo -n` to run as root failed (exit 1): sudo: unknown user nobody2");
+    CHECK(ex.ensure_become(0) ==
+          "become: `sudo -n -H -- /bin/sh -c ...` to run as root failed (exit 1): sudo: unknown user nobody2");
   }
 }
 

@@ -126,16 +126,21 @@ TEST_CASE("local: the wire wrapper kills a stubborn command with KILL", "[transp
   CHECK(r.ms < 3000);
 }
 
-TEST_CASE("local: the wire wrapper reaps a background holder of stdout", "[transport]") {
+TEST_CASE("local: a background child holding stdout is not waited for past the drain grace, and is left running",
+          "[transport]") {
   TempPath pid;
-  ExecResult r = run_wired("sleep 30 & echo $! > " + pid.path + "; echo hi", 1000);
+  ExecResult r = run_wired("sleep 30 & echo $! > " + pid.path + "; echo hi", 20'000);
+  auto list = pid.pids();
+  REQUIRE(list.size() == 1);
   CHECK(r.out.data == "hi\n");
   CHECK(r.exit_code == 0);
   CHECK_FALSE(r.timed_out);
-  CHECK(r.ms >= 1000);
-  CHECK(r.ms < 3000);
-  auto list = pid.pids();
-  REQUIRE(list.size() == 1);
+  CHECK(r.ms >= 2000);  // the drain grace
+  CHECK(r.ms < 5000);   // not the 20 s timeout
+  CHECK(r.warning == "output still held open 2s after the command exited, by PID " + std::to_string(list[0]) +
+                         " (sleep): left running, not waited for");
+  CHECK(ratchet::testing::pid_alive(list[0]));  // the worker the command started lives on
+  ::kill(list[0], SIGTERM);
   CHECK(ratchet::testing::wait_pid_gone(list[0], 3000));
 }
 

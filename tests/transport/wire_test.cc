@@ -106,3 +106,13 @@ TEST_CASE("client_deadline adds the grace to the host deadline", "[transport]") 
   CHECK(client_deadline(milliseconds(60'000)) == milliseconds(63'000));
   CHECK(kClientGrace == milliseconds(3000));
 }
+
+TEST_CASE("the become probe runs sudo in the C locale and sudo_argv is what a sudoers rule must allow", "[transport]") {
+  Become probe{true, "app", false, true};
+  CHECK(wire_command("true", milliseconds(0), probe) == "exec env LC_ALL=C sudo -n -H -u app -- /bin/sh -c true");
+  probe.password = true;
+  CHECK(wire_command("true", milliseconds(0), probe) ==
+        "exec env LC_ALL=C sudo -k -S -p '' -H -u app -- /bin/sh -c true");
+  CHECK(sudo_argv(Become{true, "", false}, "id -u") == "sudo -n -H -- /bin/sh -c 'id -u'");
+  CHECK(sudo_argv(Become{true, "app", true, true}, "...") == "sudo -k -S -p '' -H -u app -- /bin/sh -c ...");
+}
