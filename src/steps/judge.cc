@@ -85,18 +85,40 @@ static Verdict judge_service(const Command& c, const transport::ExecResult& r) {
   }
   if (e.contains("state")) {
     const std::string& a = kv["active"];
-    if (e["state"] == "started" && a != "active")
-      wrong.push_back(fmt::format("is-active says \"{}\"", a));
+    // A transitional state that outlasted transition_wait: say which, for how long.
+    std::string said = fmt::format("is-active says \"{}\"", a);
+    if (kv.count("sub"))
+      said = fmt::format("{} ({}){}", a, kv["sub"], kv.count("for") ? fmt::format(" for {}s", kv["for"]) : "");
+    if (e["state"] == "started" && a != "active") wrong.push_back(said);
+    if (e["state"] == "started" && a == "active" && kv["reload"] == "yes")
+      wrong.push_back("active on an old definition: the unit's file changed on disk (NeedDaemonReload=yes)");
     if (e["state"] == "stopped") {
       if (kv["load"] == "not-found") v.reason = "unit not found: counts as stopped";
-      else if (a != "inactive" && a != "failed") wrong.push_back(fmt::format("is-active says \"{}\"", a));
+      else if (a != "inactive" && a != "failed") wrong.push_back(said);
     }
+  }
+  // Processes left in the cgroup of a stopped unit (KillMode=process or none):
+  // evidence, so that a later verify that fails has its cause on screen.
+  std::string left;
+  int n_left = 0;
+  {
+    std::istringstream in(r.out.data);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("left=", 0) == 0) {
+        std::string p = line.substr(5);
+        auto sp = p.find(' ');
+        left += (n_left++ ? ", " : "") + (sp == std::string::npos ? "PID " + p
+                                                                  : "PID " + p.substr(0, sp) + " (" + p.substr(sp + 1) + ")");
+      }
   }
   v.holds = wrong.empty();
   if (!v.holds) {
     v.reason.clear();
     for (size_t i = 0; i < wrong.size(); ++i) v.reason += (i ? "; " : "") + wrong[i];
   }
+  if (n_left > 0)
+    v.reason += std::string(v.reason.empty() ? "" : "; ") +
+                fmt::format("{} process(es) left in the unit's cgroup: {}", n_left, left);
   return v;
 }
 

@@ -1,6 +1,10 @@
 // kind = "service": systemctl start/stop/restart/reload/enable/disable, with an
-// optional unit file installed first (then daemon-reload). Check: is-active /
-// is-enabled (systemctl(1)), and the installed unit file's sha256.
+// optional unit file installed first (then daemon-reload), and a daemon-reload
+// first whenever the unit's file changed on disk since systemd loaded it
+// (ratchet_service). Check: is-active / is-enabled (systemctl(1)), that the
+// loaded definition is the current one (NeedDaemonReload=no), and the
+// installed unit file's sha256; a transitional state is polled for at most
+// `transition_wait` (default 30 s).
 #include <fmt/format.h>
 
 #include <map>
@@ -20,8 +24,10 @@ static std::string unit_dest(const std::string& unit_file) {
 bool build_service(const Json& f, const BuildContext& ctx, Rung* out, std::string* err) {
   std::string unit, state, unit_file;
   bool has_enabled = f.contains("enabled"), enabled = false;
+  util::Millis transition_wait{30'000};
   if (!field_string(f, "unit", &unit, err) || !field_string(f, "state", &state, err) ||
-      !field_string(f, "unit_file", &unit_file, err) || !field_bool(f, "enabled", &enabled, err))
+      !field_string(f, "unit_file", &unit_file, err) || !field_bool(f, "enabled", &enabled, err) ||
+      !field_duration(f, "transition_wait", &transition_wait, err))
     return false;
   if (unit.empty()) {
     *err = "service: `unit` is required";
@@ -47,19 +53,19 @@ bool build_service(const Json& f, const BuildContext& ctx, Rung* out, std::strin
     expect["file_sha256"] = util::sha256_hex(ctx.unit_file_content);
   }
   if (has_enabled) {
-    parts.push_back(fmt::format("systemctl {} -- {}", enabled ? "enable" : "disable", u));
+    parts.push_back(fmt::format("ratchet_service {} {}", enabled ? "enable" : "disable", u));
     expect["enabled"] = enabled;
   }
   if (!state.empty()) {
     static const std::map<std::string, std::string> verb = {
         {"started", "start"}, {"stopped", "stop"}, {"restarted", "restart"}, {"reloaded", "reload"}};
-    parts.push_back(fmt::format("systemctl {} -- {}", verb.at(state), u));
+    parts.push_back(fmt::format("ratchet_service {} {}", verb.at(state), u));
     expect["state"] = (state == "stopped") ? "stopped" : "started";
     out->always_act = (state == "restarted" || state == "reloaded");
   }
-  out->check.push_back(check_command(
-      "ratchet_service_state " + u + (dest.empty() ? "" : " " + util::shell_quote(dest)), ctx.timeout,
-      "service", expect));
+  out->check.push_back(check_command(fmt::format("ratchet_service_state {} {} {}", u, util::shell_quote(dest),
+                                                 transition_wait.count()),
+                                     ctx.timeout + transition_wait, "service", expect));
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) text += (i ? " && " : "") + parts[i];
   out->action = action_command(text, ctx.timeout, unit_file.empty() ? "" : ctx.unit_file_content);

@@ -58,18 +58,21 @@ TEST_CASE("pattern values stay inert data", "[steps]") {
 
 TEST_CASE("service: stop, enable, install a unit file", "[steps]") {
   auto stop = build("service", {{"unit", "inference"}, {"state", "stopped"}});
-  CHECK(stop.check[0].text == "ratchet_service_state inference");
-  CHECK(stop.action->text == "systemctl stop -- inference");
+  CHECK(stop.check[0].text == "ratchet_service_state inference '' 30000");  // transition_wait: 30 s
+  CHECK(stop.action->text == "ratchet_service stop inference");
   CHECK(stop.check[0].expect == json({{"state", "stopped"}}));
 
   BuildContext ctx;
   ctx.unit_file_content = "[Service]\nExecStart=/bin/true\n";
   auto all = build("service", {{"unit", "inference"}, {"unit_file", "units/inference.service"},
                                {"enabled", true}, {"state", "started"}}, ctx);
-  CHECK(all.check[0].text == "ratchet_service_state inference /etc/systemd/system/inference.service");
+  CHECK(all.check[0].text == "ratchet_service_state inference /etc/systemd/system/inference.service 30000");
   CHECK(all.action->text ==
         "ratchet_write /etc/systemd/system/inference.service 0644 root root 0 && systemctl daemon-reload && "
-        "systemctl enable -- inference && systemctl start -- inference");
+        "ratchet_service enable inference && ratchet_service start inference");
+  auto quick = build("service", {{"unit", "x"}, {"state", "started"}, {"transition_wait", "2s"}});
+  CHECK(quick.check[0].text == "ratchet_service_state x '' 2000");
+  CHECK(quick.check[0].timeout == ctx.timeout + std::chrono::milliseconds(2000));  // the wait is on top
   CHECK(all.action->stdin_data == ctx.unit_file_content);
   CHECK(all.check[0].expect["file_sha256"] == ratchet::util::sha256_hex(ctx.unit_file_content));
   CHECK(build("service", {{"unit", "x"}, {"state", "restarted"}}).always_act);

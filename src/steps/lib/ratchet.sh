@@ -474,20 +474,74 @@ ratchet_listening() {
 ratchet_port_free() { ! ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "port $1 is in use"; return 1; }; }
 ratchet_port_open() { ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "nothing listens on port $1"; return 1; }; }
 
-# Service state as key=value lines: load, active (after transitional states
-# settle), enabled, and the sha256 of an installed unit file when given.
-ratchet_service_state() { # UNIT [UNIT_FILE_PATH]
-  command -v systemctl >/dev/null 2>&1 || { printf '%s\n' "ratchet: systemctl not found: not a systemd host" >&2; return 3; }
+# Service state as key=value lines: load, active (after a transitional state
+# settles, or WAIT_MS passed: then `sub` and `for` say which and how long),
+# enabled, reload (NeedDaemonReload: the unit's file changed on disk since
+# systemd loaded it), the sha256 of an installed unit file when given, and for
+# an inactive unit every process still in its cgroup (KillMode=process or
+# none) as `left=PID COMM` lines.
+ratchet_service_state() { # UNIT [UNIT_FILE_PATH] [WAIT_MS]
+  command -v systemctl >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: systemctl not found: not a systemd host" >&2; return 5; }
   printf 'load=%s\n' "$(systemctl show -p LoadState --value -- "$1" 2>/dev/null)"
+  _se=$(( $(ratchet_now_ms) + ${3:-30000} ))
   while :; do
     _a=$(systemctl is-active -- "$1" 2>/dev/null)
-    case "$_a" in activating|deactivating|reloading|refreshing) ratchet_nap;; *) break;; esac
+    case "$_a" in
+      activating|deactivating|reloading|refreshing)
+        [ "$(ratchet_now_ms)" -lt "$_se" ] || break
+        ratchet_nap ;;
+      *) break ;;
+    esac
   done
   printf 'active=%s\n' "$_a"
+  case "$_a" in activating|deactivating|reloading|refreshing)
+    printf 'sub=%s\n' "$(systemctl show -p SubState --value -- "$1" 2>/dev/null)"
+    _ch=$(systemctl show -p StateChangeTimestampMonotonic --value -- "$1" 2>/dev/null)
+    [ -n "$_ch" ] && [ "$_ch" -gt 0 ] 2>/dev/null && printf 'for=%s\n' "$(( ($(ratchet_now_ms) - _ch / 1000) / 1000 ))" ;;
+  esac
   printf 'enabled=%s\n' "$(systemctl is-enabled -- "$1" 2>/dev/null)"
+  printf 'reload=%s\n' "$(systemctl show -p NeedDaemonReload --value -- "$1" 2>/dev/null)"
   if [ -n "${2:-}" ]; then
     if [ -f "$2" ]; then printf 'file=%s\n' "$(sha256sum < "$2" | cut -d' ' -f1)"; else echo 'file=absent'; fi
   fi
+  case "$_a" in inactive|failed)
+    _cg=$(systemctl show -p ControlGroup --value -- "$1" 2>/dev/null)
+    if [ -n "$_cg" ]; then
+      for _cp in "/sys/fs/cgroup$_cg/cgroup.procs" "/sys/fs/cgroup/systemd$_cg/cgroup.procs"; do
+        [ -r "$_cp" ] || continue
+        while read -r _lp; do
+          printf 'left=%s %s\n' "$_lp" "$(cat "/proc/$_lp/comm" 2>/dev/null)"
+        done < "$_cp"
+        break
+      done
+    fi ;;
+  esac
+}
+
+# systemctl daemon-reload when UNIT's file (or a drop-in) changed on disk
+# since systemd loaded it (NeedDaemonReload=yes), saying so on stdout; sets
+# RATCHET_RELOADED=1 then. A start, restart, reload or enable of a stale unit
+# would use the old definition.
+ratchet_reload_if_stale() { # UNIT
+  RATCHET_RELOADED=0
+  [ "$(systemctl show -p NeedDaemonReload --value -- "$1" 2>/dev/null)" = yes ] || return 0
+  systemctl daemon-reload || return 1
+  RATCHET_RELOADED=1
+  printf '%s\n' "ratchet: daemon-reload: $1 changed on disk since systemd loaded it"
+}
+
+# The service action: daemon-reload first when the unit is stale, then VERB
+# (start, stop, restart, reload, enable, disable). A start of a unit that was
+# active on its old definition is a restart (systemctl start of an active unit
+# does nothing), said on stdout.
+ratchet_service() { # VERB UNIT
+  case "$1" in stop|disable) ;; *) ratchet_reload_if_stale "$2" || return 1 ;; esac
+  if [ "$1" = start ] && [ "$RATCHET_RELOADED" = 1 ] && systemctl is-active --quiet -- "$2"; then
+    printf '%s\n' "ratchet: restart: $2 was active on its old definition"
+    systemctl restart -- "$2"
+    return
+  fi
+  systemctl "$1" -- "$2"
 }
 
 # stat -c (GNU coreutils, BusyBox): without it, say so (exit 5 for the caller).

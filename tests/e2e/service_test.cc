@@ -1,0 +1,145 @@
+// The service kind on a real systemd host (issue 11, item 2): a unit whose
+// file changed on disk is reloaded (daemon-reload, recorded) and, when active
+// on its old definition, restarted; a unit stuck in a transitional state is
+// judged after `transition_wait`, with the state in the reason; processes left
+// in a stopped unit's cgroup are evidence on the step.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+
+#include "support/files.h"
+#include "support/local_proc.h"
+#include "support/systemd_fixture.h"
+#include "transcript/reader.h"
+
+using ratchet::testing::run_sh;
+using ratchet::testing::SystemdHost;
+using nlohmann::json;
+
+namespace {
+
+struct Lab {
+  SystemdHost host;
+  std::string dir = ratchet::testing::temp_dir("ratchet-service");
+  std::string inv = dir + "/inv.toml";
+  Lab() {
+    std::ofstream(inv) << "[hosts.lab]\naddress = \"127.0.0.1\"\nport = " << host.port()
+                       << "\nuser = \"root\"\nidentity = \"" << host.client_key() << "\"\nknown_hosts = \""
+                       << host.known_hosts() << "\"\n";
+  }
+  std::string sh(const std::string& cmd) {
+    std::string out;
+    host.ssh(cmd, &out);
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
+  /// Writes /etc/systemd/system/NAME.service (no daemon-reload).
+  void unit(const std::string& name, const std::string& body) {
+    ratchet::testing::write_file(dir + "/" + name, body);
+    REQUIRE(run_sh("ssh -o BatchMode=yes -o UserKnownHostsFile=" + host.known_hosts() + " -i " + host.client_key() +
+                   " -p " + std::to_string(host.port()) + " root@127.0.0.1 'cat > /etc/systemd/system/" + name +
+                   ".service' < " + dir + "/" + name)
+                .code == 0);
+  }
+  ratchet::testing::ShellResult run(const std::string& steps, const std::string& t) {
+    std::string pb = dir + "/pb.toml";
+    ratchet::testing::write_file(pb, "name = \"svc\"\ntargets = [\"lab\"]\n" + steps);
+    return run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inv + " -F none --transcript " + t);
+  }
+};
+
+std::vector<json> events(const std::string& t, const std::string& kind, const std::string& step) {
+  std::vector<json> out;
+  for (const auto& e : ratchet::transcript::read_transcript(t).events)
+    if (e["event"] == kind && e.value("step", "") == step) out.push_back(e);
+  return out;
+}
+
+std::string stdout_of(const std::string& t, const std::string& step) {
+  std::string out;
+  for (const auto& e : events(t, "output", step))
+    if (e["stream"] == "stdout") out += e.value("data", "");
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("service: a unit file changed on disk is reloaded and the active unit restarted on its new definition",
+          "[systemd][e2e]") {
+  Lab lab;
+  lab.unit("fc", "[Service]\nExecStart=/bin/sh -c 'echo one > /run/fc.out; exec sleep 300'\n");
+  REQUIRE(lab.sh("systemctl daemon-reload && systemctl start fc && echo started") == "started");
+  REQUIRE(ratchet::testing::eventually([&] { return lab.sh("cat /run/fc.out 2>/dev/null") == "one"; }));
+  // A person edits the unit and forgets daemon-reload: systemd still runs the old one.
+  lab.unit("fc", "[Service]\nExecStart=/bin/sh -c 'echo two > /run/fc.out; exec sleep 300'\n");
+  REQUIRE(lab.sh("systemctl show -p NeedDaemonReload --value fc") == "yes");
+
+  std::string t = lab.dir + "/t.jsonl";
+  auto r = lab.run("[[step]]\nid = \"up\"\nkind = \"service\"\nunit = \"fc\"\nstate = \"started\"\n", t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  auto end = events(t, "step_end", "up");
+  REQUIRE(end.size() == 1);
+  CHECK(end[0]["status"] == "changed");
+  // The first check said why it acted.
+  auto ev = events(t, "evidence", "up");
+  REQUIRE(!ev.empty());
+  CHECK(ev[0].value("note", "") ==
+        "active on an old definition: the unit's file changed on disk (NeedDaemonReload=yes)");
+  const std::string out = stdout_of(t, "up");
+  CHECK(out.find("ratchet: daemon-reload: fc changed on disk since systemd loaded it\n") != std::string::npos);
+  CHECK(out.find("ratchet: restart: fc was active on its old definition\n") != std::string::npos);
+  CHECK(ratchet::testing::eventually([&] { return lab.sh("cat /run/fc.out") == "two"; }));
+  CHECK(lab.sh("systemctl show -p NeedDaemonReload --value fc") == "no");
+
+  // Run again: nothing to do.
+  r = lab.run("[[step]]\nid = \"up\"\nkind = \"service\"\nunit = \"fc\"\nstate = \"started\"\n", lab.dir + "/t2.jsonl");
+  CHECK(r.code == 0);
+  CHECK(events(lab.dir + "/t2.jsonl", "step_end", "up")[0]["status"] == "ok");
+}
+
+TEST_CASE("service: a unit stuck activating is judged after transition_wait and the reason names its state",
+          "[systemd][e2e]") {
+  Lab lab;
+  lab.unit("stuck", "[Service]\nExecStartPre=/bin/sleep 300\nExecStart=/bin/sleep 300\n");
+  REQUIRE(lab.sh("systemctl daemon-reload && systemctl start --no-block stuck && sleep 0.5; systemctl is-active stuck; true") ==
+          "activating");
+  std::string t = lab.dir + "/t.jsonl";
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = lab.run("[[step]]\nid = \"up\"\nkind = \"service\"\nunit = \"stuck\"\nstate = \"started\"\n"
+                   "transition_wait = \"2s\"\ntimeout = \"4s\"\n",
+                   t);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(secs < 30);
+  auto ev = events(t, "evidence", "up");
+  REQUIRE(!ev.empty());
+  const std::string note = ev[0].value("note", "");
+  CHECK(note.rfind("activating (start-pre) for ", 0) == 0);
+  // The first check took about transition_wait, not the command's timeout.
+  auto exits = events(t, "exit", "up");
+  REQUIRE(!exits.empty());
+  CHECK(exits[0]["ms"].get<long long>() >= 2000);
+  CHECK(exits[0]["ms"].get<long long>() < 4000);
+  lab.sh("systemctl stop --no-block stuck; true");
+}
+
+TEST_CASE("service: processes left in a stopped unit's cgroup are evidence on the step", "[systemd][e2e]") {
+  Lab lab;
+  lab.unit("leaky", "[Service]\nKillMode=process\nExecStart=/bin/sh -c 'sleep 300 & echo $! > /run/leaky.child; "
+                    "exec sleep 301'\n");
+  REQUIRE(lab.sh("systemctl daemon-reload && systemctl start leaky && systemctl is-active leaky") == "active");
+  REQUIRE(ratchet::testing::eventually([&] { return !lab.sh("cat /run/leaky.child 2>/dev/null").empty(); }));
+  const std::string child = lab.sh("cat /run/leaky.child");
+  std::string t = lab.dir + "/t.jsonl";
+  auto r = lab.run("[[step]]\nid = \"down\"\nkind = \"service\"\nunit = \"leaky\"\nstate = \"stopped\"\n", t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(events(t, "step_end", "down")[0]["status"] == "changed");
+  std::string notes;
+  for (const auto& e : events(t, "evidence", "down")) notes += e.value("note", "") + "\n";
+  CHECK(notes.find("1 process(es) left in the unit's cgroup: PID " + child + " (sleep)") != std::string::npos);
+  lab.sh("kill " + child + "; true");
+}
