@@ -61,6 +61,13 @@ struct PreparedStep {
   std::vector<int> expect_exit{0};
 };
 
+/// Most bytes of one line of command output that a reason quotes.
+inline constexpr size_t kReasonLine = 200;
+
+/// `line` cut to kReasonLine bytes at a UTF-8 character boundary, with "..."
+/// appended when cut; unchanged when shorter.
+std::string short_line(const std::string& line);
+
 /// Judges a check command's result.
 Verdict judge_check(const Command& c, const transport::ExecResult& r);
 

@@ -11,11 +11,13 @@
 
 namespace ratchet::steps {
 
+// The first line of s, at most kReasonLine bytes (cut at a character, "..."
+// added): a reason is one short line, whatever a command printed.
 static std::string first_line(const std::string& s) {
   auto i = s.find('\n');
   std::string l = s.substr(0, i);
   while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.pop_back();
-  return l;
+  return short_line(l);
 }
 
 static std::string status_text(const transport::ExecResult& r) {
@@ -23,6 +25,13 @@ static std::string status_text(const transport::ExecResult& r) {
   if (r.timed_out) return "timed out";
   if (!r.signal.empty()) return "killed by SIG" + r.signal;
   return fmt::format("exit {}", r.exit_code);
+}
+
+std::string short_line(const std::string& line) {
+  if (line.size() <= kReasonLine) return line;
+  size_t cut = kReasonLine;
+  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // inside a character
+  return line.substr(0, cut) + "...";
 }
 
 // The line of a library command's stderr that says why it could not look

@@ -406,3 +406,32 @@ TEST_CASE("faults: show names why a transcript cannot be read", "[faults]") {
   CHECK(r.code == 2);
   CHECK(r.err == "ratchet: error: cannot read transcript /nonexistent/t.jsonl: No such file or directory\n");
 }
+
+TEST_CASE("faults: a channel the server closes with no exit status is 'could not check' for a check and a failure "
+          "for an action - never a state",
+          "[ssh][faults]") {
+  // OpenSSH's ChannelTimeout closes a session channel that is quiet for 1 s,
+  // with no exit-status: nothing says how the command ended.
+  Lab lab("EXTRA_SSHD_CONFIG='ChannelTimeout session:command=1s'");
+  const std::string marker = lab.dir + "/rung-ran";
+  std::string pb = lab.playbook(
+      "targets = [\"box\"]\n"
+      "[[step]]\nid = \"quiet_check\"\nkind = \"verify\"\non_failure = \"continue\"\ntimeout = \"20s\"\n"
+      "command = \"sleep 6\"\n"
+      "  [[step.escalate]]\n  kind = \"run\"\n  command = \"touch " + marker + "\"\n"
+      "[[step]]\nid = \"quiet_action\"\nkind = \"run\"\ntimeout = \"20s\"\ncommand = \"sleep 6\"\n");
+  std::string t = lab.dir + "/t.jsonl";
+  auto r = run_sh(std::string(RATCHET_BINARY) + lab.args(pb, t));
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  std::map<std::string, json> ends;
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    if (ev["event"] == "step_end") ends[ev["step"]] = ev;
+  REQUIRE(ends.count("quiet_check"));
+  CHECK(ends["quiet_check"]["status"] == "failed");
+  CHECK(ends["quiet_check"]["reason"] == "could not check: no exit status received (channel closed by the server)");
+  CHECK_FALSE(std::filesystem::exists(marker));  // no rung on a state nobody saw
+  REQUIRE(ends.count("quiet_action"));
+  CHECK(ends["quiet_action"]["status"] == "failed");
+  CHECK(ends["quiet_action"]["reason"] == "no exit status received (channel closed by the server)");
+}
