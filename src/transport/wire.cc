@@ -44,52 +44,36 @@ namespace ratchet::transport {
 
 namespace {
 
-// One line each, with no single quote, backslash or newline: they travel
-// single-quoted through any login shell (csh rejects a newline inside quotes).
-// $1 = the run id, $2 = the command. The shell's own comm ("sh") has no space,
-// so `read` splits /proc/self/stat (proc(5)) at spaces: field 5 is the process
-// group, field 22 the start time. RATCHET_RUN_ID goes to every process the
-// command starts (the watchdog signals a holder only when it carries it). The
-// command then runs in this same shell (same PID, no exec), with no positional
-// parameters and none of the wrapper's own variables left.
-constexpr std::string_view kRunScript =
-    "read -r _ _ _ _ __rg _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ __rs _ 2>/dev/null </proc/self/stat && "
-    "echo \"[ratchet-pid $1] $$ $__rg $__rs\" >&2; "
-    "RATCHET_RUN_ID=$1; export RATCHET_RUN_ID; "
-    "__rc=$2; shift 2; eval \"unset __rg __rs __rc; $__rc\"";
+#include "ratchet/wire_scripts.inc"
 
-// $1 = PID, $2 = PGID, $3 = start ticks, $4 = ms left, $5 = run id. m/g/s/k/n =
-// those, T/D = now/deadline in centiseconds. Before it detaches, it checks
-// what the marker line said (a login shell's rc file prints before the
-// wrapper does, and could forge one): PID and group above 1, not its own group
-// or session, and, while the command runs, that PID has the run id in its
-// argv, started at TICKS and leads group PGID (or is the child of the sudo that
-// leads it). A refusal is one line on stderr ("ratchet-watchdog: refused: ...")
-// and exit 3, which the client records. A command already gone: nothing to do.
-constexpr std::string_view kWatchdogScript =
-    "m=$1 g=$2 s=$3 k=$4 n=$5; "
-    "no() { echo \"ratchet-watchdog: refused: $*\" >&2; exit 3; }; "
-    "case $n in *[!0-9a-f]*) no \"run id $n is not one\";; esac; "
-    "[ ${#n} = 16 ] || no \"run id $n is not one\"; "
-    "[ \"$m\" -gt 1 ] 2>/dev/null && [ \"$g\" -gt 1 ] 2>/dev/null || "
-    "no \"PID $m, group $g: PID 1 and group 1 are never signalled\"; "
-    "read -r _ _ _ _ wg ws _ </proc/self/stat; "
-    "[ \"$g\" != \"$wg\" ] && [ \"$g\" != \"$ws\" ] || no \"group $g is the session of the watchdog itself\"; "
-    "alive() { { read -r l <\"/proc/$m/stat\"; } 2>/dev/null || return 1; l=${l##*\") \"}; set -- $l;"
-    " [ \"$1\" != Z ] && [ \"${20}\" = \"$s\" ]; }; "
-    "alive || exit 0; "
-    "read -r l <\"/proc/$m/stat\"; l=${l##*\") \"}; set -- $l; "
-    "[ \"$3\" = \"$g\" ] || no \"PID $m is not in group $g\"; "
-    "if [ \"$m\" != \"$g\" ]; then read -r c <\"/proc/$g/comm\"; "
-    "[ \"$2\" = \"$g\" ] && [ \"$c\" = sudo ] || no \"group $g is not led by the command (PID $m) or its sudo\"; fi; "
-    "grep -q -a -F -e \"$n\" \"/proc/$m/cmdline\" || no \"PID $m is not the command of run $n\"; "
-    "( ( exec </dev/null >/dev/null 2>&1; trap \"\" TERM HUP INT PIPE; T=0; "
-    "now() { if read -r u _ </proc/uptime; then T=$((${u%.*}*100+1${u#*.}-100));"
-    " else T=$((T+20)); fi; }; "
-    "now; D=$((T+(k+9)/10)); "
-    "while alive; do "
-    "[ $T -lt $D ] || { kill -TERM -$g; sleep 1; kill -KILL -$g; exit; }; "
-    "sleep 0.2 || sleep 1; now; done ) & )";
+// One line each (src/transport/sh/*.sh, joined): comment lines dropped, each
+// line's indentation cut, lines joined with a space. With no single quote,
+// backslash or newline, they travel single-quoted through any login shell
+// (csh rejects a newline inside quotes).
+std::string join_script(std::string_view src) {
+  std::string out;
+  size_t at = 0;
+  while (at < src.size()) {
+    size_t nl = src.find('\n', at);
+    std::string_view line = src.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at);
+    at = nl == std::string_view::npos ? src.size() : nl + 1;
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    if (line.empty() || line.front() == '#') continue;
+    if (!out.empty()) out += ' ';
+    out += line;
+  }
+  return out;
+}
+
+const std::string& run_text() {
+  static const std::string s = join_script(kRunScriptSource);
+  return s;
+}
+const std::string& watchdog_text() {
+  static const std::string s = join_script(kWatchdogScriptSource);
+  return s;
+}
 
 std::string become_prefix(const Become& b) {
   std::string prefix = "exec ";
@@ -111,8 +95,8 @@ util::Millis arm_after(util::Millis timeout) {
   return std::min(a, timeout);
 }
 
-std::string_view run_script() { return kRunScript; }
-std::string_view watchdog_script() { return kWatchdogScript; }
+std::string_view run_script() { return run_text(); }
+std::string_view watchdog_script() { return watchdog_text(); }
 
 std::string sudo_argv(const Become& b, const std::string& command) {
   Become plain = b;
@@ -137,7 +121,7 @@ std::string wire_command(const std::string& command, util::Millis timeout, const
   const std::string prefix = become_prefix(b);
   if (timeout.count() <= 0) return prefix + "/bin/sh -c " + util::shell_quote(command);
   if (!valid_run_id(run_id)) throw std::invalid_argument("wire_command: a run id is 16 hex digits");
-  return fmt::format("{}/bin/sh -c {} /bin/sh {} {}", prefix, util::shell_quote(kRunScript), run_id,
+  return fmt::format("{}/bin/sh -c {} /bin/sh {} {}", prefix, util::shell_quote(run_text()), run_id,
                      util::shell_quote(command));
 }
 
@@ -153,7 +137,7 @@ std::string held_output_query(std::string_view run_id, const Become& b) {
 std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b,
                              std::string_view run_id) {
   return fmt::format("{}/bin/sh -c {} ratchet {} {} {} {} {}", become_prefix(b),
-                     util::shell_quote(kWatchdogScript), p.pid, p.pgid, p.start_ticks,
+                     util::shell_quote(watchdog_text()), p.pid, p.pgid, p.start_ticks,
                      std::max<long long>(0, left.count()), util::shell_quote(run_id));
 }
 

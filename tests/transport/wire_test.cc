@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <fstream>
 #include <set>
 #include <stdexcept>
 
@@ -115,4 +117,29 @@ TEST_CASE("the become probe runs sudo in the C locale and sudo_argv is what a su
         "exec env LC_ALL=C sudo -k -S -p '' -H -u app -- /bin/sh -c true");
   CHECK(sudo_argv(Become{true, "", false}, "id -u") == "sudo -n -H -- /bin/sh -c 'id -u'");
   CHECK(sudo_argv(Become{true, "app", true, true}, "...") == "sudo -k -S -p '' -H -u app -- /bin/sh -c ...");
+}
+
+TEST_CASE("the wire scripts' sources join into one equivalent line", "[transport]") {
+  // Every code line of src/transport/sh/*.sh ends a command, so that joining
+  // lines with a space means what the file means; sh -n accepts both.
+  for (const char* name : {"run.sh", "watchdog.sh"}) {
+    INFO(name);
+    std::ifstream in(std::string(RATCHET_SOURCE_DIR) + "/src/transport/sh/" + name);
+    REQUIRE(in);
+    std::string line, last;
+    for (int n = 1; std::getline(in, line); ++n) {
+      while (!line.empty() && (line.front() == ' ')) line.erase(0, 1);
+      if (line.empty() || line[0] == '#') continue;
+      INFO(n << ": " << line);
+      CHECK(line.find(" #") == std::string::npos);  // no comment after code (it would swallow the rest)
+      last = line;
+      bool ends_command = false;
+      for (std::string_view end : {";", "&&", "||", "|", "then", "do", "else", "{", "(", ") & )"})
+        if (line.size() >= end.size() && line.compare(line.size() - end.size(), end.size(), end) == 0)
+          ends_command = true;
+      if (!ends_command) CHECK(in.peek() == EOF);  // only the last line may end without one
+    }
+  }
+  for (std::string_view s : {run_script(), watchdog_script()})
+    CHECK(std::system(("sh -n -c " + util::shell_quote(s)).c_str()) == 0);
 }
