@@ -320,7 +320,7 @@ TEST_CASE("holders: a thread that holds the file after its group leader exited i
   CHECK(lib("ratchet_no_holders -- '" + d + "/gpu0'").code == 0);
 }
 
-TEST_CASE("the library without GNU find -printf or fractional sleep: BusyBox tools, same holders",
+TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same holders and selections",
           "[steps][library]") {
   if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");
   std::string bin = testing::temp_dir("ratchet-busybox");
@@ -340,6 +340,15 @@ TEST_CASE("the library without GNU find -printf or fractional sleep: BusyBox too
   CHECK(h[0]["pid"] == a.pid());
   CHECK(h[0]["user"] == "root");
   CHECK(h[0]["files"] == nlohmann::json::array({d + "/gpu0"}));
+  // No pgrep in that PATH: a pattern is matched by the library's own /proc scan.
+  REQUIRE(run_sh("PATH=" + bin + " command -v pgrep").code != 0);
+  r = run_sh("PATH=" + bin + " " + bin + "/sh -c " +
+             util::shell_quote(steps::with_library("ratchet_select '' '' pattern '^sleep 124$'")));
+  INFO(r.err);
+  CHECK(r.code == 0);
+  auto sel = steps::parse_process_lines(r.out, "");
+  REQUIRE(sel.size() == 1);
+  CHECK(sel[0]["pid"] == a.pid());
   // Without stat -c at all, a file check says what it needs instead of guessing.
   std::string nostat = testing::temp_dir("ratchet-nostat");
   REQUIRE(run_sh("for t in " + bin + "/*; do [ \"${t##*/}\" = stat ] || ln -s \"$t\" " + nostat + "/; done").code == 0);

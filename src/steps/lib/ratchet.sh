@@ -382,6 +382,7 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
       else
         _pids=$(for _d in /proc/[0-9]*; do
           _a=$(tr '\000' ' ' 2>/dev/null < "$_d/cmdline") || continue
+          _a=${_a% }  # argv ends in NUL: no trailing space, as pgrep -f matches it
           printf '%s\n' "$_a" | grep -Eq -- "$1"; _g=$?
           [ "$_g" -le 1 ] || exit 2
           [ "$_g" = 0 ] && printf '%s\n' "${_d#/proc/}"
