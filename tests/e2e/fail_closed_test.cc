@@ -96,6 +96,31 @@ TEST_CASE("fail closed: a non-root login without become cannot see root's holder
   REQUIRE(end.is_object());
   CHECK(end["status"] == "escalated");
   CHECK(ratchet::testing::eventually([&] { return on_host(host, "test -d /proc/" + holder + " || echo gone") == "gone"; }));
+
+  // /proc with hidepid=2: other users' processes are not even listed; a scan
+  // that would see nothing says so instead of "free".
+  holder = start_root(host, "exec 3</srv/fc/gpu0; exec sleep 301");
+  REQUIRE(on_host(host, "mount -o remount,hidepid=2 /proc && echo ok") == "ok");
+  t = dir + "/alice-hidepid.jsonl";
+  ratchet::testing::write_file(pb, "name = \"fc\"\ntargets = [\"lab\"]\n[[step]]\nid = \"free\"\nkind = \"verify\"\n"
+                                   "no_holders = \"/srv/fc/gpu*\"\n");
+  r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inventory(host, dir, "alice", false) +
+             " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  end = step_end(t, "free");
+  REQUIRE(end.is_object());
+  CHECK(end.value("reason", "").rfind("could not check: /proc is mounted with hidepid=", 0) == 0);
+  CHECK(end.value("reason", "").find("other users' processes are invisible to alice; run as root or set become = true") !=
+        std::string::npos);
+  // Filtered to alice's own processes, the hidden ones do not matter.
+  ratchet::testing::write_file(pb, "name = \"fc\"\ntargets = [\"lab\"]\n[[step]]\nid = \"free\"\nkind = \"verify\"\n"
+                                   "no_holders = \"/srv/fc/gpu*\"\nuser = \"alice\"\n");
+  r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inventory(host, dir, "alice", false) +
+             " -F none --transcript " + dir + "/alice-own.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  on_host(host, "mount -o remount,hidepid=0 /proc; kill " + holder);
 }
 
 TEST_CASE("a login shell's rc file that forges the marker line never points the watchdog at PID 1 or another group",
