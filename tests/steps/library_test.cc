@@ -357,3 +357,28 @@ TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same ho
   CHECK(r.code == 5);
   CHECK(r.err == "ratchet: could not check: needs stat -c (GNU coreutils or BusyBox) on the host\n");
 }
+
+TEST_CASE("verify conditions: port_open, port_free and absent read /proc and say what violates them",
+          "[steps][library]") {
+  testing::SilentListener l;
+  const std::string port = std::to_string(l.port());
+  CHECK(lib("ratchet_port_open " + port).code == 0);
+  auto r = lib("ratchet_port_free " + port);
+  CHECK(r.code == 1);
+  CHECK(r.out == "port " + port + " is in use\n");
+  // A port nothing listens on (the listener's, once it is closed, is not sure to stay free: use 1).
+  r = lib("ratchet_port_open 1");
+  CHECK(r.code == 1);
+  CHECK(r.out == "nothing listens on port 1\n");
+  CHECK(lib("ratchet_port_free 1").code == 0);
+
+  OwnedProcess a("exec sleep 125");
+  REQUIRE(eventually([&] { return a.alive(); }));
+  r = lib("ratchet_absent '^sleep 125$'");
+  CHECK(r.code == 1);
+  auto p = steps::parse_process_lines(r.out, "process");
+  REQUIRE(p.size() == 1);
+  CHECK(p[0]["pid"] == a.pid());
+  CHECK(lib("ratchet_absent '^sleep 999125$'").code == 0);
+  CHECK(lib("ratchet_absent 'a('").code == 2);  // not a regex: could not check
+}
