@@ -5,6 +5,7 @@
 
 #include "steps/kinds.h"
 #include "util/hash.h"
+#include "util/rules.h"
 #include "util/shell.h"
 
 namespace ratchet::steps {
@@ -20,11 +21,10 @@ bool build_write(const Json& f, const BuildContext& ctx, Rung* out, std::string*
     *err = fmt::format("write: `path` must be absolute, got \"{}\"", path);
     return false;
   }
-  if (!mode.empty()) {
-    bool octal = mode.size() <= 4;
-    for (char c : mode) octal = octal && c >= '0' && c <= '7';
-    if (!octal) {
-      *err = fmt::format("write: `mode` must be octal such as \"0644\", got \"{}\"", mode);
+  // The loader's rule (util/rules.h), again on a value a template filled in.
+  if (f.contains("mode")) {
+    if (std::string why = util::mode_problem(mode); !why.empty()) {
+      *err = fmt::format("write: `mode` {}, got \"{}\"", why, mode);
       return false;
     }
   }

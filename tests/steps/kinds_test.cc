@@ -107,7 +107,10 @@ TEST_CASE("write: atomic write command, content on stdin, hash check", "[steps]"
   CHECK(r.check[0].expect["sha256"] == ratchet::util::sha256_hex("hello\n"));
   CHECK(build_error("write", {{"path", "relative.txt"}}) == "write: `path` must be absolute, got \"relative.txt\"");
   CHECK(build_error("write", {{"path", "/x"}, {"mode", "rw-r--r--"}}) ==
-        "write: `mode` must be octal such as \"0644\", got \"rw-r--r--\"");
+        "write: `mode` must be 1 to 4 octal digits such as \"0644\", got \"rw-r--r--\"");
+  // A template that rendered to "" is not "no mode": the loader's rule, once more.
+  CHECK(build_error("write", {{"path", "/x"}, {"mode", ""}}) ==
+        "write: `mode` must be 1 to 4 octal digits such as \"0644\", got \"\"");
 }
 
 TEST_CASE("run: action, and check from check/unless/creates", "[steps]") {
