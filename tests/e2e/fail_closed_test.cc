@@ -192,3 +192,41 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
   CHECK(on_host(host, "test -d /proc/" + victim + " && echo alive") == "alive");
   on_host(host, "kill " + victim);
 }
+
+TEST_CASE("a thread that holds a stand-in device after its group leader exited is found and killed on a real "
+          "systemd host - the verify passes only after",
+          "[systemd][e2e]") {
+  SystemdHost host;
+  std::string dir = ratchet::testing::temp_dir("ratchet-thread");
+  // The stand-in CUDA program: main thread returned, a worker thread holds the device.
+  REQUIRE(run_sh("ssh -o BatchMode=yes -o UserKnownHostsFile=" + host.known_hosts() + " -i " + host.client_key() +
+                 " -p " + std::to_string(host.port()) +
+                 " root@127.0.0.1 'cat > /root/thread_holder && chmod 755 /root/thread_holder' < " +
+                 RATCHET_THREAD_HOLDER)
+              .code == 0);
+  REQUIRE(on_host(host, "mkdir -p /srv/th && : > /srv/th/gpu0 && echo ok") == "ok");
+  std::string pid = start_root(host, "exec /root/thread_holder /srv/th/gpu0");
+  REQUIRE(ratchet::testing::eventually([&] {
+    return on_host(host, "grep -q '^State:.Z' /proc/" + pid + "/status && find /proc/" + pid +
+                             "/task/*/fd -lname /srv/th/gpu0 | grep -c .") == "1";
+  }));
+  std::string pb = dir + "/pb.toml";
+  ratchet::testing::write_file(pb, "name = \"th\"\ntargets = [\"lab\"]\n[[step]]\nid = \"free\"\nkind = \"verify\"\n"
+                                   "no_holders = \"/srv/th/gpu*\"\n  [[step.escalate]]\n  kind = \"kill\"\n"
+                                   "  holders_of = \"/srv/th/gpu*\"\n  signal = \"TERM\"\n  wait = \"5s\"\n");
+  std::string t = dir + "/t.jsonl";
+  auto r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inventory(host, dir, "root", false) +
+                  " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  json end = step_end(t, "free");
+  REQUIRE(end.is_object());
+  CHECK(end["status"] == "escalated");
+  // The first check saw the thread group as the holder.
+  bool seen = false;
+  for (const auto& e : events(t, "evidence"))
+    if (e["step"] == "free" && e.value("role", "") == "check" && e.contains("holders"))
+      for (const auto& h : e["holders"]) seen |= std::to_string(h["pid"].get<long long>()) == pid;
+  CHECK(seen);
+  CHECK(on_host(host, "test -d /proc/" + pid + " || echo gone") == "gone");
+}
