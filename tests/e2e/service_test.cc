@@ -124,6 +124,23 @@ TEST_CASE("service: a unit stuck activating is judged after transition_wait and 
   CHECK(exits[0]["ms"].get<long long>() >= 2000);
   CHECK(exits[0]["ms"].get<long long>() < 4000);
   lab.sh("systemctl stop --no-block stuck; true");
+
+  // A stop that hangs (ExecStop never returns): the check is bounded the same way.
+  lab.unit("hangstop", "[Service]\nExecStart=/bin/sleep 300\nExecStop=/bin/sleep 300\n");
+  REQUIRE(lab.sh("systemctl daemon-reload && systemctl start hangstop && systemctl stop --no-block hangstop && sleep 0.5; "
+                 "systemctl is-active hangstop; true") == "deactivating");
+  t = lab.dir + "/stop.jsonl";
+  r = lab.run("[[step]]\nid = \"down\"\nkind = \"service\"\nunit = \"hangstop\"\nstate = \"stopped\"\n"
+              "transition_wait = \"2s\"\ntimeout = \"4s\"\n",
+              t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  ev = events(t, "evidence", "down");
+  REQUIRE(!ev.empty());
+  CHECK(ev[0].value("note", "").rfind("deactivating (stop) for ", 0) == 0);
+  exits = events(t, "exit", "down");
+  REQUIRE(!exits.empty());
+  CHECK(exits[0]["ms"].get<long long>() < 4000);
 }
 
 TEST_CASE("service: processes left in a stopped unit's cgroup are evidence on the step", "[systemd][e2e]") {
