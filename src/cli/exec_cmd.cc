@@ -1,5 +1,6 @@
 // `ratchet exec HOST -- COMMAND`: one ad hoc command over the same transport
-// (host keys, deadline wrapper); the remote exit status is passed through.
+// (host keys, deadline wrapper); the remote exit status is passed through,
+// 128 + N for a signal, 124 when its own --timeout ended it.
 #include <fmt/format.h>
 
 #include <csignal>
@@ -99,7 +100,7 @@ int cmd_exec(const ExecOptions& o) {
   auto t = transport::make_ssh_transport(endpoint_for(host, o.base));
   transport::ConnectInfo info;
   if (auto err = t->connect(&info)) {
-    std::cerr << "ratchet: " << util::terminal_line(err->message) << "\n";
+    std::cerr << "ratchet: " << util::escaped_line(err->message) << "\n";
     bool key = err->kind == transport::FailureKind::host_key_unknown ||
                err->kind == transport::FailureKind::host_key_changed;
     if (w) w->emit("unreachable", {{"host", host.name}, {"cause", transport::cause_name(err->kind)},
@@ -138,18 +139,23 @@ int cmd_exec(const ExecOptions& o) {
   // stdout as the host wrote it (like ssh: it may be piped on); stderr is for a
   // person, so no byte of it may drive the terminal.
   std::cout << r.out.data << std::flush;
-  std::cerr << util::terminal_text(r.err.data) << std::flush;
+  std::cerr << util::escape_bytes(r.err.data) << std::flush;
   if (r.error == "interrupted") {
     std::cerr << "ratchet: " << host.name << ": interrupted; the remote command was stopped\n";
     return finish(kExitInterrupted, "interrupted");
   }
   if (!r.error.empty()) {
-    std::cerr << "ratchet: " << host.name << ": " << util::terminal_line(r.error) << "\n";
+    std::cerr << util::escaped_line("ratchet: " + host.name + ": " + r.error) << "\n";
     return finish(kExitUnreachable, "unreachable");
   }
-  if (r.timed_out) std::cerr << fmt::format("ratchet: {}: timed out after {}\n", host.name, o.timeout);
+  if (r.timed_out) {  // our own deadline ended it: 124, as timeout(1), whatever signal did it
+    std::cerr << util::escaped_line(fmt::format("ratchet: {}: timed out after {}{}", host.name, o.timeout,
+                                                r.signal.empty() ? "" : " (ended by SIG" + r.signal + ")"))
+              << "\n";
+    return finish(kExitTimedOut, "failed");
+  }
   if (!r.signal.empty()) {
-    std::cerr << fmt::format("ratchet: {}: killed by SIG{}\n", host.name, r.signal);
+    std::cerr << util::escaped_line(fmt::format("ratchet: {}: killed by SIG{}", host.name, r.signal)) << "\n";
     int n = signal_number(r.signal);
     return finish(128 + (n ? n : 0), "failed");
   }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cli/printer.h"
 #include "util/text.h"
 
 namespace ratchet::cli {
@@ -43,9 +44,10 @@ bool use_color(int fd) {
   return term_ok(fd) && !(nc && *nc);
 }
 
-LiveProgress::LiveProgress(const std::vector<std::string>& hosts, size_t steps, int fd, bool color,
-                           const transcript::Writer* mask)
-    : order_(hosts), steps_(steps), fd_(fd), color_(color), mask_(mask), t0_(Clock::now()) {
+LiveProgress::LiveProgress(const std::vector<std::string>& hosts, const std::vector<std::string>& steps,
+                           int fd, bool color, const transcript::Writer* mask)
+    : order_(hosts), step_ids_(steps), steps_(steps.size()), fd_(fd), color_(color), mask_(mask),
+      t0_(Clock::now()) {
   for (const auto& h : hosts) rows_[h];
   thread_ = std::thread([this] { loop(); });
 }
@@ -63,6 +65,80 @@ void LiveProgress::stop() {
   std::lock_guard<std::mutex> lock(mu_);
   draw(true);
   stopped_ = true;
+}
+
+std::string LiveProgress::results_text(size_t cols) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return results_unlocked(cols);
+}
+
+std::string LiveProgress::results_unlocked(size_t cols) const {
+  std::string out;
+  if (cols < 20) cols = 20;
+  if (order_.size() == 1) {  // one host: a line per step, as run prints them piped
+    const std::string& host = order_[0];
+    const Row& r = rows_.at(host);
+    for (const auto& id : step_ids_) {
+      auto it = r.results.find(id);
+      if (it == r.results.end()) continue;  // never reached (unreachable, interrupted)
+      out += util::escaped_line(step_result_line(host, id, it->second, mask_), cols - 1) + "\n";
+    }
+    return out;
+  }
+  // Several hosts: a row per host, a column per step.
+  auto cell = [&](const Row& r, const std::string& id, std::string* status) {
+    auto it = r.results.find(id);
+    if (it == r.results.end()) {
+      *status = "";
+      return std::string("-");
+    }
+    const auto& o = it->second;
+    *status = o.status;
+    return o.status == "escalated" || (o.status == "failed" && o.rung > 0)
+               ? fmt::format("{} (rung {})", o.status, o.rung)
+               : o.status;
+  };
+  auto pad = [](std::string s, size_t n) {
+    size_t c = util::columns(s);
+    return c < n ? s + std::string(n - c, ' ') : s;
+  };
+  size_t host_w = 4;
+  for (const auto& h : order_) host_w = std::max(host_w, util::columns(util::escaped_line(h)));
+  host_w = std::min<size_t>(host_w, std::max<size_t>(8, cols / 3));
+  std::vector<std::string> heads;
+  std::vector<size_t> widths;
+  for (const auto& id : step_ids_) {
+    std::string head = util::escaped_line(id, 24);
+    size_t w = util::columns(head);
+    for (const auto& h : order_) {
+      std::string st;
+      w = std::max(w, util::columns(cell(rows_.at(h), id, &st)));
+    }
+    heads.push_back(head);
+    widths.push_back(w);
+  }
+  // Steps side by side while they fit the width; the rest in a further table.
+  for (size_t from = 0; from < step_ids_.size();) {
+    size_t to = from, used = host_w;
+    while (to < step_ids_.size() && (to == from || used + 2 + widths[to] < cols)) used += 2 + widths[to++];
+    if (from > 0) out += "\n";
+    std::string line = pad("host", host_w);
+    for (size_t k = from; k < to; ++k) line += "  " + pad(heads[k], widths[k]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += util::escaped_line(line, cols - 1) + "\n";
+    for (const auto& h : order_) {
+      const Row& r = rows_.at(h);
+      std::string row = pad(util::escaped_line(h, host_w), host_w);
+      for (size_t k = from; k < to; ++k) {
+        std::string st;
+        std::string c = cell(r, step_ids_[k], &st);
+        row += "  " + (k + 1 < to ? paint(st, pad(c, widths[k])) : paint(st, c));
+      }
+      out += row + "\n";
+    }
+    from = to;
+  }
+  return out;
 }
 
 void LiveProgress::loop() {
@@ -88,7 +164,7 @@ std::string LiveProgress::paint(const std::string& status, const std::string& te
 std::string LiveProgress::row_text(const std::string& host, const Row& r, size_t name_w,
                                    size_t cols) const {
   // Built plain (to measure and cut), then the status word is painted.
-  std::string name = util::terminal_line(host, name_w);
+  std::string name = util::escaped_line(host, name_w);
   name += std::string(name_w - std::min(name_w, util::columns(name)), ' ');
   std::string state = fmt::format("{:<11}", r.state);
   std::string rest;
@@ -108,9 +184,9 @@ std::string LiveProgress::row_text(const std::string& host, const Row& r, size_t
   } else {
     rest = time;
   }
-  std::string plain_rest = util::terminal_line(rest);
+  std::string plain_rest = util::escaped_line(rest);
   size_t used = name_w + 2 + 11 + 1;
-  if (cols > used + 1) plain_rest = util::terminal_line(plain_rest, cols - used - 1);
+  if (cols > used + 1) plain_rest = util::escaped_line(rest, cols - used - 1);
   else plain_rest.clear();
   return name + "  " + paint(r.state, state) + " " + plain_rest;
 }
@@ -164,17 +240,23 @@ void LiveProgress::draw(bool final) {
   }
   std::string out;
   if (drawn_ > 0) out += fmt::format("\x1b[{}F", drawn_);  // back to the block's first line
+  if (final) {  // the block gives way to every step's result, which stays
+    out += "\x1b[2K" + util::escaped_line(head, cols - 1) + "\n\x1b[J" + results_unlocked(cols);
+    drawn_ = 0;
+    write_all(fd_, out);
+    return;
+  }
   // Each line is erased as it is rewritten; only what a taller block left
   // below is erased at the end.
-  out += "\x1b[2K" + util::terminal_line(head, cols - 1) + "\n";
+  out += "\x1b[2K" + util::escaped_line(head, cols - 1) + "\n";
   for (const auto* h : shown) out += "\x1b[2K" + row_text(*h, rows_.at(*h), name_w, cols) + "\n";
   size_t n = 1 + shown.size();
   if (hidden) {
-    out += "\x1b[2K" + util::terminal_line(fmt::format("  ... {} more host(s) not shown (the recap lists all)", hidden), cols - 1) + "\n";
+    out += "\x1b[2K" + util::escaped_line(fmt::format("  ... {} more host(s) not shown (the recap lists all)", hidden), cols - 1) + "\n";
     ++n;
   }
   out += "\x1b[J";
-  drawn_ = final ? 0 : n;  // after the final draw the block stays on screen
+  drawn_ = n;
   write_all(fd_, out);
 }
 
@@ -184,7 +266,7 @@ void LiveProgress::above(const std::string& text) {
   if (ioctl(fd_, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) cols = ws.ws_col;
   std::string out;
   if (drawn_ > 0) out += fmt::format("\x1b[{}F\x1b[J", drawn_);
-  out += util::terminal_line(mask_ ? mask_->mask(text) : text, cols - 1) + "\n";
+  out += util::escaped_line(mask_ ? mask_->mask(text) : text, cols - 1) + "\n";
   drawn_ = 0;
   write_all(fd_, out);
   if (!stopping_) draw(false);
@@ -235,6 +317,7 @@ void LiveProgress::step_done(const std::string& host, const std::string& step_id
   std::lock_guard<std::mutex> lock(mu_);
   auto& r = rows_[host];
   r.counts[o.status]++;
+  r.results[step_id] = o;
   r.role = o.rung > 0 ? fmt::format("{} (rung {})", o.status, o.rung) : o.status;  // until the next step
   r.rung = 0;
   if (o.status == "failed") {
@@ -243,11 +326,16 @@ void LiveProgress::step_done(const std::string& host, const std::string& step_id
   }
 }
 
-void LiveProgress::step_skipped(const std::string& host, const std::string&, const std::string&) {
+void LiveProgress::step_skipped(const std::string& host, const std::string& step_id,
+                                const std::string& why) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& r = rows_[host];
   r.step_no++;
   r.counts["skipped"]++;
+  engine::StepOutcome o;
+  o.status = "skipped";
+  o.reason = why;
+  r.results[step_id] = o;
 }
 
 void LiveProgress::host_done(const engine::HostReport& rep) {

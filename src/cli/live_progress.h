@@ -1,7 +1,9 @@
 #pragma once
 // Progress on a terminal: one line per host, redrawn in place (5 times a
 // second); failures and unreachable hosts are printed once above that block
-// and stay. Nothing a host prints reaches the terminal unfiltered.
+// and stay. When it ends, every step's result stays on screen: one line per
+// step for one host, a host x step table for several. Nothing a host prints
+// reaches the terminal unfiltered.
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -25,15 +27,22 @@ bool use_live(int fd);
 
 class LiveProgress : public engine::Progress {
  public:
-  /// `hosts` in display order; `steps` per host; output goes to `fd` (a
-  /// terminal); `mask` (may be null) hides secrets. Starts the redraw thread.
-  LiveProgress(const std::vector<std::string>& hosts, size_t steps, int fd, bool color,
-               const transcript::Writer* mask);
+  /// `hosts` in display order; `steps` the step ids of each host, in order;
+  /// output goes to `fd` (a terminal); `mask` (may be null) hides secrets.
+  /// Starts the redraw thread.
+  LiveProgress(const std::vector<std::string>& hosts, const std::vector<std::string>& steps, int fd,
+               bool color, const transcript::Writer* mask);
   ~LiveProgress() override;
 
-  /// Draws the final state of every host and stops redrawing; the cursor ends
-  /// below the block. Safe to call twice.
+  /// Stops redrawing and replaces the block by the final header and every
+  /// step's result (results_text()); the cursor ends below. Safe to call twice.
   void stop();
+
+  /// The results left on screen, `cols` wide: for one host, a line per step
+  /// (as `run` prints them piped); for several, a table of a row per host and a
+  /// column per step ("-": not run), split into several tables when the steps
+  /// do not fit side by side. Terminal-safe.
+  std::string results_text(size_t cols) const;
 
   void connecting(const std::string& host) override;
   void connected(const std::string& host, const std::string& detail) override;
@@ -59,6 +68,7 @@ class LiveProgress : public engine::Progress {
     bool done = false;
     Clock::time_point start{}, end{};
     std::map<std::string, int> counts;
+    std::map<std::string, engine::StepOutcome> results;  ///< by step id: done or skipped
   };
 
   void above(const std::string& text);  // caller holds mu_
@@ -67,13 +77,16 @@ class LiveProgress : public engine::Progress {
   std::string paint(const std::string& status, const std::string& text) const;
   void loop();
 
+  std::string results_unlocked(size_t cols) const;
+
   std::vector<std::string> order_;
   std::map<std::string, Row> rows_;
+  std::vector<std::string> step_ids_;
   size_t steps_;
   int fd_;
   bool color_;
   const transcript::Writer* mask_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false, stopped_ = false;
   size_t drawn_ = 0;  ///< lines of the block currently on screen

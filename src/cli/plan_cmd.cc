@@ -13,6 +13,8 @@
 #include "cli/exit_codes.h"
 #include "engine/planner.h"
 #include "engine/scope.h"
+#include "transport/transport.h"
+#include "util/duration.h"
 
 namespace ratchet::cli {
 
@@ -42,10 +44,35 @@ bool build_plans(const Loaded& L, const nlohmann::json& secrets, std::vector<eng
   return errors.empty();
 }
 
-static std::string address_of(const playbook::Host& h) {
-  std::string a = playbook::connect_name(h);
-  std::string u = h.user.empty() ? "" : h.user + "@";
-  return h.port ? fmt::format("{}{}:{}", u, a, h.port) : u + a;
+/// Where each host connects, as `run` would (ssh config applied); nothing connects.
+static bool resolve_all(const Loaded& L, const Options& o, std::vector<transport::ResolvedEndpoint>* out) {
+  for (const auto& h : L.hosts) {
+    transport::ResolvedEndpoint r;
+    if (auto err = transport::resolve_endpoint(endpoint_for(h, o), &r)) {
+      std::cerr << "ratchet: error: " << util::terminal_line(err->message) << "\n";
+      return false;
+    }
+    out->push_back(r);
+  }
+  return true;
+}
+
+/// The timing and failure handling of a step (rung 0) or of rung k, in words:
+/// the same facts as plan --json's "rungs", "on_failure" and "become".
+static std::string facts_line(const engine::StepFacts& f, size_t k) {
+  const auto& r = f.rungs.at(k);
+  std::string out = k == 0 ? fmt::format("timeout {}, settle {}, retries {}, delay {}",
+                                         util::format_duration(f.timeout), util::format_duration(r.settle),
+                                         r.retries, util::format_duration(r.delay))
+                           : fmt::format("rung {}: {}, timeout {}, settle {}, retries {}, delay {}", k, r.kind,
+                                         util::format_duration(r.timeout), util::format_duration(r.settle),
+                                         r.retries, util::format_duration(r.delay));
+  if (r.wait) out += fmt::format(", wait {}", util::format_duration(*r.wait));
+  else if (!r.wait_text.empty()) out += fmt::format(", wait {}", r.wait_text);
+  if (k == 0)
+    out += fmt::format("; on_failure {}; become {}", f.on_failure,
+                       f.become.empty() ? "no (the login user)" : f.become + " (sudo)");
+  return "       " + out + "\n";
 }
 
 /// `text` under a left column: `label` on its first line, blanks on the rest
@@ -56,18 +83,21 @@ static std::string labelled(const std::string& text, const std::string& label) {
   return first + out.substr(first.size());
 }
 
-static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<engine::HostPlan>& plans);
+static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<engine::HostPlan>& plans,
+                          const std::vector<transport::ResolvedEndpoint>& where);
 
-static void print_plan_text(const Loaded& L, const std::vector<engine::HostPlan>& plans) {
+static void print_plan_text(const Loaded& L, const std::vector<engine::HostPlan>& plans,
+                            const std::vector<transport::ResolvedEndpoint>& where) {
   // Built whole, then printed through terminal_text(): a name, host or value
   // holding ESC or CR must not repaint the reviewer's terminal (plan --json
   // keeps every byte).
   std::ostringstream out;
-  print_plan_to(out, L, plans);
+  print_plan_to(out, L, plans, where);
   std::cout << util::terminal_text(out.str());
 }
 
-static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<engine::HostPlan>& plans) {
+static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<engine::HostPlan>& plans,
+                          const std::vector<transport::ResolvedEndpoint>& where) {
   os << fmt::format("plan: {} ({}, sha256 {}) — a dry run: nothing connects, nothing is sent\n",
                            L.pb.name, L.pb.path, L.pb.sha256.substr(0, 12));
   os << "commands call the host library (ratchet_*; docs/host-library.md); "
@@ -79,8 +109,11 @@ static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<e
   os << fmt::format("{} host(s); strategy {}, serial {}, max_fail {} (run --forks sets hosts at once)\n",
                            plans.size(), pol.strategy, count(pol.serial, "all at once"),
                            count(pol.max_fail, "no limit"));
-  for (const auto& hp : plans) {
-    os << fmt::format("\nhost {} ({})\n", hp.host.name, address_of(hp.host));
+  for (size_t hi = 0; hi < plans.size(); ++hi) {
+    const auto& hp = plans[hi];
+    const auto& at = where.at(hi);
+    os << fmt::format("\nhost {} (address {}, port {}, user {}{})\n", hp.host.name, at.address, at.port, at.user,
+                      at.jump.empty() ? "" : ", jump " + at.jump);
     int n = 0;
     for (const auto& p : hp.steps) {
       const auto& s = *p.step;
@@ -89,11 +122,16 @@ static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<e
         as = fmt::format("  (as {} via sudo)", playbook::become_user_for(s, hp.host));
       os << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, s.id, s.kind, s.name, as,
                                p.when_note.empty() ? "" : "  (" + p.when_note + ")");
+      const auto facts = engine::step_facts(p, hp.host);
       for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
         const auto& r = p.prepared.rungs[k];
+        os << facts_line(facts, k);
         std::string label = k == 0 ? "" : fmt::format("rung {} ", k);
-        for (const auto& c : r.check)
+        for (const auto& c : r.check) {
           os << labelled(c.text, label + "check");
+          if (auto re = engine::stdout_matches(c); !re.empty())
+            os << fmt::format("       {:<14}stdout_matches {}\n", "", re);
+        }
         if (r.action) {
           os << labelled(r.action->text, label + "action");
           if (!r.action->stdin_data.empty()) {
@@ -118,14 +156,23 @@ int cmd_plan(const Options& o) {
   auto secrets = resolve_secrets(L->pb, true);
   std::vector<engine::HostPlan> plans;
   if (!build_plans(*L, *secrets, &plans)) return kExitUsage;
+  std::vector<transport::ResolvedEndpoint> where;
+  if (!resolve_all(*L, o, &where)) return kExitUsage;
   if (o.json) {
     nlohmann::json hosts = nlohmann::json::array();
-    for (const auto& hp : plans) hosts.push_back(engine::plan_json(hp));
+    for (size_t i = 0; i < plans.size(); ++i) {
+      nlohmann::json h = engine::plan_json(plans[i]);
+      h["address"] = where[i].address;  // as run connects (ssh config applied)
+      h["port"] = where[i].port;
+      h["user"] = where[i].user;
+      if (!where[i].jump.empty()) h["jump"] = where[i].jump;
+      hosts.push_back(h);
+    }
     nlohmann::json j = {{"playbook", L->pb.name}, {"path", L->pb.path}, {"sha256", L->pb.sha256},
                         {"hosts", hosts}};
     std::cout << j.dump(2) << "\n";
   } else {
-    print_plan_text(*L, plans);
+    print_plan_text(*L, plans, where);
   }
   return kExitOk;
 }

@@ -15,9 +15,31 @@ static std::string masked(const transcript::Writer* mask, const std::string& tex
   return mask ? mask->mask(text) : text;
 }
 
+/// `s` cut to at most `max` bytes, on a UTF-8 boundary, "..." last when cut.
+static std::string cut(std::string s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t at = max - 3;
+  while (at > 0 && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
+  return s.substr(0, at) + "...";
+}
+
+std::string step_result_line(const std::string& host, const std::string& step_id,
+                             const engine::StepOutcome& o, const transcript::Writer* mask) {
+  if (o.status == "skipped")
+    return fmt::format("{}: {:<18} {:<20}        {}", host, "skipped", step_id, masked(mask, o.reason));
+  std::string rung = o.status == "escalated" || (o.status == "failed" && o.rung > 0)
+                         ? fmt::format(" (rung {})", o.rung)
+                         : "";
+  std::string why = o.reason.empty() ? "" : ": " + masked(mask, o.reason);
+  why = cut(why, 160);
+  return fmt::format("{}: {:<18} {:<20} {:>6}{}", host, o.status + rung, step_id,
+                     util::format_duration(util::Millis(o.ms)), o.status == "ok" && o.reason.empty() ? "" : why);
+}
+
 void LinePrinter::line(const std::string& text) {
-  // One whole line at a time; nothing a host printed can move the cursor.
-  std::string safe = util::terminal_line(mask_ ? mask_->mask(text) : text);
+  // One whole line at a time; nothing a host printed can move the cursor, and
+  // its bytes show in the escape style of util::escaped_line().
+  std::string safe = util::escaped_line(mask_ ? mask_->mask(text) : text);
   std::lock_guard<std::mutex> lock(mu_);
   (out_ ? *out_ : std::cout) << safe << std::endl;
 }
@@ -27,7 +49,7 @@ void LinePrinter::host_done(const engine::HostReport& r) {
   for (const auto& [k, v] : r.counts)
     if (v) counts += fmt::format(" {}={}", k, v);
   std::string why = r.reason.empty() || r.status == "ok" ? "" : ": " + masked(mask_, r.reason);
-  if (why.size() > 200) why = why.substr(0, 197) + "...";
+  why = cut(why, 200);
   line(fmt::format("{}: done {}{} {}{}", r.host, r.status, counts,
                    util::format_duration(util::Millis(r.ms)), why));
 }
@@ -50,18 +72,15 @@ void LinePrinter::step_started(const std::string&, const std::string&, const std
 
 void LinePrinter::step_done(const std::string& host, const std::string& step_id,
                             const engine::StepOutcome& o) {
-  std::string rung = o.status == "escalated" || (o.status == "failed" && o.rung > 0)
-                         ? fmt::format(" (rung {})", o.rung)
-                         : "";
-  std::string why = o.reason.empty() ? "" : ": " + masked(mask_, o.reason);
-  if (why.size() > 160) why = why.substr(0, 157) + "...";
-  line(fmt::format("{}: {:<18} {:<20} {:>6}{}", host, o.status + rung, step_id,
-                   util::format_duration(util::Millis(o.ms)), o.status == "ok" && o.reason.empty() ? "" : why));
+  line(step_result_line(host, step_id, o, mask_));
 }
 
 void LinePrinter::step_skipped(const std::string& host, const std::string& step_id,
                                const std::string& why) {
-  line(fmt::format("{}: {:<18} {:<20}        {}", host, "skipped", step_id, why));
+  engine::StepOutcome o;
+  o.status = "skipped";
+  o.reason = why;
+  line(step_result_line(host, step_id, o, mask_));
 }
 
 }  // namespace ratchet::cli

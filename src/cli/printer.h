@@ -11,6 +11,12 @@
 
 namespace ratchet::cli {
 
+/// One step's result as a line, "HOST: STATUS STEP TIME: REASON" (masked with
+/// `mask`, may be null; not yet made terminal-safe): what `run` prints per step
+/// when piped, and the live view leaves on screen for one host.
+std::string step_result_line(const std::string& host, const std::string& step_id,
+                             const engine::StepOutcome& o, const transcript::Writer* mask);
+
 /// Prints "HOST: STATUS STEP TIME: reason" per finished step, one line each,
 /// whole lines under a mutex so parallel hosts never interleave mid-line.
 class LinePrinter : public engine::Progress {

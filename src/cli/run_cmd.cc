@@ -71,7 +71,7 @@ static int exit_code_for(const std::vector<engine::HostReport>& reps, bool inter
 /// The recap: one row per host (and a total), statuses painted when `color`.
 static std::string recap_table(const std::vector<engine::HostReport>& reps, bool color, size_t cols) {
   size_t w = 4;
-  for (const auto& r : reps) w = std::max(w, util::columns(util::terminal_line(r.host, 40)));
+  for (const auto& r : reps) w = std::max(w, util::columns(util::escaped_line(r.host, 40)));
   auto paint = [&](const std::string& status, const std::string& text) {
     if (!color) return text;
     const char* c = status == "ok"                                            ? "\x1b[32m"
@@ -98,16 +98,31 @@ static std::string recap_table(const std::vector<engine::HostReport>& reps, bool
     };
     int ok = n("ok"), ch = n("changed"), esc = n("escalated"), fl = n("failed"), sk = n("skipped");
     std::string line = fmt::format("{} {} {:>4} {:>8} {:>10} {:>7} {:>8} {:>8}",
-                                   pad(util::terminal_line(r.host, 40), w),
+                                   pad(util::escaped_line(r.host, 40), w),
                                    paint(r.status, fmt::format("{:<12}", r.status)), ok, ch, esc, fl, sk,
                                    util::format_duration(util::Millis(r.ms)));
     if (r.status != "ok" && !r.reason.empty()) {
       std::string why = r.failed_step.empty() ? r.reason : r.failed_step + ": " + r.reason;
-      size_t used = util::columns(util::terminal_line(r.host, 40)) + 70;
+      size_t used = util::columns(util::escaped_line(r.host, 40)) + 70;
       size_t room = cols == 0 ? 160 : cols > used + 10 ? cols - used : 10;
-      line += "  " + util::terminal_line(why, room);
+      line += "  " + util::escaped_line(why, room);
     }
     out += line + "\n";
+  }
+  // The steps a host did not run, and why (a false `when`, or the host stopped).
+  for (const auto& r : reps) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
+    for (const auto& [id, why] : r.skipped) {
+      auto it = std::find_if(by_reason.begin(), by_reason.end(), [&, &w = why](const auto& b) { return b.first == w; });
+      if (it == by_reason.end()) by_reason.push_back({why, {id}});
+      else it->second.push_back(id);
+    }
+    for (const auto& [why, ids] : by_reason) {
+      std::string list;
+      for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+      out += util::escaped_line(fmt::format("{}: {} skipped ({}): {}", r.host, ids.size(), why, list),
+                                cols == 0 ? 0 : cols - 1) + "\n";
+    }
   }
   out += fmt::format("{} {:<12} {:>4} {:>8} {:>10} {:>7} {:>8}\n", pad("total", w),
                      fmt::format("{} host(s)", reps.size()), tot["ok"], tot["changed"],
@@ -181,11 +196,13 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
                        {"playbook_sha256", L->pb.sha256},
                        {"playbook_source", L->pb.source},
                        {"vars", vars},
-                       {"host_library", {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}}},
                        {"targets", targets},
                        {"policy", {{"strategy", pol.strategy}, {"forks", o.forks},
                                    {"serial", count_json(pol.serial)}, {"max_fail", count_json(pol.max_fail)}}},
                        {"become_password", become_password.has_value()}});
+  // The library's text once, in an event of its own: run_start stays small
+  // (schema 2; docs/transcript.md).
+  w.emit("host_library", {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}});
   // With --json, stdout carries only the summary; people read stderr.
   std::ostream& human = o.json ? std::cerr : std::cout;
   const int human_fd = o.json ? 2 : 1;
@@ -193,7 +210,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
     std::cerr << "ratchet: error: " << w.failure() << "; nothing was run (free space or pick another --transcript)\n";
     return kExitFailed;
   }
-  human << util::terminal_line(fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}",
+  human << util::escaped_line(fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}",
                                            info.id, L->pb.name, L->hosts.size(), pol.strategy, o.forks, path))
         << "\n" << std::flush;
 
@@ -212,7 +229,9 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   std::unique_ptr<engine::Progress> progress;
   LiveProgress* live = nullptr;
   if (use_live(human_fd)) {
-    auto lp = std::make_unique<LiveProgress>(names, L->pb.steps.size(), human_fd, color, &w);
+    std::vector<std::string> step_ids;
+    for (const auto& st : L->pb.steps) step_ids.push_back(st.id);
+    auto lp = std::make_unique<LiveProgress>(names, step_ids, human_fd, color, &w);
     live = lp.get();
     progress = std::move(lp);
   } else {
@@ -277,6 +296,10 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
       nlohmann::json h = {{"host", r.host}, {"status", r.status}, {"counts", r.counts}, {"ms", r.ms}};
       if (!r.reason.empty()) h["reason"] = r.reason;
       if (!r.failed_step.empty()) h["failed_step"] = r.failed_step;
+      if (!r.stopped_at.empty()) h["stopped_at"] = r.stopped_at;
+      nlohmann::json skipped = nlohmann::json::array();
+      for (const auto& [id, why] : r.skipped) skipped.push_back({{"step", id}, {"reason", why}});
+      h["skipped"] = skipped;
       if (!r.cause.empty()) h["cause"] = r.cause;
       hosts.push_back(h);
     }

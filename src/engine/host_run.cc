@@ -23,6 +23,25 @@ static json outcome_json(const StepOutcome& o) {
           {"holders", o.holders}, {"holders_left", o.holders_left}};
 }
 
+std::string stopped_reason(const std::string& step) { return fmt::format("host stopped at {}", step); }
+
+void HostRun::skip(const playbook::Step& step, const std::string& reason, const json& extra) {
+  const std::string& host = job_.host.name;
+  auto& w = *shared_.w;
+  w.emit("step_start", {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
+  json end = {{"host", host}, {"step", step.id}, {"status", "skipped"}, {"rung", 0}, {"ms", 0}, {"reason", reason}};
+  end.update(extra);
+  w.emit("step_end", end);
+  StepOutcome skipped;  // every field defined, so later templates render
+  skipped.status = "skipped";
+  skipped.reason = reason;
+  job_.scope["steps"][step.id] = outcome_json(skipped);
+  if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_json(skipped);
+  rep_.counts["skipped"]++;
+  rep_.skipped.push_back({step.id, reason});
+  shared_.progress->step_skipped(host, step.id, reason);
+}
+
 HostRun::HostRun(HostJob& job, transport::Transport& t, const RunShared& shared)
     : job_(job), t_(t), shared_(shared) {
   rep_.host = job.host.name;
@@ -70,6 +89,7 @@ bool HostRun::run_step(size_t i) {
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
   Progress& p = *shared_.progress;
+  next_ = i;
   if (shared_.interrupted && shared_.interrupted->load()) {
     rep_.status = "interrupted";
     return false;
@@ -79,21 +99,12 @@ bool HostRun::run_step(size_t i) {
     rep_.reason = fmt::format("{}; stopped before step {}", w.failure(), step.id);
     return false;
   }
+  next_ = i + 1;
   if (!step.when.empty()) {
     bool go = true;
     std::string why;
     if (!eval_when(step.when, job_.scope, &go, &why) || !go) {
-      std::string reason = why.empty() ? fmt::format("when: {} is false", step.when) : why;
-      w.emit("step_start", {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
-      w.emit("step_end", {{"host", host}, {"step", step.id}, {"status", "skipped"}, {"rung", 0},
-                          {"ms", 0}, {"reason", reason}});
-      StepOutcome skipped;  // every field defined, so later templates render
-      skipped.status = "skipped";
-      skipped.reason = reason;
-      job_.scope["steps"][step.id] = outcome_json(skipped);
-      if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_json(skipped);
-      rep_.counts["skipped"]++;
-      p.step_skipped(host, step.id, reason);
+      skip(step, why.empty() ? fmt::format("when: {} is false", step.when) : why, json::object());
       return true;
     }
   }
@@ -136,6 +147,7 @@ bool HostRun::run_step(size_t i) {
   if (!ex_->lost().empty()) {  // the host is gone: no later step can run
     rep_.status = shared_.interrupted && shared_.interrupted->load() ? "interrupted" : "failed";
     rep_.failed_step = step.id;  // the step that stopped the host, over any it continued past
+    rep_.stopped_at = step.id;
     rep_.reason = o.status == "failed" ? o.reason : ex_->lost();
     return false;
   }
@@ -148,13 +160,26 @@ bool HostRun::run_step(size_t i) {
     rep_.failed_step = step.id;
     rep_.reason = o.reason;
   }
+  if (stops) rep_.stopped_at = step.id;
   return !stops;
 }
 
 HostReport HostRun::finish() {
+  // A host that stopped at a failed step (not one interrupted: ^C stops the
+  // run, and records nothing more) lists every step it did not run.
+  if (rep_.status == "failed" && ex_) {
+    const auto& steps = job_.pb->steps;
+    for (size_t k = next_; k < steps.size(); ++k) {
+      if (!rep_.stopped_at.empty())
+        skip(steps[k], stopped_reason(rep_.stopped_at), {{"stopped_at", rep_.stopped_at}});
+      else if (shared_.w->failed())  // nothing more can be recorded; the recap still lists them
+        skip(steps[k], "not run: the transcript cannot be written", json::object());
+    }
+  }
   rep_.ms = start_ms_ ? now_ms() - start_ms_ : 0;
   json ev = {{"host", rep_.host}, {"status", rep_.status}, {"counts", rep_.counts}, {"ms", rep_.ms}};
   if (!rep_.reason.empty()) ev["reason"] = rep_.reason;
+  if (!rep_.stopped_at.empty()) ev["stopped_at"] = rep_.stopped_at;
   shared_.w->emit("host_end", ev);
   ex_.reset();
   t_.close();

@@ -36,8 +36,16 @@ struct HostReport {
   std::string reason;                 ///< unreachable message or failed step's reason
   std::string cause;                  ///< unreachable only: dns, refused, timeout, host_key, auth, other
   std::string failed_step;            ///< id of the step that failed ("" = none)
+  /// The step that stopped the host (it failed with on_failure = "stop", or its
+  /// session was lost); every later step is skipped "host stopped at STEP".
+  std::string stopped_at;
+  /// Each skipped step in order: {id, reason} (a false `when`, or the host stopped).
+  std::vector<std::pair<std::string, std::string>> skipped;
   long long ms = 0;                   ///< connect to host_end
 };
+
+/// The reason recorded for a step not run because the host stopped at `step`.
+std::string stopped_reason(const std::string& step);
 
 /// What every host of a run shares (all pointers outlive the run).
 struct RunShared {
@@ -63,7 +71,9 @@ class HostRun {
   /// Runs step `i` (or records it skipped). False = the host stops here: the
   /// step failed with on_failure = "stop", or the run was interrupted.
   bool run_step(size_t i);
-  /// Records host_end, closes the session and returns the report. Call once.
+  /// Records the steps not run because the host stopped (skipped, "host
+  /// stopped at STEP"), then host_end; closes the session and returns the
+  /// report. Call once.
   HostReport finish();
 
   size_t step_count() const { return job_.pb->steps.size(); }
@@ -75,8 +85,11 @@ class HostRun {
   transport::Transport& t_;
   RunShared shared_;
   std::optional<Executor> ex_;
+  void skip(const playbook::Step& step, const std::string& reason, const nlohmann::json& extra);
+
   HostReport rep_;
   long long start_ms_ = 0;
+  size_t next_ = 0;  ///< the first step not yet run
 };
 
 /// Connects, runs every step (stopping at a failed step unless on_failure =

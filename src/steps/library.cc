@@ -18,7 +18,7 @@ const std::string& host_library_sha256() {
 
 std::string with_library_reference(const std::string& command) {
   if (command.find("ratchet_") == std::string::npos) return command;
-  return "# <ratchet host library, sha256 " + host_library_sha256() + ": run_start.host_library>\n" +
+  return "# <ratchet host library, sha256 " + host_library_sha256() + ": the host_library event>\n" +
          command;
 }
 

@@ -13,6 +13,40 @@ namespace ratchet::transcript {
 
 static constexpr int kMaxDepth = 64;  // nesting accepted in one event line
 
+/// `line` parsed, or discarded. Our events nest a few levels; a hostile line
+/// nested thousands deep is refused before the parser and the destructor
+/// recurse through it.
+static nlohmann::json parse_line(const std::string& line) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t k = 0; k < line.size(); ++k) {
+    char c = line[k];
+    if (in_string) {
+      if (c == '\\') ++k;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest > kMaxDepth ? nlohmann::json(nlohmann::json::value_t::discarded)
+                             : nlohmann::json::parse(line, nullptr, false);
+}
+
+bool looks_like_run_start(const std::string& first_line) {
+  for (std::string_view start : {std::string_view(R"({"event":"run_start")"), std::string_view(R"({"argv":[)")}) {
+    size_t n = std::min(start.size(), first_line.size());
+    if (n > 0 && first_line.compare(0, n, start.substr(0, n)) == 0) return true;
+  }
+  auto j = parse_line(first_line);
+  if (j.is_discarded() || !j.is_object()) return false;
+  auto it = j.find("event");
+  return it != j.end() && it->is_string() && it->get_ref<const std::string&>() == "run_start";
+}
+
 ReadResult read_transcript(const std::string& path) {
   ReadResult r;
   std::error_code ec;
@@ -28,6 +62,12 @@ ReadResult read_transcript(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   const std::string text = ss.str();
+  if (!text.empty()) {
+    std::string first = text.substr(0, std::min(text.find('\n'), text.size()));
+    if (!looks_like_run_start(first))
+      r.not_transcript = "its first bytes are not the start of a run_start event (a transcript begins "
+                         "{\"event\":\"run_start\", ...)";
+  }
   size_t start = 0, line_no = 0;
   std::vector<std::string> notes;
   while (start < text.size()) {
@@ -37,25 +77,7 @@ ReadResult read_transcript(const std::string& path) {
     ++line_no;
     std::string line = text.substr(start, end - start);
     if (!line.empty()) {
-      // Our events nest a few levels; a hostile line nested thousands deep is
-      // refused before the parser and the destructor recurse through it.
-      int depth = 0, deepest = 0;
-      bool in_string = false;
-      for (size_t k = 0; k < line.size(); ++k) {
-        char c = line[k];
-        if (in_string) {
-          if (c == '\\') ++k;
-          else if (c == '"') in_string = false;
-        } else if (c == '"') {
-          in_string = true;
-        } else if (c == '{' || c == '[') {
-          deepest = std::max(deepest, ++depth);
-        } else if (c == '}' || c == ']') {
-          --depth;
-        }
-      }
-      auto j = deepest > kMaxDepth ? nlohmann::json(nlohmann::json::value_t::discarded)
-                                   : nlohmann::json::parse(line, nullptr, false);
+      auto j = parse_line(line);
       if (j.is_discarded() || !j.is_object() || !complete) {
         if (!complete) {
           r.cut_off = true;

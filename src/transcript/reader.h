@@ -12,11 +12,21 @@ struct ReadResult {
   bool cut_off = false;   ///< the file ends inside a line (the writer was stopped)
   std::string note;       ///< where and how it ends, for people ("" = complete)
   std::string error;      ///< the file could not be read at all ("" = fine)
+  /// Why the file is not a transcript ("" = it is, or it is empty): its first
+  /// bytes are not the start of a run_start event (looks_like_run_start()).
+  std::string not_transcript;
 };
+
+/// Whether `first_line` (a file's first line, whole or cut off anywhere) is,
+/// or begins, a run_start event: it parses as an object whose "event" is
+/// "run_start", or its bytes are a prefix of (or begin with) `{"event":"run_start"`
+/// as this writer puts it, or `{"argv":[` as writers before schema 2 did.
+bool looks_like_run_start(const std::string& first_line);
 
 /// Reads `path`. A last line without its newline, or that does not parse, is
 /// reported in `note` (with its line number and byte offset), not thrown.
-/// A bad line in the middle is skipped and named in `note` as well.
+/// A bad line in the middle is skipped and named in `note` as well. Events are
+/// read even when `not_transcript` is set (the caller decides).
 ReadResult read_transcript(const std::string& path);
 
 }  // namespace ratchet::transcript

@@ -78,14 +78,34 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
     }
     std::string& b = host.empty() ? tail : body[host];
     if (ev == "run_start") {
-      out += fmt::format("run {} of {} ({}), playbook sha256 {}, ratchet {}\n", str(e, "run_id"),
-                         str(e, "playbook"), str(e, "playbook_path"),
-                         str(e, "playbook_sha256").substr(0, 12), str(e, "ratchet_version"));
+      if (e.contains("exec"))
+        out += fmt::format("exec of `{}` on {}, ratchet {}\n", first_line(str(e, "exec"), 100),
+                           str(e, "targets"), str(e, "ratchet_version"));
+      else
+        out += fmt::format("run {} of {} ({}), playbook sha256 {}, ratchet {}\n", str(e, "run_id"),
+                           str(e, "playbook"), str(e, "playbook_path"),
+                           str(e, "playbook_sha256").substr(0, 12), str(e, "ratchet_version"));
       out += fmt::format("started {}\n", str(e, "t"));
+    } else if (ev == "host_library") {
+      out += fmt::format("host library sha256 {}, {} bytes\n", str(e, "sha256").substr(0, 12),
+                         e.contains("text") && e["text"].is_string() ? e["text"].get_ref<const std::string&>().size() : 0);
+    } else if (ev == "batch_start") {
+      std::string names;
+      if (e.contains("hosts") && e["hosts"].is_array())
+        for (const auto& h : e["hosts"]) names += (names.empty() ? "" : ", ") + (h.is_string() ? h.get<std::string>() : h.dump());
+      out += fmt::format("batch {}/{}: {}\n", str(e, "batch"), str(e, "batches"), names);
     } else if (ev == "connect") {
-      b += fmt::format("  connected {}@{}:{} host key {} ({}, {})\n", str(e, "user"),
-                       str(e, "address"), str(e, "port"), str(e, "fingerprint"),
-                       str(e, "auth_method"), dur(e));
+      std::string via;
+      if (e.contains("via") && e["via"].is_array())
+        for (const auto& hop : e["via"]) via += (via.empty() ? " via " : ", ") + (hop.is_string() ? hop.get<std::string>() : hop.dump());
+      b += fmt::format("  {} {}@{}:{}{} host key {} ({}, {})\n",
+                       flag(e, "after_reboot") ? "connected after reboot" : "connected", str(e, "user"),
+                       str(e, "address"), str(e, "port"), via, str(e, "fingerprint"), str(e, "auth_method"), dur(e));
+    } else if (ev == "reboot_wait") {
+      b += e.contains("cause")
+               ? fmt::format("      waiting for the reboot, attempt {}: {}: {}\n", str(e, "attempt"), str(e, "cause"),
+                             str(e, "message"))
+               : fmt::format("      waiting for the reboot, attempt {}: {}\n", str(e, "attempt"), str(e, "message"));
     } else if (ev == "unreachable") {
       b += fmt::format("  UNREACHABLE ({}): {}\n", str(e, "cause"), str(e, "message"));
     } else if (ev == "step_start") {
@@ -110,7 +130,11 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
       pending_out[host].clear();
       pending_cmd[host].clear();
     } else if (ev == "output" && opt.commands) {
-      std::string data = e.contains("data") ? str(e, "data") : "<binary, base64 in transcript>";
+      // Bytes that are not UTF-8 are recorded as base64: shown decoded, each
+      // bad byte as \xNN, the rest as text.
+      std::string data = str(e, "data");
+      if (!e.contains("data") && !util::unbase64(str(e, "data_b64"), &data))
+        data = "<data_b64 that is not base64>";
       std::string t = util::trim_lines(data, opt.output_lines, 120);
       if (!t.empty()) pending_out[host] += util::indent_lines(t, str(e, "stream") == "stderr" ? "          ! " : "          | ");
     } else if (ev == "evidence") {
@@ -121,20 +145,28 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
       }
       if (e.contains("note")) b += fmt::format("          note: {}\n", str(e, "note"));
     } else if (ev == "step_end") {
-      std::string rung = str(e, "status") == "escalated" || str(e, "status") == "failed"
-                             ? fmt::format(" (rung {})", str(e, "rung"))
-                             : "";
-      b += fmt::format("    {}{} in {}{}\n", str(e, "status"), rung, dur(e),
-                       e.contains("reason") && !str(e, "reason").empty() ? ": " + str(e, "reason") : "");
+      std::string why = e.contains("reason") && !str(e, "reason").empty() ? ": " + str(e, "reason") : "";
+      if (str(e, "status") == "skipped") {  // never ran: no time to give
+        b += fmt::format("    skipped{}\n", why);
+      } else {
+        std::string rung = str(e, "status") == "escalated" || str(e, "status") == "failed"
+                               ? fmt::format(" (rung {})", str(e, "rung"))
+                               : "";
+        b += fmt::format("    {}{} in {}{}\n", str(e, "status"), rung, dur(e), why);
+      }
     } else if (ev == "host_end") {
       std::string counts;
       if (e.contains("counts") && e["counts"].is_object())
         for (auto it = e["counts"].begin(); it != e["counts"].end(); ++it)
           if (auto n = integer(it.value()); n.value_or(0) > 0)
             counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", *n, it.key());
-      b += fmt::format("  host {}: {}\n", str(e, "status"), counts.empty() ? "nothing ran" : counts);
+      std::string why = str(e, "status") != "ok" && !str(e, "reason").empty() ? ": " + str(e, "reason") : "";
+      std::string at = str(e, "stopped_at").empty() ? "" : fmt::format(" (stopped at {})", str(e, "stopped_at"));
+      b += fmt::format("  host {}{}: {}{}\n", str(e, "status"), at, counts.empty() ? "nothing ran" : counts, why);
     } else if (ev == "run_end") {
       tail += fmt::format("run {} (exit {}) at {}\n", str(e, "status"), str(e, "exit_code"), str(e, "t"));
+    } else if (ev != "command" && ev != "exit" && ev != "output") {  // a kind this version does not know
+      b += fmt::format("  event `{}` (not known to this ratchet)\n", ev);
     }
   }
   // A command with no exit: the run stopped while it ran (SIGKILL, a full disk).
@@ -143,12 +175,13 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
   for (const auto& h : host_order) out += fmt::format("host {}\n{}", h, body[h]);
   out += tail;
   // Everything here may hold what a host printed: no escape or control byte
-  // reaches the terminal (a title change, an alternate screen, a clear).
+  // reaches the terminal (a title change, an alternate screen, a clear); each
+  // shows as \xNN, a backslash as \\ (util::escaped_line).
   std::string safe;
   size_t start = 0;
   for (size_t nl; (nl = out.find('\n', start)) != std::string::npos; start = nl + 1)
-    safe += util::terminal_line(std::string_view(out).substr(start, nl - start)) + "\n";
-  if (start < out.size()) safe += util::terminal_line(std::string_view(out).substr(start));
+    safe += util::escaped_line(std::string_view(out).substr(start, nl - start)) + "\n";
+  if (start < out.size()) safe += util::escaped_line(std::string_view(out).substr(start));
   return safe;
 }
 

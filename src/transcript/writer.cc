@@ -103,13 +103,21 @@ void Writer::mask_tree(nlohmann::json& v) const {
 
 void Writer::emit(const std::string& event, nlohmann::json fields) {
   if (fd_ < 0) return;
-  nlohmann::json line = nlohmann::json::object();
-  line["event"] = event;
-  line["t"] = util::rfc3339_ms(std::chrono::system_clock::now());
-  for (auto it = fields.begin(); it != fields.end(); ++it) line[it.key()] = it.value();
+  // "event" and "t" first, then the fields in name order: a file's first bytes
+  // say whether it is a transcript (`{"event":"run_start"`), even cut short.
+  if (!fields.is_object()) fields = nlohmann::json::object();
+  fields.erase("event");
+  fields.erase("t");
+  const auto dump = [](const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  std::string t = util::rfc3339_ms(std::chrono::system_clock::now());
   std::lock_guard<std::mutex> lock(mu_);
-  if (!secrets_.empty()) mask_tree_unlocked(line);
-  std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (!secrets_.empty()) mask_tree_unlocked(fields);
+  std::string rest = dump(fields);  // "{}" or "{...}"
+  std::string text = "{\"event\":" + dump(nlohmann::json(secrets_.empty() ? event : mask_unlocked(event))) +
+                     ",\"t\":" + dump(nlohmann::json(t)) +
+                     (rest.size() > 2 ? "," + rest.substr(1) : std::string("}")) + "\n";
   const char* p = text.data();
   size_t left = text.size();
   if (!failure_.empty()) return;  // nothing after a failed write: the file ends where it broke

@@ -10,7 +10,7 @@
 namespace ratchet::transcript {
 
 /// Schema version written in run_start; bump on incompatible changes.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 class Writer {
  public:

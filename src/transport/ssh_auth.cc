@@ -33,6 +33,20 @@ std::vector<std::string> auto_sources(const KeyPlan& keys) {
   return out;
 }
 
+/// The key's algorithm when keys.accepted_algorithms (the ssh config's
+/// PubkeyAcceptedAlgorithms) leaves it out, else "". An RSA key is usable
+/// under any of its signature algorithms.
+std::string refused_algorithm(const KeyPlan& keys, ssh_key key) {
+  if (keys.accepted_algorithms.empty()) return "";
+  std::string type = ssh_key_type_to_char(ssh_key_type(key)) ? ssh_key_type_to_char(ssh_key_type(key)) : "";
+  std::vector<std::string> names{type};
+  if (type == "ssh-rsa") names = {"rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"};
+  std::string list = "," + keys.accepted_algorithms + ",";
+  for (const auto& n : names)
+    if (list.find("," + n + ",") != std::string::npos) return "";
+  return type;
+}
+
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
@@ -67,6 +81,12 @@ class ListedKeys {
   int offer(const std::string& file) {
     ssh_key key = nullptr;
     if (ssh_pki_import_privkey_file(file.c_str(), nullptr, nullptr, nullptr, &key) == SSH_OK) {
+      if (std::string algo = refused_algorithm(keys_, key); !algo.empty()) {
+        ssh_key_free(key);
+        e_->methods_tried.push_back(
+            fmt::format("publickey ({}: {} not in PubkeyAcceptedAlgorithms)", file, algo));
+        return SSH_AUTH_DENIED;
+      }
       int rc = ssh_userauth_publickey(s_, nullptr, key);
       ssh_key_free(key);
       e_->methods_tried.push_back(fmt::format("publickey ({})", file));
@@ -172,8 +192,14 @@ std::optional<ConnectError> authenticate(ssh_session s, const Target& t, const K
     if (!keys.identity.empty()) {
       const std::string& identity = keys.identity;
       ssh_key key = nullptr;
+      std::string refused;
       if (ssh_pki_import_privkey_file(identity.c_str(), nullptr, nullptr, nullptr, &key) ==
-          SSH_OK) {
+              SSH_OK &&
+          !(refused = refused_algorithm(keys, key)).empty()) {
+        ssh_key_free(key);
+        e.methods_tried.push_back(
+            fmt::format("publickey ({}: {} not in PubkeyAcceptedAlgorithms)", identity, refused));
+      } else if (key != nullptr) {
         rc = ssh_userauth_publickey(s, nullptr, key);
         ssh_key_free(key);
         e.methods_tried.push_back(fmt::format("publickey ({})", identity));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <glob.h>
+#include <openssl/evp.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -39,7 +40,8 @@ Applies negate(Applies a) {
 /// arguments separated by blanks, "double" or 'single' quotes group, a
 /// backslash escapes the next character, and an argument that begins with '#'
 /// ends the line. Returns false for an empty or comment line.
-bool split_line(const std::string& line, std::string* keyword, std::vector<std::string>* args) {
+bool split_line(const std::string& line, std::string* keyword, std::vector<std::string>* args,
+                std::string* rest = nullptr) {
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f'; };
   size_t i = 0, n = line.size();
   while (i < n && blank(line[i])) ++i;
@@ -53,6 +55,12 @@ bool split_line(const std::string& line, std::string* keyword, std::vector<std::
   if (keyword->empty() || (*keyword)[0] == '#') return false;
   while (i < n && blank(line[i])) ++i;
   if (i < n && line[i] == '=') ++i;
+  while (i < n && blank(line[i])) ++i;
+  if (rest) {
+    size_t end = n;
+    while (end > i && blank(line[end - 1])) --end;
+    *rest = line.substr(i, end - i);
+  }
   args->clear();
   for (;;) {
     while (i < n && blank(line[i])) ++i;
@@ -83,11 +91,26 @@ bool split_line(const std::string& line, std::string* keyword, std::vector<std::
 
 class Scanner {
  public:
-  Scanner(const SshConfigQuery& q, IdentityOptions* out) : q_(q), out_(out) {
-    host_ = lower(q.host);
+  Scanner(const SshConfigQuery& q, SshHostConfig* out) : q_(q), out_(out), io_(&out->identity) {
+    host_ = q.host;
     if (auto at = host_.rfind('@'); at != std::string::npos) host_ = host_.substr(at + 1);
+    original_host_ = host_;
     local_user_ = q.local_user.empty() ? local_user_name() : q.local_user;
   }
+
+  /// ssh(1)'s final pass (a `Match final` was seen): the config read again,
+  /// Host lines now testing the HostName obtained (lowercased), values already
+  /// obtained kept; `Match final` and `Match canonical` hold.
+  bool wants_final_pass() const { return want_final_ && !final_pass_; }
+  void start_final_pass() {
+    final_pass_ = true;
+    host_ = final_hostname();
+    hostname_ = host_;
+  }
+
+  /// HostName (%h and %% expanded) or the name given, lowercased, as ssh(1)
+  /// dials it.
+  std::string final_hostname() const { return lower(hostname_.value_or(host_)); }
 
   /// Reads one file; `ceiling` caps whether its blocks can apply (an included
   /// file's blocks apply no more than the block of its Include line).
@@ -96,11 +119,13 @@ class Scanner {
     std::ifstream in(path);
     if (!in) return std::nullopt;  // as ssh(1): a missing config is no config
     Applies state = ceiling;
-    std::string line, keyword;
+    std::string line, keyword, rest;
     std::vector<std::string> args;
     for (int lineno = 1; std::getline(in, line); ++lineno) {
-      if (!split_line(line, &keyword, &args)) continue;
+      if (!split_line(line, &keyword, &args, &rest)) continue;
       auto where = [&] { return fmt::format("{} line {}", path, lineno); };
+      const bool on = state == Applies::yes;
+      const std::string arg0 = args.empty() ? "" : args[0];
       if (keyword == "host") {
         state = both(ceiling, ssh_host_line_matches(host_, args) ? Applies::yes : Applies::no);
       } else if (keyword == "match") {
@@ -118,46 +143,82 @@ class Scanner {
           }
         }
       } else if (keyword == "hostname") {
-        if (state == Applies::yes && !hostname_ && !args.empty()) {
-          // HostName may hold %h (the name given) and %%.
+        if (on && !hostname_ && !args.empty()) {
+          // HostName may hold %h (the name given) and %% (ssh(1) knows no other token here).
           std::string h;
-          for (size_t i = 0; i < args[0].size(); ++i) {
-            if (args[0][i] == '%' && i + 1 < args[0].size()) {
-              char t = args[0][++i];
+          for (size_t i = 0; i < arg0.size(); ++i) {
+            if (arg0[i] == '%' && i + 1 < arg0.size()) {
+              char t = arg0[++i];
               if (t == 'h') h += host_;
               else if (t == '%') h += '%';
               else h += std::string("%") + t;
             } else {
-              h += args[0][i];
+              h += arg0[i];
             }
           }
-          hostname_ = lower(h);
+          hostname_ = h;
         }
       } else if (keyword == "user") {
-        if (state == Applies::yes && !user_ && !args.empty()) user_ = args[0];
-      } else if (keyword == "identitiesonly") {
-        // ssh(1) checks the value on every line, applied or not.
-        std::string v = args.empty() ? "" : lower(args[0]);
+        if (on && !user_ && !args.empty()) user_ = arg0;
+      } else if (keyword == "port") {
+        if (args.empty()) continue;
+        char* end = nullptr;
+        long p = std::strtol(arg0.c_str(), &end, 10);
+        if (arg0.empty() || *end || p < 1 || p > 65535)
+          return fmt::format("{}: Port must be 1..65535, not \"{}\"", where(), arg0);
+        if (on && out_->port == 0) out_->port = int(p);
+      } else if (keyword == "proxyjump" || keyword == "proxycommand") {
+        // One slot, as in ssh(1): whichever of the two comes first wins.
+        if (on && !proxy_set_ && !rest.empty()) {
+          proxy_set_ = true;
+          if (keyword == "proxyjump") out_->proxy_jump = arg0;
+          else out_->proxy_command = rest;
+        }
+      } else if (keyword == "hostkeyalgorithms") {
+        first(on, arg0, &out_->host_key_algorithms);
+      } else if (keyword == "pubkeyacceptedalgorithms" || keyword == "pubkeyacceptedkeytypes") {
+        first(on, arg0, &out_->pubkey_accepted_algorithms);
+      } else if (keyword == "ciphers") {
+        first(on, arg0, &out_->ciphers);
+      } else if (keyword == "kexalgorithms") {
+        first(on, arg0, &out_->kex_algorithms);
+      } else if (keyword == "macs") {
+        first(on, arg0, &out_->macs);
+      } else if (keyword == "hashknownhosts" || keyword == "compression") {
+        std::string v = lower(arg0);
         bool yes = v == "yes" || v == "true";
         if (!yes && v != "no" && v != "false")
-          return fmt::format("{}: IdentitiesOnly must be yes or no, not \"{}\"", where(),
-                             args.empty() ? "" : args[0]);
+          return fmt::format("{}: {} must be yes or no, not \"{}\"", where(),
+                             keyword == "compression" ? "Compression" : "HashKnownHosts", arg0);
+        auto& slot = keyword == "compression" ? out_->compression : out_->hash_known_hosts;
+        if (on && !slot) slot = yes;
+      } else if (keyword == "userknownhostsfile") {
+        if (on && out_->user_known_hosts_files.empty() && !args.empty())
+          out_->user_known_hosts_files = args;
+      } else if (keyword == "globalknownhostsfile") {
+        first(on, arg0, &out_->global_known_hosts_file);
+      } else if (keyword == "identitiesonly") {
+        // ssh(1) checks the value on every line, applied or not.
+        std::string v = lower(arg0);
+        bool yes = v == "yes" || v == "true";
+        if (!yes && v != "no" && v != "false")
+          return fmt::format("{}: IdentitiesOnly must be yes or no, not \"{}\"", where(), arg0);
         if (identities_only_set_) continue;
-        if (state == Applies::yes) {
-          out_->identities_only = yes;
+        if (on) {
+          io_->identities_only = yes;
           identities_only_set_ = true;
         } else if (state == Applies::unknown && yes) {
-          out_->identities_only = true;
+          io_->identities_only = true;
           identities_only_set_ = true;
-          out_->assumed.push_back(match_line_);
+          io_->assumed.push_back(match_line_);
         }
       } else if (keyword == "identityfile") {
-        if (state != Applies::yes || args.empty()) continue;
-        auto& files = out_->identity_files;
-        if (std::find(files.begin(), files.end(), args[0]) == files.end()) files.push_back(args[0]);
+        if (!on || args.empty()) continue;
+        auto& files = io_->identity_files;
+        if (std::find(files.begin(), files.end(), arg0) == files.end()) files.push_back(arg0);
       } else if (keyword == "identityagent") {
-        if (state == Applies::yes && !agent_set_ && !args.empty()) {
-          out_->identity_agent = args[0];
+        if (on && !agent_set_ && !args.empty()) {
+          io_->identity_agent = arg0;
           agent_set_ = true;
         }
       }
@@ -165,7 +226,16 @@ class Scanner {
     return std::nullopt;
   }
 
+  void finish() {
+    out_->hostname = final_hostname();
+    out_->user = user_.value_or("");
+  }
+
  private:
+  static void first(bool on, const std::string& value, std::string* slot) {
+    if (on && slot->empty() && !value.empty()) *slot = value;
+  }
+
   /// One Match line: each criterion must hold (ssh_config(5) Match).
   Applies match(const std::vector<std::string>& args) {
     if (args.empty()) return Applies::no;
@@ -178,16 +248,19 @@ class Scanner {
       if (attr == "all") {
         r = Applies::yes;
       } else if (attr == "canonical" || attr == "final") {
-        r = Applies::unknown;  // ssh(1)'s later passes; not modelled
+        // ssh(1) holds both on its final pass only (ratchet never
+        // canonicalizes, so only a `Match final` asks for that pass).
+        if (attr == "final") want_final_ = true;
+        r = final_pass_ ? Applies::yes : Applies::no;
       } else if (i + 1 >= args.size()) {
-        return Applies::no;  // a criterion without its argument (libssh refuses the file)
+        return Applies::no;  // a criterion without its argument (ssh(1) refuses the file)
       } else {
         const std::string& arg = args[++i];
         if (attr == "host")
           r = ssh_pattern_list_match(hostname_.value_or(host_), arg, true) == 1 ? Applies::yes
                                                                                : Applies::no;
         else if (attr == "originalhost")
-          r = ssh_pattern_list_match(host_, arg, true) == 1 ? Applies::yes : Applies::no;
+          r = ssh_pattern_list_match(original_host_, arg, true) == 1 ? Applies::yes : Applies::no;
         else if (attr == "user")
           r = ssh_pattern_list_match(remote_user(), arg, false) == 1 ? Applies::yes : Applies::no;
         else if (attr == "localuser")
@@ -221,10 +294,12 @@ class Scanner {
   }
 
   const SshConfigQuery& q_;
-  IdentityOptions* out_;
-  std::string host_, local_user_;
+  SshHostConfig* out_;
+  IdentityOptions* io_;
+  std::string host_, original_host_, local_user_;
   std::optional<std::string> hostname_, user_;  // first values obtained, for Match
-  bool identities_only_set_ = false, agent_set_ = false;
+  bool identities_only_set_ = false, agent_set_ = false, proxy_set_ = false;
+  bool want_final_ = false, final_pass_ = false;
   std::string match_line_;  // the Match line of the current block, for IdentityOptions::assumed
 };
 
@@ -256,10 +331,10 @@ bool ssh_pattern_match(std::string_view text, std::string_view pattern) {
 }
 
 bool ssh_host_line_matches(std::string_view host, const std::vector<std::string>& patterns) {
-  const std::string h = lower(host);
+  const std::string h(host);
   bool matched = false;
   for (const auto& raw : patterns) {
-    std::string p = lower(raw);
+    std::string p = raw;
     bool neg = !p.empty() && p[0] == '!';
     if (neg) p.erase(0, 1);
     if (!pattern_match(h, p)) continue;
@@ -289,6 +364,70 @@ int ssh_pattern_list_match(std::string_view text, std::string_view list, bool ig
   return result;
 }
 
+std::string openssh_default_algorithms(std::string_view keyword) {
+  // OpenSSH 9.2's (ssh -G -F none).
+  static const char* kKeys =
+      "ssh-ed25519-cert-v01@openssh.com,ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+      "ecdsa-sha2-nistp384-cert-v01@openssh.com,ecdsa-sha2-nistp521-cert-v01@openssh.com,"
+      "sk-ssh-ed25519-cert-v01@openssh.com,sk-ecdsa-sha2-nistp256-cert-v01@openssh.com,"
+      "rsa-sha2-512-cert-v01@openssh.com,rsa-sha2-256-cert-v01@openssh.com,ssh-ed25519,"
+      "ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,sk-ssh-ed25519@openssh.com,"
+      "sk-ecdsa-sha2-nistp256@openssh.com,rsa-sha2-512,rsa-sha2-256";
+  if (keyword == "hostkeyalgorithms" || keyword == "pubkeyacceptedalgorithms") return kKeys;
+  if (keyword == "ciphers")
+    return "chacha20-poly1305@openssh.com,aes128-ctr,aes192-ctr,aes256-ctr,"
+           "aes128-gcm@openssh.com,aes256-gcm@openssh.com";
+  if (keyword == "kexalgorithms")
+    return "sntrup761x25519-sha512,sntrup761x25519-sha512@openssh.com,curve25519-sha256,"
+           "curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,"
+           "diffie-hellman-group-exchange-sha256,diffie-hellman-group16-sha512,"
+           "diffie-hellman-group18-sha512,diffie-hellman-group14-sha256";
+  if (keyword == "macs")
+    return "umac-64-etm@openssh.com,umac-128-etm@openssh.com,hmac-sha2-256-etm@openssh.com,"
+           "hmac-sha2-512-etm@openssh.com,hmac-sha1-etm@openssh.com,umac-64@openssh.com,"
+           "umac-128@openssh.com,hmac-sha2-256,hmac-sha2-512,hmac-sha1";
+  return "";
+}
+
+std::string apply_algorithm_list(const std::string& value, const std::string& defaults) {
+  auto split = [](std::string_view list) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= list.size()) {
+      size_t comma = list.find(',', start);
+      if (comma == std::string_view::npos) comma = list.size();
+      if (comma > start) out.emplace_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return out;
+  };
+  if (value.empty() || (value[0] != '+' && value[0] != '-' && value[0] != '^')) return value;
+  std::vector<std::string> base = split(defaults), given = split(std::string_view(value).substr(1));
+  std::vector<std::string> out;
+  auto has = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  if (value[0] == '+') {
+    out = base;
+    for (const auto& g : given)
+      if (!has(out, g)) out.push_back(g);
+  } else if (value[0] == '^') {
+    for (const auto& g : given)
+      if (!has(out, g)) out.push_back(g);
+    for (const auto& b : base)
+      if (!has(out, b)) out.push_back(b);
+  } else {
+    for (const auto& b : base) {
+      bool removed = false;
+      for (const auto& g : given) removed = removed || pattern_match(b, g);
+      if (!removed) out.push_back(b);
+    }
+  }
+  std::string joined;
+  for (const auto& a : out) joined += (joined.empty() ? "" : ",") + a;
+  return joined;
+}
+
 std::vector<SshConfigFile> ssh_config_files(const std::string& ssh_config) {
   if (ssh_config == "none") return {};
   if (ssh_config.empty())
@@ -298,14 +437,43 @@ std::vector<SshConfigFile> ssh_config_files(const std::string& ssh_config) {
   return {{path, true}};
 }
 
-std::optional<std::string> scan_identity_options(const std::vector<SshConfigFile>& files,
-                                                 const SshConfigQuery& q, IdentityOptions* out) {
-  *out = IdentityOptions{};
+std::optional<std::string> scan_ssh_config(const std::vector<SshConfigFile>& files,
+                                           const SshConfigQuery& q, SshHostConfig* out) {
+  *out = SshHostConfig{};
   Scanner scanner(q, out);
   for (const auto& f : files)
     if (auto err = scanner.read(f.path, f.user, Applies::yes, 0)) return err;
+  if (scanner.wants_final_pass()) {
+    scanner.start_final_pass();
+    for (const auto& f : files)
+      if (auto err = scanner.read(f.path, f.user, Applies::yes, 0)) return err;
+  }
+  scanner.finish();
   return std::nullopt;
 }
+
+std::optional<std::string> scan_identity_options(const std::vector<SshConfigFile>& files,
+                                                 const SshConfigQuery& q, IdentityOptions* out) {
+  SshHostConfig all;
+  auto err = scan_ssh_config(files, q, &all);
+  *out = std::move(all.identity);
+  return err;
+}
+
+namespace {
+
+/// %C: ssh(1)'s connection hash, the SHA-1 hex of %l%h%p%r.
+std::string connection_hash(const IdentityPathContext& c) {
+  std::string text = c.local_host + c.remote_host + std::to_string(c.port) + c.remote_user;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(text.data(), text.size(), md, &len, EVP_sha1(), nullptr) != 1) return "";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) out += fmt::format("{:02x}", md[i]);
+  return out;
+}
+
+}  // namespace
 
 std::string expand_identity_path(const std::string& raw, const IdentityPathContext& c) {
   std::string s = raw;
@@ -324,6 +492,7 @@ std::string expand_identity_path(const std::string& raw, const IdentityPathConte
         case 'i': v = std::to_string(c.uid); break;
         case 'k':
         case 'n': v = c.original_host; break;
+        case 'C': v = connection_hash(c); break;
         case 'L': v = c.local_host.substr(0, c.local_host.find('.')); break;
         case 'l': v = c.local_host; break;
         case 'p': v = std::to_string(c.port); break;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "transport/jump_spec.h"
@@ -21,12 +22,30 @@ namespace {
 /// Maps ssh_connect's failure to a cause. libssh 0.10 reports it only as text.
 /// `over_fd`: the session rode a socket handed in (a jump), so the local
 /// resolver has nothing to say about the host name.
+/// `config_hostkeys`: the ssh config's HostKeyAlgorithms as applied ("" = not set).
 ConnectError classify_connect_failure(ssh_session s, const Target& t, long timeout_s,
-                                      bool over_fd) {
+                                      bool over_fd, const std::string& config_hostkeys) {
   std::string why = ssh_get_error(s);
   ConnectError e;
   auto has = [&](const char* needle) { return why.find(needle) != std::string::npos; };
-  if (has("resolve hostname")) {
+  // libssh: "kex error : no match for method server host key algo: server [A], client [B]".
+  auto bracket = [&](const char* label) {
+    size_t at = why.find(label);
+    if (at == std::string::npos) return std::string();
+    at += std::string_view(label).size();
+    size_t end = why.find(']', at);
+    return end == std::string::npos ? std::string() : why.substr(at, end - at);
+  };
+  if (has("no match for method server host key algo")) {
+    e.kind = FailureKind::other;
+    e.message = config_hostkeys.empty()
+                    ? fmt::format("{}: no host key algorithm in common: the server offers {}, "
+                                  "ratchet allows {}",
+                                  t.where, bracket("server ["), bracket("client ["))
+                    : fmt::format("{}: no host key algorithm in common: the server offers {}, the "
+                                  "ssh config's HostKeyAlgorithms allows {}; fix HostKeyAlgorithms",
+                                  t.where, bracket("server ["), bracket("client ["));
+  } else if (has("resolve hostname")) {
     e.kind = FailureKind::dns;
     e.message = fmt::format(
         "{}: cannot resolve host name {} ({}); check the inventory "
@@ -71,26 +90,27 @@ std::string agent_socket(const std::string& identity_agent, const IdentityPathCo
   return expand_identity_path(identity_agent, ctx);
 }
 
-/// Fills *keys for `ep` reaching `t`: the inventory identity, then what the ssh
-/// config says (scan_identity_options), IdentityFile tokens expanded with the
-/// values the session will use (ssh(1) expands them after the whole config).
-std::optional<std::string> plan_keys(const Endpoint& ep, const Target& t, KeyPlan* keys) {
-  IdentityOptions io;
-  SshConfigQuery q;
-  q.host = ep.name;
-  q.user = ep.user;
-  if (auto err = scan_identity_options(ssh_config_files(ep.ssh_config), q, &io))
-    return fmt::format("ssh config {}", *err);
+/// The values IdentityFile (and IdentityAgent, UserKnownHostsFile) tokens
+/// stand for when `ep` reaches `t` through host argument `host_arg`.
+IdentityPathContext path_context(const std::string& host_arg, const Target& t) {
   IdentityPathContext ctx;
   ctx.home = user_home();
   ctx.local_user = local_user_name();
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) ctx.local_host = host;
   ctx.remote_host = t.host;
-  ctx.original_host = ep.name;
+  ctx.original_host = host_arg;
   ctx.remote_user = t.user;
   ctx.port = t.port;
   ctx.uid = ::getuid();
+  return ctx;
+}
+
+/// Fills *keys for `ep` reaching `t`: the inventory identity, then what the ssh
+/// config says, IdentityFile tokens expanded with the values the session will
+/// use (ssh(1) expands them after the whole config).
+void plan_keys(const Endpoint& ep, const IdentityOptions& io, const IdentityPathContext& ctx,
+               KeyPlan* keys) {
   *keys = KeyPlan{};
   keys->identity = expand_home(ep.identity);
   keys->identities_only = io.identities_only;
@@ -103,7 +123,6 @@ std::optional<std::string> plan_keys(const Endpoint& ep, const Target& t, KeyPla
   }
   keys->agent_socket = agent_socket(io.identity_agent, ctx);
   keys->assumed = io.assumed;
-  return std::nullopt;
 }
 
 }  // namespace
@@ -116,42 +135,72 @@ std::string get_option(ssh_session s, ssh_options_e opt) {
   return out;
 }
 
-// Order matters (libssh 0.10): HOST, then the config file, then our overrides,
-// because parsing a config overwrites options set before it.
+static std::string util_lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string host_argument(const Endpoint& ep) {
+  return ep.address.empty() ? ep.name : ep.address;
+}
+
+// ratchet reads the ssh config itself (ssh_config_scan.h), for the host
+// argument ssh(1) would be given, and sets libssh's options from it; libssh
+// never parses a config (its matching differs from OpenSSH's). The inventory's
+// port, user, identity and jump win over the config.
 std::optional<ConnectError> configure_session(ssh_session s, const Endpoint& ep, Setup* out) {
   auto fail = [&](const std::string& what) {
     ConnectError e;
     e.message = fmt::format("{}: {}", ep.name, what);
     return e;
   };
+  const std::string host_arg = host_argument(ep);
+  // The name must be one libssh takes as a host, even when only a label (an
+  // address is given): a name holding shell syntax is refused before anything runs.
   if (ssh_options_set(s, SSH_OPTIONS_HOST, ep.name.c_str()) != SSH_OK)
     return fail(fmt::format("invalid host name: {}", ssh_get_error(s)));
-  if (ep.ssh_config == "none") {
-    bool process = false;  // or ssh_connect would read ~/.ssh/config itself
-    ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &process);
-  } else if (ep.ssh_config.empty()) {
-    // ~/.ssh/config, then /etc/ssh/ssh_config, as ssh(1) does without -F.
-    if (ssh_options_parse_config(s, nullptr) != SSH_OK)
-      return fail(fmt::format("cannot parse ssh config: {}", ssh_get_error(s)));
-  } else {
+  bool process = false;  // or ssh_connect would read ~/.ssh/config itself
+  ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &process);
+  if (!ep.ssh_config.empty() && ep.ssh_config != "none") {
     std::string path = expand_home(ep.ssh_config);
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0)  // libssh silently skips a missing file; ssh -F does not
+    if (::stat(path.c_str(), &st) != 0)  // ssh -F refuses a missing file
       return fail(fmt::format("ssh config {} not found; fix -F or the inventory", path));
-    if (ssh_options_parse_config(s, path.c_str()) != SSH_OK)
-      return fail(fmt::format("cannot parse ssh config {}: {}", path, ssh_get_error(s)));
   }
+  SshConfigQuery q;
+  q.host = host_arg;
+  q.user = ep.user;
+  SshHostConfig cfg;
+  if (auto err = scan_ssh_config(ssh_config_files(ep.ssh_config), q, &cfg))
+    return fail(fmt::format("ssh config {}", *err));
+  out->config = cfg;
+
   // A rejected address must never fall back to the name: that is another host.
-  if (!ep.address.empty() && ssh_options_set(s, SSH_OPTIONS_HOST, ep.address.c_str()) != SSH_OK)
-    return fail(fmt::format("invalid address `{}`: {}", ep.address, ssh_get_error(s)));
-  if (ep.port > 0) {
-    int port = ep.port;  // int*: libssh reads exactly an int
-    ssh_options_set(s, SSH_OPTIONS_PORT, &port);
+  // ('@' would make libssh read a user out of it.)
+  if (cfg.hostname.empty() || cfg.hostname.find('@') != std::string::npos ||
+      ssh_options_set(s, SSH_OPTIONS_HOST, cfg.hostname.c_str()) != SSH_OK) {
+    std::string why = ssh_get_error(s);
+    if (cfg.hostname != host_arg || !ep.address.empty())
+      return fail(fmt::format("invalid address `{}`{}{}", cfg.hostname, why.empty() ? "" : ": ", why));
+    return fail(fmt::format("invalid host name{}{}", why.empty() ? "" : ": ", why));
   }
-  if (!ep.user.empty())
-    ssh_options_set(s, SSH_OPTIONS_USER, ep.user.c_str());
-  else if (get_option(s, SSH_OPTIONS_USER).empty())
-    ssh_options_set(s, SSH_OPTIONS_USER, nullptr);  // NULL = the local user name
+  int port = ep.port > 0 ? ep.port : (cfg.port > 0 ? cfg.port : 22);  // int*: libssh reads an int
+  ssh_options_set(s, SSH_OPTIONS_PORT, &port);
+  const std::string& user = !ep.user.empty() ? ep.user : cfg.user;
+  ssh_options_set(s, SSH_OPTIONS_USER, user.empty() ? nullptr : user.c_str());  // NULL = the local user
+
+  unsigned int got_port = 0;
+  Target& t = out->target;
+  t = Target{};
+  t.host = get_option(s, SSH_OPTIONS_HOST);
+  t.port = (ssh_options_get_port(s, &got_port) == SSH_OK && got_port > 0) ? int(got_port) : 22;
+  t.user = get_option(s, SSH_OPTIONS_USER);
+  t.where = fmt::format("{}:{}", t.host, t.port);
+  t.hash_known_hosts = cfg.hash_known_hosts.value_or(false);
+  const IdentityPathContext ctx = path_context(host_arg, t);
+  out->host_key_algorithms.clear();
+  std::string accepted;  // PubkeyAcceptedAlgorithms as applied ("" = libssh's default)
+
   if (!ep.known_hosts.empty()) {
     // The named file is the whole trust store (as UserKnownHostsFile=FILE with
     // GlobalKnownHostsFile=/dev/null): a key in /etc/ssh/ssh_known_hosts must not
@@ -159,51 +208,77 @@ std::optional<ConnectError> configure_session(ssh_session s, const Endpoint& ep,
     std::string kh = expand_home(ep.known_hosts);
     ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, kh.c_str());
     ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
+  } else {
+    // The config's UserKnownHostsFile (its first file: libssh reads one) and GlobalKnownHostsFile.
+    if (!cfg.user_known_hosts_files.empty()) {
+      std::string kh = expand_identity_path(cfg.user_known_hosts_files.front(), ctx);
+      ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, kh.c_str());
+    }
+    if (!cfg.global_known_hosts_file.empty()) {
+      std::string kh = expand_identity_path(cfg.global_known_hosts_file, ctx);
+      ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, kh.c_str());
+    }
   }
+  // Algorithm lists, "+", "-" and "^" applied to OpenSSH's defaults (libssh
+  // 0.10 takes none of them), then what libssh does not know left out by it.
+  struct Algo {
+    const std::string& value;
+    const char* keyword;
+    std::vector<ssh_options_e> opts;
+  };
+  for (const Algo& a : {Algo{cfg.host_key_algorithms, "HostKeyAlgorithms", {SSH_OPTIONS_HOSTKEYS}},
+                        Algo{cfg.pubkey_accepted_algorithms, "PubkeyAcceptedAlgorithms",
+                             {SSH_OPTIONS_PUBLICKEY_ACCEPTED_TYPES}},
+                        Algo{cfg.ciphers, "Ciphers", {SSH_OPTIONS_CIPHERS_C_S, SSH_OPTIONS_CIPHERS_S_C}},
+                        Algo{cfg.kex_algorithms, "KexAlgorithms", {SSH_OPTIONS_KEY_EXCHANGE}},
+                        Algo{cfg.macs, "MACs", {SSH_OPTIONS_HMAC_C_S, SSH_OPTIONS_HMAC_S_C}}}) {
+    if (a.value.empty()) continue;
+    std::string list =
+        apply_algorithm_list(a.value, openssh_default_algorithms(util_lower(a.keyword)));
+    for (auto opt : a.opts)
+      if (ssh_options_set(s, opt, list.c_str()) != SSH_OK)
+        return fail(fmt::format("ssh config {} {}: {}", a.keyword, a.value, ssh_get_error(s)));
+    if (a.opts.front() == SSH_OPTIONS_HOSTKEYS) out->host_key_algorithms = list;
+    if (a.opts.front() == SSH_OPTIONS_PUBLICKEY_ACCEPTED_TYPES) accepted = list;
+  }
+  if (cfg.compression) ssh_options_set(s, SSH_OPTIONS_COMPRESSION, *cfg.compression ? "yes" : "no");
   long secs = std::max<long>(1, long((ep.connect_timeout.count() + 999) / 1000));
   out->timeout_s = secs;
   ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &secs);  // long*: also bounds channel open/requests
   int one = 1;
   ssh_options_set(s, SSH_OPTIONS_NODELAY, &one);
-  // A config's "StrictHostKeyChecking no" would make libssh report unknown keys
-  // as known; we decide ourselves (verify_host_key), so always strict here.
+  // We decide about host keys ourselves (verify_host_key), so always strict here.
   int strict = 1;
   ssh_options_set(s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
 
-  unsigned int port = 0;
-  Target& t = out->target;
-  t.host = get_option(s, SSH_OPTIONS_HOST);
-  t.port = (ssh_options_get_port(s, &port) == SSH_OK && port > 0) ? int(port) : 22;
-  t.user = get_option(s, SSH_OPTIONS_USER);
-  t.where = fmt::format("{}:{}", t.host, t.port);
+  plan_keys(ep, cfg.identity, ctx, &out->keys);
+  out->keys.accepted_algorithms = accepted;
+  // For ssh_userauth_publickey_auto: the config's files before libssh's
+  // defaults, in the config's order (libssh puts each one added first).
+  for (auto it = out->keys.config_files.rbegin(); it != out->keys.config_files.rend(); ++it)
+    ssh_options_set(s, SSH_OPTIONS_ADD_IDENTITY, it->c_str());
 
-  // What libssh 0.10 ignores or hides: IdentitiesOnly, the IdentityFile list,
-  // IdentityAgent. Read with OpenSSH's rules for this host's own name.
-  if (auto err = plan_keys(ep, t, &out->keys)) return fail(*err);
-
-  // Jumps: libssh 0.10 has already turned a config ProxyJump into an `ssh -W`
-  // ProxyCommand (which would ignore our known_hosts, identity and timeout).
-  // Take the jump back out of it; the inventory's `jump` wins over the config.
-  std::string proxy = get_option(s, SSH_OPTIONS_PROXYCOMMAND);
-  std::optional<std::string> config_jump;
-  if (!proxy.empty()) config_jump = jump_from_proxy_command(proxy);
+  // Jumps: the inventory's `jump` wins over the config's ProxyJump; a jump
+  // replaces any ProxyCommand. "none" in either place means direct.
+  auto is_none = [](const std::string& v) { return strcasecmp(v.c_str(), "none") == 0; };
   out->jump.clear();
   out->proxy_command.clear();
-  if (!ep.jump.empty() || config_jump) {
-    if (!proxy.empty()) ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, "none");  // "none" clears it
-  } else {
-    out->proxy_command = proxy;  // the user's own ProxyCommand: libssh runs it
+  std::string spec = !ep.jump.empty() ? ep.jump : cfg.proxy_jump;
+  if (ep.jump.empty() && spec.empty() && !cfg.proxy_command.empty() && !is_none(cfg.proxy_command)) {
+    out->proxy_command = cfg.proxy_command;  // the user's own ProxyCommand: libssh runs it
+    ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, cfg.proxy_command.c_str());
   }
-  std::string spec = !ep.jump.empty() ? ep.jump : config_jump.value_or("");
   std::vector<JumpHop> hops;
   std::string err;
   if (!spec.empty() && !parse_jump_spec(spec, &hops, &err))
     return fail(fmt::format("jump {}", err));
   if (ep.jump.empty()) {
     // A host never jumps through itself: a `Host *` ProxyJump also matches the
-    // jump host it names, and there it means "reach it directly".
+    // jump host it names, and there it means "reach it directly" (ssh(1)
+    // refuses such a config: "jumphost loop").
     std::erase_if(hops, [&](const JumpHop& h) {
-      return (h.host == ep.name || h.host == t.host) && (h.port == 0 || h.port == t.port);
+      return (h.host == ep.name || h.host == host_arg || h.host == t.host) &&
+             (h.port == 0 || h.port == t.port);
     });
   }
   for (const auto& h : hops) out->jump += (out->jump.empty() ? "" : ",") + hop_text(h);
@@ -227,7 +302,8 @@ std::optional<ConnectError> open_session(ssh_session s, const Endpoint& ep, Setu
       ::close(*fd);
       *fd = -1;
     }
-    return classify_connect_failure(s, setup->target, setup->timeout_s, over_fd);
+    return classify_connect_failure(s, setup->target, setup->timeout_s, over_fd,
+                                    setup->host_key_algorithms);
   }
   setup->target.known_hosts = get_option(s, SSH_OPTIONS_KNOWNHOSTS);
   if (auto err = verify_host_key(s, setup->target, ep.accept_new, fingerprint)) return err;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/ssh_config_scan.h"
 #include "transport/transport.h"
 
 namespace ratchet::transport::ssh {
@@ -23,6 +24,7 @@ struct Target {
   std::string user;
   std::string where;        ///< "host:port", the prefix of every message
   std::string known_hosts;  ///< the user known_hosts file in use
+  bool hash_known_hosts = false;  ///< ssh config HashKnownHosts yes: --accept-new writes a hashed entry
 };
 
 /// The keys authenticate() may offer: the inventory's and the ssh config's.
@@ -39,6 +41,9 @@ struct KeyPlan {
   std::string agent_socket;
   /// "FILE line N" of Match lines not evaluated whose IdentitiesOnly yes applied.
   std::vector<std::string> assumed;
+  /// The ssh config's PubkeyAcceptedAlgorithms as applied ("" = libssh's
+  /// default): a key of another algorithm is not offered, and says why.
+  std::string accepted_algorithms;
 };
 
 /// What configure_session() made of an Endpoint, ssh config applied.
@@ -48,14 +53,20 @@ struct Setup {
   long timeout_s = 10;        ///< SSH_OPTIONS_TIMEOUT, whole seconds (>= 1)
   std::string jump;           ///< hops to go through ("" = direct): Endpoint::jump, else ProxyJump
   std::string proxy_command;  ///< a ProxyCommand the user wrote, kept for libssh to run; "" = none
+  SshHostConfig config;       ///< what the ssh config says for the host argument
+  std::string host_key_algorithms;  ///< the config's HostKeyAlgorithms as applied; "" = libssh's default
 };
 
-/// Sets the options of the new session `s` from `ep` in OpenSSH's order (HOST,
-/// ssh config, then ep's overrides) and fills *out, out->keys included (the
-/// config read again for what libssh ignores: ssh_config_scan.h). The ProxyCommand libssh
-/// 0.10 makes of a ProxyJump is removed (out->jump says where to go instead);
-/// any ProxyCommand is removed when a jump applies. Connects nothing; errors
-/// (missing -F file, bad host name or jump) name ep.name.
+/// The name the ssh config is matched against, as `ssh ARG` would be given
+/// it: the inventory address when there is one, else the name.
+std::string host_argument(const Endpoint& ep);
+
+/// Sets the options of the new session `s` from `ep`: the ssh config read by
+/// ratchet for host_argument(ep) (ssh_config_scan.h; libssh parses none), then
+/// ep's port, user, identity, known_hosts and jump over it; fills *out, out->keys
+/// included. A ProxyJump is not handed to libssh (out->jump says where to go);
+/// a ProxyCommand the user wrote is, unless a jump applies. Connects nothing;
+/// errors (missing -F file, bad config value, host name or jump) name ep.name.
 std::optional<ConnectError> configure_session(ssh_session s, const Endpoint& ep, Setup* out);
 
 /// ssh_connect (over the socket *fd when *fd >= 0, a socket that stays the

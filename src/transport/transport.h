@@ -15,8 +15,8 @@ namespace ratchet::transport {
 /// Where and how to connect. Empty fields fall back to ~/.ssh/config, then to
 /// OpenSSH's defaults (port 22, the local user name).
 struct Endpoint {
-  std::string name;         ///< inventory name; also the ssh config Host to match
-  std::string address;      ///< HostName override ("" = name / ssh config)
+  std::string name;         ///< inventory name; the ssh config's host argument when `address` is ""
+  std::string address;      ///< the ssh config's host argument (an alias or a HostName); "" = name
   int port = 0;             ///< 0 = ssh config or 22
   std::string user;         ///< "" = ssh config or local user
   std::string identity;     ///< extra private key file, tried first (kept with IdentitiesOnly yes, as ssh -i)

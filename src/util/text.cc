@@ -127,6 +127,110 @@ std::string terminal_text(std::string_view s) {
   return out + terminal_line(s.substr(from));
 }
 
+namespace {
+
+/// Appends the escape of byte `c` ("\\xNN").
+void hex_escape(std::string& out, unsigned char c) {
+  static const char digits[] = "0123456789abcdef";
+  out += "\\x";
+  out += digits[c >> 4];
+  out += digits[c & 0xF];
+}
+
+/// Calls unit(text, columns) for each shown unit of `s`: a code point as it is,
+/// or the escape of one byte. `line`: newline and tab show as a blank.
+template <class F>
+void escaped_units(std::string_view s, bool line, F&& unit) {
+  std::string esc;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    size_t len = utf8_len_at(s, i);
+    esc.clear();
+    if (len == 0) {  // a byte of invalid UTF-8
+      hex_escape(esc, c);
+      unit(esc, 4);
+      i += 1;
+    } else if (len == 1) {
+      if (c == '\\') unit(std::string_view("\\\\"), 2);
+      else if (c == '\n' || c == '\t') line ? unit(std::string_view(" "), 1) : unit(s.substr(i, 1), 1);
+      else if (c < 0x20 || c == 0x7F) hex_escape(esc, c), unit(esc, 4);
+      else unit(s.substr(i, 1), 1);
+      i += 1;
+    } else if (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {  // C1 control
+      hex_escape(esc, c);
+      hex_escape(esc, static_cast<unsigned char>(s[i + 1]));
+      unit(esc, 8);
+      i += 2;
+    } else {
+      unit(s.substr(i, len), 1);
+      i += len;
+    }
+  }
+}
+
+}  // namespace
+
+std::string escape_bytes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  escaped_units(s, false, [&](std::string_view u, size_t) { out.append(u); });
+  return out;
+}
+
+std::string escaped_line(std::string_view s, size_t max_cols) {
+  std::string out;
+  out.reserve(s.size());
+  // Where each unit starts in `out`, and the columns up to its end.
+  std::vector<std::pair<size_t, size_t>> units;
+  size_t cols = 0;
+  escaped_units(s, true, [&](std::string_view u, size_t w) {
+    units.push_back({out.size(), cols + w});
+    cols += w;
+    out.append(u);
+  });
+  if (max_cols > 0 && cols > max_cols) {
+    // Keep the units that end within max_cols - 1 columns, then "…".
+    size_t keep = 0;
+    while (keep < units.size() && units[keep].second <= max_cols - 1) ++keep;
+    out.resize(keep < units.size() ? units[keep].first : out.size());
+    out += "\u2026";
+  }
+  return out;
+}
+
+bool unbase64(std::string_view in, std::string* out) {
+  out->clear();
+  if (in.size() % 4 != 0) return false;
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  for (size_t i = 0; i < in.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = in[i + k];
+      if (c == '=' && i + 4 == in.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+      } else {
+        if (pad) return false;  // data after padding
+        v[k] = val(c);
+        if (v[k] < 0) return false;
+      }
+    }
+    unsigned n = (unsigned(v[0]) << 18) | (unsigned(v[1]) << 12) | (unsigned(v[2]) << 6) | unsigned(v[3]);
+    out->push_back(static_cast<char>(n >> 16));
+    if (pad < 2) out->push_back(static_cast<char>((n >> 8) & 0xFF));
+    if (pad < 1) out->push_back(static_cast<char>(n & 0xFF));
+  }
+  return true;
+}
+
 size_t columns(std::string_view s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;

@@ -28,6 +28,23 @@ std::string terminal_line(std::string_view s, size_t max_cols = 0);
 /// (no cut), the newlines kept. For what a person reviews (plan, validate).
 std::string terminal_text(std::string_view s);
 
+/// Bytes a host sent, for a terminal, in the one escape style of show, the live
+/// view, the recap and errors (docs/reliability.md): `\xNN` (lower-case hex)
+/// for each byte of invalid UTF-8, NUL, every other C0 control but tab and
+/// newline, DEL, and each byte of a C1 control (U+0080..U+009F); `\\` for a
+/// backslash, so a shown `caf\xe9` is never a literal backslash. Tabs,
+/// newlines and all other valid UTF-8 stay as they are.
+std::string escape_bytes(std::string_view s);
+
+/// escape_bytes() for one terminal line: a newline or tab shows as a blank;
+/// then cut to `max_cols` columns (0 = no limit), the last one "…" when cut,
+/// never inside an escape.
+std::string escaped_line(std::string_view s, size_t max_cols = 0);
+
+/// Standard base64 decoded into *out; false (and *out unspecified) when `in`
+/// is not base64.
+bool unbase64(std::string_view in, std::string* out);
+
 /// Code points in valid UTF-8 `s` (the columns terminal_line() counts).
 size_t columns(std::string_view s);
 

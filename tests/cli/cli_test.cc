@@ -77,10 +77,19 @@ command = "echo never"
     if (ev.contains("step")) s += ":" + ev["step"].get<std::string>();
     if (s.rfind("output", 0) != 0) seq.push_back(s);
   }
-  CHECK(seq == std::vector<std::string>{"run_start", "connect", "step_start:first", "command:first",
-                                        "exit:first", "step_end:first", "step_start:breaks",
+  CHECK(seq == std::vector<std::string>{"run_start", "host_library", "connect", "step_start:first",
+                                        "command:first", "exit:first", "step_end:first", "step_start:breaks",
                                         "command:breaks", "exit:breaks", "evidence:breaks", "step_end:breaks",
-                                        "host_end", "run_end"});
+                                        "step_start:never", "step_end:never", "host_end", "run_end"});
+  // run_start is small: the host library is stored once, in its own event (schema 2).
+  CHECK(t.events[0]["schema"] == 2);
+  CHECK_FALSE(t.events[0].contains("host_library"));
+  CHECK(t.events[1]["text"].get<std::string>().size() > 1000);
+  // The step not run is listed and counted skipped, "host stopped at breaks":
+  // piped output, recap, transcript, show, --json.
+  CHECK(r.out.find("box: skipped            never                       host stopped at breaks\n") !=
+        std::string::npos);
+  CHECK(r.out.find("\nbox: 1 skipped (host stopped at breaks): never\n") != std::string::npos);
   for (const auto& ev : t.events) {
     if (ev["event"] == "exit" && ev["step"] == "breaks") CHECK(ev["code"] == 3);
     if (ev["event"] == "output" && ev["step"] == "breaks") {
@@ -91,8 +100,45 @@ command = "echo never"
       CHECK(ev["status"] == "failed");
       CHECK(ev["reason"] == "exit 3: about to fail");
     }
+    if (ev["event"] == "step_end" && ev["step"] == "never") {
+      CHECK(ev["status"] == "skipped");
+      CHECK(ev["reason"] == "host stopped at breaks");
+      CHECK(ev["stopped_at"] == "breaks");
+    }
+    if (ev["event"] == "host_end") {
+      CHECK(ev["counts"] == json({{"ok", 0}, {"changed", 1}, {"escalated", 0}, {"failed", 1}, {"skipped", 1}}));
+      CHECK(ev["stopped_at"] == "breaks");
+    }
     if (ev["event"] == "run_end") CHECK(ev["exit_code"] == 1);
   }
+  auto show = run_sh(std::string(RATCHET_BINARY) + " show " + e.dir + "/t.jsonl");
+  CHECK(show.code == 0);
+  CHECK(show.out.find("    failed (rung 0) in ") != std::string::npos);
+  CHECK(show.out.find("  - never [run] never\n    skipped: host stopped at breaks\n"
+                      "  host failed (stopped at breaks): 1 changed, 1 failed, 1 skipped: exit 3: about to fail\n") !=
+        std::string::npos);
+  auto j = e.ratchet("run " + pb + " -i " + e.inv + " --json --transcript " + e.dir + "/t2.jsonl");
+  CHECK(j.code == 1);
+  auto host = json::parse(j.out)["hosts"][0];
+  CHECK(host["stopped_at"] == "breaks");
+  CHECK(host["skipped"] == json::array({{{"step", "never"}, {"reason", "host stopped at breaks"}}}));
+  CHECK(host["counts"]["skipped"] == 1);
+  CHECK(json::parse(j.out)["totals"]["skipped"] == 1);
+}
+
+TEST_CASE("exec exits 124 when its own --timeout ended the command and 128+N for another's signal", "[ssh][cli]") {
+  Env e;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string exec = std::string(RATCHET_BINARY) + " exec box -F none -i " + e.inv;
+  auto r = run_sh(exec + " --timeout 1s -- 'echo started; sleep 30'");
+  INFO(r.err);
+  CHECK(r.code == 124);  // was 143 (128 + TERM): the same as a kill by someone else
+  CHECK(r.out == "started\n");
+  CHECK(r.err == "ratchet: box: timed out after 1s (ended by SIGTERM)\n");
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
+  r = run_sh(exec + " --timeout 30s -- 'kill -TERM $$'");
+  CHECK(r.code == 128 + 15);
+  CHECK(r.err == "ratchet: box: killed by SIGTERM\n");
 }
 
 TEST_CASE("unknown host key exits 4, --accept-new records it, a changed key always refuses", "[ssh][cli]") {
@@ -178,7 +224,7 @@ TEST_CASE("exec passes the remote exit status and signal through", "[ssh][cli]")
   // stdout byte for byte (like ssh); stderr is for a person: no escape reaches the terminal.
   r = e.ratchet("exec box -i " + e.inv + " -- 'printf \"a\\033[2Jb\\n\"; printf \"c\\033]0;t\\007d\\n\" >&2'");
   CHECK(r.out == "a\033[2Jb\n");
-  CHECK(r.err == "c?]0;t?d\n");
+  CHECK(r.err == "c\\x1b]0;t\\x07d\n");  // one escape style: \xNN (was '?')
   // --transcript: a whole one, as for run (was: command and exit only, output lost).
   std::string t = e.dir + "/exec.jsonl";
   r = run_sh(std::string(RATCHET_BINARY) + " exec box -F none -i " + e.inv + " --transcript " + t +
@@ -286,16 +332,140 @@ TEST_CASE("plan connects to nothing and prints the commands run records", "[cli]
   CHECK(j["hosts"][0]["steps"][0]["commands"][0]["command"] == "cat 'a b; $(x)'");
 }
 
+const char* kRunStart =
+    R"({"event":"run_start","t":"2026-11-30T00:00:00.000Z","run_id":"R1","playbook":"p","playbook_path":"p.toml",)"
+    R"("playbook_sha256":"0123456789abcdef","ratchet_version":"0.1.0","schema":2})";
+
 TEST_CASE("show reads a transcript whose last line was cut off", "[cli]") {
   std::string dir = temp_dir("ratchet-show");
   std::ofstream(dir + "/t.jsonl")
+      << kRunStart << "\n"
       << R"({"event":"step_start","t":"2026-11-30T00:00:00.000Z","host":"h","step":"a","kind":"run","name":"A"})"
       << "\n" << R"({"event":"step_end","t":"2026-11-30T00:00:01.000Z","host":"h","step":"a","status":"changed","rung":0,"ms":1000})"
       << "\n" << R"({"event":"command","t":"2026-11-30)";
   auto r = run_sh(std::string(RATCHET_BINARY) + " show " + dir + "/t.jsonl");
   CHECK(r.code == 0);
-  CHECK(r.out == "host h\n  - a [run] A\n    changed in 1s\n");
-  CHECK(r.err.find("transcript ends mid-line at line 3") != std::string::npos);
+  CHECK(r.out ==
+        "run R1 of p (p.toml), playbook sha256 0123456789ab, ratchet 0.1.0\nstarted 2026-11-30T00:00:00.000Z\n"
+        "host h\n  - a [run] A\n    changed in 1s\n");
+  CHECK(r.err == "ratchet: note: transcript ends mid-line at line 4 (byte 393): the run was cut off there\n");
+}
+
+TEST_CASE("show: not a transcript exits 2 and one cut inside its first line exits 1", "[cli]") {
+  std::string dir = temp_dir("ratchet-show");
+  std::string show = std::string(RATCHET_BINARY) + " show ";
+  // A playbook given by mistake (was: exit 0, "holds no events" or bad lines only).
+  std::ofstream(dir + "/p.toml") << "name = \"p\"\n";
+  auto r = run_sh(show + dir + "/p.toml");
+  CHECK(r.code == 2);
+  CHECK(r.out == "");
+  CHECK(r.err == "ratchet: error: " + dir + "/p.toml is not a ratchet transcript: its first bytes are not the "
+                 "start of a run_start event (a transcript begins {\"event\":\"run_start\", ...)\n"
+                 "see 'ratchet show --help'\n");
+  // Events of a run, but not from its start.
+  std::ofstream(dir + "/tail.jsonl") << R"({"event":"run_end","t":"2026-11-30T00:00:00.000Z","status":"ok"})" << "\n";
+  CHECK(run_sh(show + dir + "/tail.jsonl").code == 2);
+  // Cut inside its first line (was: exit 0): says where it ends, exit 1.
+  std::string start = kRunStart;
+  for (size_t n : {size_t(3), size_t(40), start.size() - 1}) {
+    INFO(n);
+    std::ofstream(dir + "/cut.jsonl", std::ios::trunc) << start.substr(0, n);
+    r = run_sh(show + dir + "/cut.jsonl");
+    CHECK(r.code == 1);
+    CHECK(r.out == "");
+    CHECK(r.err == "ratchet: note: " + dir + "/cut.jsonl holds no complete event\n"
+                   "ratchet: note: transcript ends mid-line at line 1 (byte 0): the run was cut off there\n");
+  }
+  std::ofstream(dir + "/empty.jsonl", std::ios::trunc);  // run_start never went in (a full disk)
+  r = run_sh(show + dir + "/empty.jsonl");
+  CHECK(r.code == 1);
+  CHECK(r.err == "ratchet: note: " + dir + "/empty.jsonl holds no complete event\n");
+  // Cut after its first event: what it holds, exit 0.
+  std::ofstream(dir + "/one.jsonl", std::ios::trunc) << start << "\n{\"event\":\"conn";
+  r = run_sh(show + dir + "/one.jsonl");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("run R1 of p") == 0);
+}
+
+TEST_CASE("show --step and --host that match nothing exit 2 with a did-you-mean", "[cli]") {
+  std::string dir = temp_dir("ratchet-show");
+  std::ofstream(dir + "/t.jsonl")
+      << kRunStart << "\n"
+      << R"({"event":"step_start","t":"2026-11-30T00:00:00.000Z","host":"gpu01","step":"gpus_free","kind":"verify","name":"A"})"
+      << "\n" << R"({"event":"step_end","t":"2026-11-30T00:00:01.000Z","host":"gpu01","step":"gpus_free","status":"ok","rung":0,"ms":1000})"
+      << "\n";
+  std::string show = std::string(RATCHET_BINARY) + " show " + dir + "/t.jsonl";
+  auto r = run_sh(show + " --step gpu_free");
+  CHECK(r.code == 2);
+  CHECK(r.out == "");
+  CHECK(r.err == "ratchet: error: --step gpu_free: no step of that name in " + dir +
+                 "/t.jsonl (did you mean `gpus_free`?)\nsee 'ratchet show --help'\n");
+  r = run_sh(show + " --host gpu1 --json");
+  CHECK(r.code == 2);
+  CHECK(r.err == "ratchet: error: --host gpu1: no host of that name in " + dir +
+                 "/t.jsonl (did you mean `gpu01`?)\nsee 'ratchet show --help'\n");
+  r = run_sh(show + " --host zzzzzzzz");
+  CHECK(r.code == 2);
+  CHECK(r.err == "ratchet: error: --host zzzzzzzz: no host of that name in " + dir +
+                 "/t.jsonl (it has: gpu01)\nsee 'ratchet show --help'\n");
+  r = run_sh(show + " --host gpu01 --step gpus_free");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("    ok in 1s\n") != std::string::npos);
+}
+
+TEST_CASE("plan shows every field that changes behaviour in text and JSON alike", "[cli]") {
+  std::string dir = temp_dir("ratchet-plan");
+  std::ofstream(dir + "/p.toml") << R"(name = "p"
+[defaults]
+timeout = "30s"
+[[step]]
+id = "gpus"
+kind = "verify"
+command = "nvidia-smi -L"
+stdout_matches = "^GPU 0"
+settle = "2s"
+retries = 3
+delay = "500ms"
+on_failure = "continue"
+become = true
+  [[step.escalate]]
+  kind = "kill"
+  pattern = "worker"
+  signal = "KILL"
+  wait = "7s"
+  timeout = "10s"
+  settle = "4s"
+)";
+  int closed = free_port();
+  std::string args = " plan " + dir + "/p.toml --target deploy@127.0.0.1:" + std::to_string(closed) + " -F none";
+  auto r = run_sh(std::string(RATCHET_BINARY) + args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::string host = "\nhost 127.0.0.1:" + std::to_string(closed) + " (address 127.0.0.1, port " +
+                     std::to_string(closed) + ", user deploy)\n";
+  CHECK(r.out.find(host +
+                   "  1. gpus [verify] gpus  (as root via sudo)\n"
+                   "       timeout 30s, settle 2s, retries 3, delay 500ms; on_failure continue; become root (sudo)\n"
+                   "       check         nvidia-smi -L\n"
+                   "                     stdout_matches ^GPU 0\n"
+                   "       rung 1: kill, timeout 10s, settle 4s, retries 3, delay 500ms, wait 7s\n"
+                   "       rung 1 action ratchet_kill --signal KILL --wait-ms 7000 pattern worker\n") !=
+        std::string::npos);
+  r = run_sh(std::string(RATCHET_BINARY) + args + " --json");
+  REQUIRE(r.code == 0);
+  auto h = json::parse(r.out)["hosts"][0];
+  CHECK(h["address"] == "127.0.0.1");
+  CHECK(h["port"] == closed);
+  CHECK(h["user"] == "deploy");
+  auto st = h["steps"][0];
+  CHECK(st["timeout_ms"] == 30000);
+  CHECK(st["on_failure"] == "continue");
+  CHECK(st["become"] == "root");
+  CHECK(st["rungs"][0] == json({{"rung", 0}, {"kind", "verify"}, {"timeout_ms", 30000}, {"settle_ms", 2000},
+                                {"retries", 3}, {"delay_ms", 500}}));
+  CHECK(st["rungs"][1] == json({{"rung", 1}, {"kind", "kill"}, {"timeout_ms", 10000}, {"settle_ms", 4000},
+                                {"retries", 3}, {"delay_ms", 500}, {"wait_ms", 7000}}));
+  CHECK(st["commands"][0]["stdout_matches"] == "^GPU 0");
 }
 
 TEST_CASE("^C ends the run at once with exit 130 and a complete transcript", "[ssh][cli]") {

@@ -115,7 +115,7 @@ TEST_CASE("jump: ProxyJump from -F, an unknown hop key exits 4, a bad jump exits
   JumpLab lab;
   std::string cfg = lab.dir + "/ssh_config";
   std::ofstream(cfg)
-      << "Host box\n  ProxyJump bastion\n\nHost bastion\n  HostName 127.0.0.1\n  Port "
+      << "Host box 127.0.0.1\n  ProxyJump bastion\n\nHost bastion\n  HostName 127.0.0.1\n  Port "
       << lab.jump.port() << "\n  User root\n";
   std::string inv = lab.inventory("");
   auto r = lab.ratchet("exec box -i " + inv + " -F " + cfg + " -- 'echo via ProxyJump'");

@@ -91,6 +91,15 @@ command = "sleep 0.3"
     CHECK(screen.find("\n19999\n") == std::string::npos);
     CHECK(screen.find("RECAP") != std::string::npos);
     CHECK(screen.find("total") != std::string::npos);
+    // When the view ends, every step's result stays on screen, a row per host
+    // and a column per step, above the recap (was: per-host counts only).
+    size_t table = screen.find("\nhost    warm_up  noisy    settle\n");
+    CHECK(table != std::string::npos);
+    CHECK(table < screen.find("RECAP"));
+    CHECK(screen.find("\nnode00  changed  changed  changed\n") != std::string::npos);
+    CHECK(screen.find("\nnode07  changed  failed   skipped\n") != std::string::npos);
+    CHECK(screen.find("\nnode19  changed  changed  changed\n") != std::string::npos);
+    CHECK(screen.find("node07: 1 skipped (host stopped at noisy): settle") != std::string::npos);
     if (no_color) {
       CHECK(colored.find("\x1b[3") == std::string::npos);  // no SGR color at all
     } else {
@@ -98,4 +107,59 @@ command = "sleep 0.3"
       CHECK(colored.find("\x1b[31m") != std::string::npos);  // failed in red
     }
   }
+}
+
+TEST_CASE("live progress: one host's step results stay on screen when the view ends", "[ssh][cli][tty]") {
+  if (run_sh("command -v tmux").code != 0) FAIL("tmux is not installed (scripts/setup.sh installs it)");
+  SshdHost box;
+  std::string dir = temp_dir("ratchet-tty");
+  std::ofstream(dir + "/inv.toml") << fmt::format(
+      "[hosts.box]\naddress = \"127.0.0.1\"\nport = {}\nuser = \"root\"\nidentity = \"{}\"\nknown_hosts = \"{}\"\n",
+      box.port(), box.client_key(), box.known_hosts());
+  std::ofstream(dir + "/p.toml") << R"(name = "tty1"
+[[step]]
+id = "first"
+kind = "run"
+command = "true"
+[[step]]
+id = "breaks"
+kind = "run"
+command = "printf 'caf\\351 \\033[2J\\\\x\\n' >&2; exit 3"
+[[step]]
+id = "never"
+kind = "run"
+command = "true"
+)";
+  Tmux tmux;
+  REQUIRE(tmux.start(fmt::format("TERM=xterm-256color {} run {}/p.toml -i {}/inv.toml -F none --transcript {}/t.jsonl"
+                                 "; echo EXIT=$?; sleep 600",
+                                 RATCHET_BINARY, dir, dir, dir)));
+  std::string screen;
+  bool done = eventually([&] {
+    screen = tmux.capture();
+    return screen.find("EXIT=") != std::string::npos;
+  }, 60'000);
+  INFO(screen);
+  REQUIRE(done);
+  CHECK(screen.find("EXIT=1") != std::string::npos);
+  // Host bytes in one escape style: \xNN for the bad byte and ESC, \\ for a backslash.
+  const std::string reason = "exit 3: caf\\xe9 \\x1b[2J\\\\x";
+  CHECK(count(screen, "box: FAILED breaks: " + reason + "\n") == 1);  // printed once, above the block
+  // Then a line per step, the one not run included, then the recap.
+  size_t header = screen.find("ratchet: 1 host(s), 1 failed");
+  size_t first = screen.find("\nbox: changed            first ");
+  size_t breaks = screen.find("\nbox: failed             breaks ");
+  size_t never = screen.find("\nbox: skipped            never                       host stopped at breaks\n");
+  size_t recap = screen.find("RECAP");
+  CHECK(header != std::string::npos);
+  CHECK(first != std::string::npos);
+  CHECK(breaks != std::string::npos);
+  CHECK(never != std::string::npos);
+  CHECK(recap != std::string::npos);
+  CHECK(header < first);
+  CHECK(first < breaks);
+  CHECK(breaks < never);
+  CHECK(never < recap);
+  CHECK(screen.find(": " + reason + "\n", breaks) < never);
+  CHECK(screen.find("box: 1 skipped (host stopped at breaks): never", recap) != std::string::npos);
 }

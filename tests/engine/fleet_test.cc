@@ -208,7 +208,45 @@ command = "true"
   auto ends = f.events("host_end");
   REQUIRE(ends.size() == 1);
   CHECK(ends[0]["reason"] == "exit 3");
-  CHECK(f.events("step_start").size() == 2);  // `never` did not run
+  // `never` did not run: it is recorded skipped, "host stopped at hard" (was: absent).
+  auto starts = f.events("step_start");
+  REQUIRE(starts.size() == 3);
+  CHECK(starts[2]["step"] == "never");
+  auto step_ends = f.events("step_end");
+  REQUIRE(step_ends.size() == 3);
+  CHECK(step_ends[2]["step"] == "never");
+  CHECK(step_ends[2]["status"] == "skipped");
+  CHECK(step_ends[2]["reason"] == "host stopped at hard");
+  CHECK(step_ends[2]["stopped_at"] == "hard");
+  CHECK(step_ends[2]["ms"] == 0);
+  CHECK(f.events("command").size() == 2);  // nothing of `never` was sent
+  CHECK(reps[0].stopped_at == "hard");
+  CHECK(reps[0].counts.at("skipped") == 1);
+  CHECK(reps[0].skipped == std::vector<std::pair<std::string, std::string>>{{"never", "host stopped at hard"}});
+  CHECK(ends[0]["counts"]["skipped"] == 1);
+  CHECK(ends[0]["stopped_at"] == "hard");
+}
+
+TEST_CASE("a host that continues past failures stops nowhere: nothing skipped", "[engine][fleet]") {
+  Fleet f(R"(
+name = "fleet"
+[[step]]
+id = "soft"
+kind = "run"
+on_failure = "continue"
+command = "exit 1"
+[[step]]
+id = "after"
+kind = "run"
+command = "true"
+)",
+          {{"h", 0}});
+  auto reps = f.run(1);
+  CHECK(reps[0].status == "failed");
+  CHECK(reps[0].stopped_at == "");
+  CHECK(reps[0].skipped.empty());
+  CHECK(reps[0].counts.at("skipped") == 0);
+  CHECK(f.events("host_end")[0].contains("stopped_at") == false);
 }
 
 TEST_CASE("continued failures only: the host names the first of them", "[engine][fleet]") {

@@ -56,12 +56,50 @@ TEST_CASE("planner: the become field names the sudo user, and a step's become = 
   CHECK(hp.host.become);
   CHECK_FALSE(pb.steps[0].become.has_value());
   CHECK(j["steps"][0]["become"] == "root");
-  CHECK_FALSE(j["steps"][1].contains("become"));
+  CHECK(j["steps"][1]["become"] == false);
   CHECK(j["steps"][2]["become"] == "svc");
   h.become = false;  // nothing asks for sudo: no step becomes
   engine::HostPlan plain;
   REQUIRE(engine::plan_host(pb, h, json::object(), &plain, &errors));
   auto pj = engine::plan_json(plain);
   REQUIRE(pj["steps"].size() == 3);
-  for (const auto& st : pj["steps"]) CHECK_FALSE(st.contains("become"));
+  for (const auto& st : pj["steps"]) CHECK(st["become"] == false);
+}
+
+TEST_CASE("planner: each step's timing, on_failure and each rung's settle, retries, delay and wait", "[engine]") {
+  playbook::Playbook pb;
+  playbook::Step s;
+  s.id = s.name = "free";
+  s.kind = s.body.kind = "verify";
+  s.body.fields = {{"command", "nvidia-smi -L"}, {"stdout_matches", "^GPU 0"}};
+  s.timeout = util::Millis(30'000);
+  s.settle = util::Millis(2'000);
+  s.retries = 3;
+  s.delay = util::Millis(500);
+  s.on_failure = playbook::OnFailure::cont;
+  playbook::Action r;
+  r.kind = "kill";
+  r.fields = {{"pattern", "worker"}, {"signal", "KILL"}, {"wait", "7s"}};
+  r.timeout = util::Millis(10'000);
+  r.settle = util::Millis(4'000);
+  s.escalate.push_back(r);
+  pb.steps.push_back(s);
+  playbook::Host h;
+  h.name = "box";
+  engine::HostPlan hp;
+  std::vector<std::string> errors;
+  REQUIRE(engine::plan_host(pb, h, json::object(), &hp, &errors));
+  auto j = engine::plan_json(hp)["steps"][0];
+  INFO(j.dump());
+  CHECK(j["timeout_ms"] == 30000);
+  CHECK(j["on_failure"] == "continue");
+  CHECK(j["become"] == false);
+  CHECK(j["rungs"] == json::array({
+                          {{"rung", 0}, {"kind", "verify"}, {"timeout_ms", 30000}, {"settle_ms", 2000},
+                           {"retries", 3}, {"delay_ms", 500}},
+                          {{"rung", 1}, {"kind", "kill"}, {"timeout_ms", 10000}, {"settle_ms", 4000},
+                           {"retries", 3}, {"delay_ms", 500}, {"wait_ms", 7000}},
+                      }));
+  CHECK(j["commands"][0]["stdout_matches"] == "^GPU 0");
+  CHECK(j["commands"][1]["timeout_ms"] == 17000);  // the kill action: its timeout plus its wait
 }

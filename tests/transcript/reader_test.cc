@@ -67,3 +67,33 @@ TEST_CASE("a directory or a missing file is an error that names it, not an empty
   CHECK(d.error == "cannot read transcript " + dir + ": Is a directory");
   CHECK(d.events.empty());
 }
+
+TEST_CASE("a file is a transcript only when its first bytes begin a run_start event", "[transcript]") {
+  auto read = [](const std::string& text) {
+    std::string p = temp_path("first.jsonl");
+    std::ofstream(p, std::ios::binary) << text;
+    return read_transcript(p);
+  };
+  const std::string start = R"({"event":"run_start","t":"2026-11-30T00:00:00.000Z","schema":2})";
+  CHECK(read(start + "\n").not_transcript == "");
+  CHECK(read("").not_transcript == "");  // empty: a transcript cut before its first byte
+  // Cut anywhere inside the first line, even after one byte: still a transcript.
+  for (size_t n : {size_t(1), size_t(5), size_t(19), size_t(30), start.size() - 1}) {
+    INFO(n);
+    auto r = read(start.substr(0, n));
+    CHECK(r.not_transcript == "");
+    CHECK(r.events.empty());
+    CHECK(r.cut_off);
+    CHECK(r.note == "transcript ends mid-line at line 1 (byte 0): the run was cut off there");
+  }
+  // As writers before schema 2 ordered it (keys by name: argv first).
+  CHECK(read(R"({"argv":["ratchet","ru)").not_transcript == "");
+  CHECK(read(R"({"argv":["ratchet"],"event":"run_start"})" "\n").not_transcript == "");
+  // Anything else is not one.
+  for (const char* other : {"hello\n", "[1,2]\n", R"({"event":"step_start","host":"h"})" "\n",
+                            R"({"event":"run_end"})" "\n", "\n" R"({"event":"run_start"})" "\n", "{\"evil\":1}\n", "{\"event\":\"run_"  "end"}) {
+    INFO(other);
+    CHECK(read(other).not_transcript ==
+          "its first bytes are not the start of a run_start event (a transcript begins {\"event\":\"run_start\", ...)");
+  }
+}

@@ -61,3 +61,25 @@ TEST_CASE("output that is not UTF-8 goes base64", "[transcript]") {
   CHECK(g["data"] == "héllo");
   CHECK(g["dropped"] == 2);
 }
+
+TEST_CASE("every line begins with its event and time, so a cut first line still says run_start", "[transcript]") {
+  std::string p = temp_path("order.jsonl");
+  {
+    Writer w(p);
+    w.emit("run_start", {{"argv", {"ratchet"}}, {"schema", kSchemaVersion}, {"event", "forged"}, {"t", "x"}});
+    w.emit("run_end");
+  }
+  std::ifstream in(p);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  CHECK(first.rfind(R"({"event":"run_start","t":")", 0) == 0);
+  CHECK(first.size() > 51);
+  CHECK(first.substr(51) == R"(,"argv":["ratchet"],"schema":2})");  // the fields can't override event or t
+  CHECK(second.rfind(R"({"event":"run_end","t":")", 0) == 0);
+  CHECK(second.back() == '}');
+  CHECK(second.size() == 50);  // {"event":"run_end","t":"2026-11-30T00:00:00.000Z"}
+  auto r = read_transcript(p);
+  REQUIRE(r.events.size() == 2);
+  CHECK(r.events[0]["event"] == "run_start");
+}

@@ -21,6 +21,9 @@ using ratchet::testing::SshdHost;
 
 namespace {
 
+/// The Host block that makes "lab" the loopback sshd (its port is the endpoint's).
+const std::string kLab = "Host lab\n  HostName 127.0.0.1\n\n";
+
 std::optional<ConnectError> try_connect(const Endpoint& ep, ConnectInfo* info = nullptr) {
   auto t = make_ssh_transport(ep);
   ConnectInfo scratch;
@@ -61,9 +64,12 @@ std::string joined(const std::vector<std::string>& v) {
 }
 
 /// An endpoint for `host` named "lab" that reads `config` and has no identity
-/// of its own (so only the agent, the config and default keys remain).
+/// of its own (so only the agent, the config and default keys remain). It has
+/// no inventory address either: the config is matched on "lab" (a config
+/// written for it begins with kLab, which says where "lab" is).
 Endpoint lab_endpoint(const SshdHost& host, const std::string& config) {
   Endpoint ep = host.endpoint();
+  ep.address = "";
   ep.identity = "";
   ep.ssh_config = config;
   return ep;
@@ -82,7 +88,7 @@ TEST_CASE("IdentitiesOnly yes: the agent's key is not offered, a wrong IdentityF
   Endpoint ep = lab_endpoint(host, cfg);
 
   SECTION("yes: authentication fails, and what was tried names no agent") {
-    write_file(cfg, "Host lab\n  IdentitiesOnly yes\n  IdentityFile " + stranger + "\n");
+    write_file(cfg, kLab + "Host lab\n  IdentitiesOnly yes\n  IdentityFile " + stranger + "\n");
     auto err = try_connect(ep);
     REQUIRE(err);
     CHECK(err->kind == FailureKind::auth);
@@ -100,7 +106,7 @@ TEST_CASE("IdentitiesOnly yes: the agent's key is not offered, a wrong IdentityF
     CHECK(r.identity == stranger);
   }
   SECTION("no: the agent is used as before") {
-    write_file(cfg, "Host lab\n  IdentitiesOnly no\n  IdentityFile " + stranger + "\n");
+    write_file(cfg, kLab + "Host lab\n  IdentitiesOnly no\n  IdentityFile " + stranger + "\n");
     ConnectInfo info;
     auto err = try_connect(ep, &info);
     INFO((err ? err->message : ""));
@@ -111,13 +117,13 @@ TEST_CASE("IdentitiesOnly yes: the agent's key is not offered, a wrong IdentityF
     CHECK_FALSE(r.identities_only);
   }
   SECTION("a block that does not apply (negated pattern) changes nothing") {
-    write_file(cfg, "Host * !lab\n  IdentitiesOnly yes\n  IdentityFile " + stranger + "\n");
+    write_file(cfg, kLab + "Host * !lab\n  IdentitiesOnly yes\n  IdentityFile " + stranger + "\n");
     auto err = try_connect(ep);
     INFO((err ? err->message : ""));
     CHECK_FALSE(err);
   }
   SECTION("the inventory identity is still offered first, as ssh -i is") {
-    write_file(cfg, "Host l*\n  IdentitiesOnly yes\n  IdentityFile " + stranger + "\n");
+    write_file(cfg, kLab + "Host l*\n  IdentitiesOnly yes\n  IdentityFile " + stranger + "\n");
     ep.identity = host.client_key();
     ConnectInfo info;
     auto err = try_connect(ep, &info);
@@ -137,7 +143,7 @@ TEST_CASE("IdentitiesOnly yes: a listed key held by the agent is signed by the a
   lock_key(listed);  // ratchet cannot read the file itself: only the agent can sign
   ScopedEnv sock("SSH_AUTH_SOCK", agent.socket());
   const std::string cfg = host.dir() + "/ssh_config";
-  write_file(cfg, "Host lab\n  IdentitiesOnly yes\n  IdentityFile " + listed + "\n");
+  write_file(cfg, kLab + "Host lab\n  IdentitiesOnly yes\n  IdentityFile " + listed + "\n");
   Endpoint ep = lab_endpoint(host, cfg);
 
   // The listed key is not authorized yet: the agent's other key, which would
@@ -189,7 +195,7 @@ TEST_CASE("IdentitiesOnly applies to each jump hop through its own Host block",
   const std::string target_where = "127.0.0.1:" + std::to_string(target.port());
 
   SECTION("the hop's block says yes: the hop refuses, the agent is not asked") {
-    write_file(cfg, hop_block + only + lab_block);
+    write_file(cfg, kLab + hop_block + only + lab_block);
     auto err = try_connect(ep);
     REQUIRE(err);
     CHECK(err->kind == FailureKind::auth);
@@ -197,7 +203,7 @@ TEST_CASE("IdentitiesOnly applies to each jump hop through its own Host block",
     CHECK(err->methods_tried == std::vector<std::string>{"publickey (" + stranger + ")"});
   }
   SECTION("the target's block says yes: the hop uses the agent, the target refuses") {
-    write_file(cfg, hop_block + lab_block + only);
+    write_file(cfg, kLab + hop_block + lab_block + only);
     auto err = try_connect(ep);
     REQUIRE(err);
     CHECK(err->kind == FailureKind::auth);
@@ -205,7 +211,7 @@ TEST_CASE("IdentitiesOnly applies to each jump hop through its own Host block",
     CHECK_FALSE(mentions_agent(err->methods_tried));
   }
   SECTION("neither says yes: both log in through the agent") {
-    write_file(cfg, hop_block + lab_block);
+    write_file(cfg, kLab + hop_block + lab_block);
     ConnectInfo info;
     auto err = try_connect(ep, &info);
     INFO((err ? err->message : ""));

@@ -1,5 +1,5 @@
-// ssh_config(5) as ratchet reads it for IdentitiesOnly, IdentityFile and
-// IdentityAgent: patterns, Host and Match blocks, Include, token expansion.
+// ssh_config(5) as ratchet reads it (ssh -G for the keywords it takes):
+// patterns, Host and Match blocks, Include, token expansion.
 #include "transport/ssh_config_scan.h"
 
 #include <catch2/catch.hpp>
@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "support/scratch_dir.h"
+#include "support/sshd_fixture.h"
 
 using namespace ratchet::transport;
 
@@ -57,8 +58,9 @@ TEST_CASE("ssh config patterns: '*', '?', exact text", "[ssh_config]") {
 TEST_CASE("ssh config Host lines: any positive match, and no negated one", "[ssh_config]") {
   CHECK(ssh_host_line_matches("gpu01", {"gpu01"}));
   CHECK(ssh_host_line_matches("gpu01", {"cpu*", "gpu*"}));
-  CHECK(ssh_host_line_matches("GPU01", {"gpu*"}));  // case ignored, as libssh
-  CHECK(ssh_host_line_matches("gpu01", {"GPU*"}));
+  CHECK_FALSE(ssh_host_line_matches("GPU01", {"gpu*"}));  // case counts, as in OpenSSH
+  CHECK_FALSE(ssh_host_line_matches("gpu01", {"GPU*"}));
+  CHECK(ssh_host_line_matches("GPU01", {"GPU*"}));
   CHECK(ssh_host_line_matches("gpu01", {"*", "!bastion"}));
   CHECK_FALSE(ssh_host_line_matches("bastion", {"*", "!bastion"}));
   CHECK_FALSE(ssh_host_line_matches("bastion", {"!bastion", "*"}));  // order does not matter
@@ -111,8 +113,8 @@ Host *
     CHECK(n.identities_only);  // from Host *
     CHECK(n.identity_files == Files{"~/.ssh/id_all", "~/.ssh/bastion"});
   }
-  SECTION("the name given is matched, ignoring case") {
-    CHECK(scan(cfg, "BASTION").identity_files.front() == "~/.ssh/bastion");
+  SECTION("the name given is matched as given: case counts, as in OpenSSH") {
+    CHECK(scan(cfg, "BASTION").identity_files == Files{"~/.ssh/id_all", "~/.ssh/bastion"});
   }
   SECTION("no config, no block: IdentitiesOnly stays no") {
     auto none = scan(write("empty", "Host other\n  IdentitiesOnly yes\n"), "gpu01");
@@ -254,4 +256,111 @@ TEST_CASE("IdentityFile tokens expand as ssh(1) does", "[ssh_config]") {
   ::unsetenv("RATCHET_SCAN_TEST");
   CHECK(expand_identity_path("/k/${RATCHET_SCAN_TEST}", c) == "/k/${RATCHET_SCAN_TEST}");
   CHECK(expand_identity_path("rel/~/x", c) == "rel/~/x");
+  // %C: SHA-1 of %l%h%p%r, as ssh(1) (printf 'laptop.example.org10.0.0.52222deploy' | sha1sum).
+  CHECK(expand_identity_path("/k/%C", c) == "/k/" + ratchet::testing::run_local(
+      "printf %s laptop.example.org10.0.0.52222deploy | sha1sum | cut -d' ' -f1 | tr -d '\n'"));
+}
+
+namespace {
+
+SshHostConfig resolve(const std::string& config, const std::string& host,
+                      const std::string& user = "") {
+  SshHostConfig out;
+  SshConfigQuery q;
+  q.host = host;
+  q.user = user;
+  q.local_user = "me";
+  auto err = scan_ssh_config({{config, true}}, q, &out);
+  INFO((err ? *err : ""));
+  REQUIRE_FALSE(err);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ssh config: HostName Port User and the jump of the host argument", "[ssh_config]") {
+  std::string cfg = write("resolve", R"(Host web
+  HostName Web.Example.ORG
+  Port 2201
+Host w*
+  Port 2999
+  User deploy
+  ProxyJump ops@bastion:2222,b2
+Host pc
+  ProxyCommand nc -X connect %h %p   # the whole rest of the line
+  ProxyJump never-used
+Host *.lab
+  HostName %h.internal
+Host Upper
+  User upper
+)");
+  auto web = resolve(cfg, "web");
+  CHECK(web.hostname == "web.example.org");  // lowercased, as ssh -G
+  CHECK(web.port == 2201);                   // the first value obtained
+  CHECK(web.user == "deploy");
+  CHECK(web.proxy_jump == "ops@bastion:2222,b2");
+  CHECK(web.proxy_command.empty());
+  auto pc = resolve(cfg, "pc");
+  CHECK(pc.proxy_command == "nc -X connect %h %p   # the whole rest of the line");
+  CHECK(pc.proxy_jump.empty());  // one slot: the ProxyCommand came first
+  CHECK(resolve(cfg, "app.lab").hostname == "app.lab.internal");
+  CHECK(resolve(cfg, "App.LAB").hostname == "app.lab");  // `Host *.lab` is case-sensitive
+  CHECK(resolve(cfg, "Upper").user == "upper");
+  CHECK(resolve(cfg, "upper").user.empty());
+  auto other = resolve(cfg, "OTHER");
+  CHECK(other.hostname == "other");
+  CHECK(other.port == 0);
+}
+
+TEST_CASE("ssh config: Match final reads the config again for the HostName", "[ssh_config]") {
+  std::string cfg = write("final", R"(Match final host b
+  Port 8
+Host a
+  HostName B
+Host b
+  User ub
+Match canonical
+  IdentityFile /k/canonical
+)");
+  auto a = resolve(cfg, "a");
+  CHECK(a.hostname == "b");
+  CHECK(a.port == 8);
+  CHECK(a.user == "ub");  // Host lines test the HostName on the final pass
+  CHECK(a.identity.identity_files == Files{"/k/canonical"});
+  // No `Match final` anywhere: one pass, and final/canonical never hold.
+  std::string one = write("one-pass", "Host a\n  HostName b\nHost b\n  User ub\nMatch canonical\n  Port 9\n");
+  auto b = resolve(one, "a");
+  CHECK(b.user.empty());
+  CHECK(b.port == 0);
+}
+
+TEST_CASE("ssh config: host key and algorithm keywords and bad values", "[ssh_config]") {
+  std::string cfg = write("algos", R"(Host h
+  HostKeyAlgorithms -ssh-ed25519
+  PubkeyAcceptedKeyTypes +ssh-rsa
+  HashKnownHosts yes
+  UserKnownHostsFile ~/kh1 ~/kh2
+Host *
+  HostKeyAlgorithms ssh-rsa
+  HashKnownHosts no
+  GlobalKnownHostsFile /etc/kh
+)");
+  auto h = resolve(cfg, "h");
+  CHECK(h.host_key_algorithms == "-ssh-ed25519");
+  CHECK(h.pubkey_accepted_algorithms == "+ssh-rsa");
+  CHECK(h.hash_known_hosts == true);
+  CHECK(h.user_known_hosts_files == Files{"~/kh1", "~/kh2"});
+  CHECK(h.global_known_hosts_file == "/etc/kh");
+  auto x = resolve(cfg, "x");
+  CHECK(x.host_key_algorithms == "ssh-rsa");
+  CHECK(x.hash_known_hosts == false);
+  SshHostConfig out;
+  std::string bad = write("bad-port", "Host other\n  Port 99999\n");
+  auto err = scan_ssh_config({{bad, true}}, SshConfigQuery{"h", "", "me"}, &out);
+  REQUIRE(err);
+  CHECK(*err == bad + " line 2: Port must be 1..65535, not \"99999\"");
+  bad = write("bad-hash", "HashKnownHosts maybe\n");
+  err = scan_ssh_config({{bad, true}}, SshConfigQuery{"h", "", "me"}, &out);
+  REQUIRE(err);
+  CHECK(*err == bad + " line 1: HashKnownHosts must be yes or no, not \"maybe\"");
 }

@@ -235,10 +235,14 @@ TEST_CASE("jump: ProxyJump none, the inventory's jump wins, a refused hop is nam
   const int closed = ratchet::testing::free_port();
   const std::string cfg = host.dir() + "/ssh_config";
   write_file(cfg,
-             "Host lab\n  ProxyJump none\n\nHost pc\n  ProxyCommand nc %h %p\n\nHost *\n"
+             "Host lab\n  HostName 127.0.0.1\n  ProxyJump none\n\nHost pc\n  ProxyCommand nc %h %p\n\n"
+             "Host other\n  HostName 127.0.0.1\n\nHost *\n"
              "  ProxyJump root@127.0.0.1:" +
                  std::to_string(closed) + "\n");
-  Endpoint ep = host.endpoint();  // name "lab", address 127.0.0.1
+  // The config is matched against the inventory address when there is one:
+  // without it, against the name ("lab"), whose block names the address.
+  Endpoint ep = host.endpoint();
+  ep.address.clear();
   ep.ssh_config = cfg;
   ConnectInfo info;
   auto err = try_connect(ep, &info);
@@ -280,7 +284,7 @@ TEST_CASE("jump: ProxyJump none, the inventory's jump wins, a refused hop is nam
   REQUIRE(err);
   CHECK(starts_with(err->message,
                     "via 127.0.0.1:" + std::to_string(other_closed) + ": connection refused"));
-  write_file(cfg, "Host lab\n  ProxyJump none\n\nHost pc\n  ProxyCommand nc %h %p\n");
+  write_file(cfg, "Host lab\n  HostName 127.0.0.1\n  ProxyJump none\n\nHost pc\n  ProxyCommand nc %h %p\n");
 
   ep.jump.clear();
   ep.name = "pc";  // a ProxyCommand the user wrote stays (libssh runs it)

@@ -52,3 +52,35 @@ TEST_CASE("terminal_text: every line made safe, the newlines kept", "[util]") {
   CHECK(terminal_text("") == "");
   CHECK(terminal_text("\n") == "\n");
 }
+
+TEST_CASE("escape_bytes: one escape style for host bytes, a backslash doubled", "[util]") {
+  CHECK(escape_bytes("caf\xe9") == "caf\\xe9");                 // invalid UTF-8 (Latin-1 é)
+  CHECK(escape_bytes("caf\\xe9") == "caf\\\\xe9");              // a literal backslash: never the same
+  CHECK(escape_bytes(std::string("a\0b", 3)) == "a\\x00b");     // NUL
+  CHECK(escape_bytes("\x1b[2J\x07\r\x7f") == "\\x1b[2J\\x07\\x0d\\x7f");
+  CHECK(escape_bytes("c1\xc2\x9b" "31m") == "c1\\xc2\\x9b31m");  // CSI as a C1 control
+  CHECK(escape_bytes("tab\there\nnext") == "tab\there\nnext");  // tab and newline kept
+  CHECK(escape_bytes("h\xc3\xa9llo \xe2\x9c\x93") == "h\xc3\xa9llo \xe2\x9c\x93");
+  CHECK(escape_bytes("\xff\xfe") == "\\xff\\xfe");
+}
+
+TEST_CASE("escaped_line: one line, cut by columns, never inside an escape", "[util]") {
+  CHECK(escaped_line("a\nb\tc") == "a b c");
+  CHECK(escaped_line("a\rb") == "a\\x0db");
+  CHECK(escaped_line("abc\x1b" "def", 6) == "abc\u2026");           // \x1b would pass column 5
+  CHECK(escaped_line("abc\x1b" "def", 8) == "abc\\x1b\u2026");
+  CHECK(escaped_line("short", 5) == "short");
+  CHECK(escaped_line("h\xc3\xa9llo w\xc3\xb6rld", 5) == "h\xc3\xa9ll\u2026");
+}
+
+TEST_CASE("unbase64 inverts base64 and refuses what is not base64", "[util]") {
+  std::string out;
+  for (std::string s : {std::string(""), std::string("f"), std::string("fo"), std::string("foo"),
+                        std::string("\xff\x00\x01", 3)}) {
+    CHECK(unbase64(base64(s), &out));
+    CHECK(out == s);
+  }
+  CHECK_FALSE(unbase64("Zg=", &out));
+  CHECK_FALSE(unbase64("Z!==", &out));
+  CHECK_FALSE(unbase64("Zg==Zg==", &out));
+}
