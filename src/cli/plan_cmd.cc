@@ -71,7 +71,9 @@ static std::string facts_line(const engine::StepFacts& f, size_t k) {
   else if (!r.wait_text.empty()) out += fmt::format(", wait {}", r.wait_text);
   if (k == 0)
     out += fmt::format("; on_failure {}; become {}", f.on_failure,
-                       f.become.empty() ? "no (the login user)" : f.become + " (sudo)");
+                       f.become.empty() ? "no (the login user)"
+                                        : fmt::format("{} (sudo runs `{}`; with a password `-k -S -p ''` for `-n`)",
+                                                      f.become, f.sudo_argv));
   return "       " + out + "\n";
 }
 

@@ -235,8 +235,13 @@ void record_result(transcript::Writer& w, const nlohmann::json& base, const tran
                            {"stderr", &r.err}}) {
     if (cap->total == 0 && cap->data.empty()) continue;
     // Masked before encoding, so a secret cannot hide in data_b64.
+    // The digest of the whole stream, unless a secret may be in it (a digest
+    // of output around a short secret could be brute-forced).
+    const std::string masked = redact ? "" : w.mask(cap->data);
+    const bool secret_risk = masked != cap->data || (cap->dropped > 0 && w.has_secrets());
     auto f = redact ? nlohmann::json{{"stream", name}, {"bytes", cap->total}, {"redacted", true}}
-                    : transcript::output_fields(name, w.mask(cap->data), cap->total, cap->dropped);
+                    : transcript::output_fields(name, masked, cap->total, cap->dropped,
+                                                secret_risk ? "" : cap->sha256);
     f.update(base);
     w.emit("output", f);
   }

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include "engine/scope.h"
-#include "util/duration.h"
 #include "steps/prepare.h"
+#include "transport/wire.h"
+#include "util/duration.h"
 
 namespace ratchet::engine {
 
@@ -45,7 +46,11 @@ StepFacts step_facts(const PlannedStep& p, const playbook::Host& host) {
   StepFacts f;
   f.timeout = s.timeout;
   f.on_failure = s.on_failure == playbook::OnFailure::cont ? "continue" : "stop";
-  if (playbook::becomes(s, host)) f.become = playbook::become_user_for(s, host);
+  if (playbook::becomes(s, host)) {
+    f.become = playbook::become_user_for(s, host);
+    const std::string& user = !s.become_user.empty() ? s.become_user : host.become_user;  // as host_run passes it
+    f.sudo_argv = transport::sudo_argv({true, user, false}, "...");
+  }
   for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
     const auto& r = p.prepared.rungs[k];
     const playbook::Action* a = k == 0 ? &s.body : k - 1 < s.escalate.size() ? &s.escalate[k - 1] : nullptr;
@@ -118,6 +123,7 @@ nlohmann::json plan_json(const HostPlan& hp) {
     if (!p.when_note.empty()) s["when"] = p.step->when;
     // The sudo user the step runs as, or false: as the login user.
     s["become"] = facts.become.empty() ? nlohmann::json(false) : nlohmann::json(facts.become);
+    if (!facts.sudo_argv.empty()) s["sudo_argv"] = facts.sudo_argv;
     steps.push_back(s);
   }
   return {{"host", hp.host.name}, {"steps", steps}};

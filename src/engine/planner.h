@@ -36,6 +36,9 @@ struct StepFacts {
   util::Millis timeout{0};
   std::string on_failure;  ///< "stop" | "continue"
   std::string become;      ///< the sudo user, "" = runs as the login user
+  /// What sudo is given for every command of the step (for a sudoers rule),
+  /// transport::sudo_argv: "sudo -n -H [-u USER] -- /bin/sh -c ..."; "" = no become.
+  std::string sudo_argv;
   std::vector<RungFacts> rungs;
 };
 

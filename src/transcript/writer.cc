@@ -53,6 +53,11 @@ void Writer::add_secret(const std::string& value) {
                    [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
 }
 
+bool Writer::has_secrets() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return !secrets_.empty();
+}
+
 std::string Writer::mask_unlocked(std::string s) const {
   for (const auto& secret : secrets_) {
     size_t at = 0;
@@ -145,8 +150,9 @@ std::string Writer::failure() const {
 }
 
 nlohmann::json output_fields(const std::string& stream, const std::string& data,
-                             unsigned long long total, unsigned long long dropped) {
+                             unsigned long long total, unsigned long long dropped, const std::string& sha256) {
   nlohmann::json f = {{"stream", stream}, {"bytes", total}};
+  if (!sha256.empty()) f["sha256"] = sha256;
   if (util::valid_utf8(data)) f["data"] = data;
   else f["data_b64"] = util::base64(data);
   if (dropped) f["dropped"] = dropped;

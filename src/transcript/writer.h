@@ -31,6 +31,8 @@ class Writer {
   /// ignored); so does each line of 4 bytes or more of a value of several
   /// lines (a reason quoting one line of it must not show that line).
   void add_secret(const std::string& value);
+  /// Whether any secret was added. Thread-safe.
+  bool has_secrets() const;
 
   /// Replaces every known secret in `s` by "***" (longest first). Thread-safe.
   std::string mask(std::string s) const;
@@ -62,8 +64,10 @@ class Writer {
 };
 
 /// The output event's fields for `data`: {"stream", "data"} when it is UTF-8,
-/// else {"stream", "data_b64"}; plus "bytes" (total written) and "dropped".
+/// else {"stream", "data_b64"}; plus "bytes" (total written), "dropped", and
+/// "sha256" (of all the bytes written, kept or not) when `sha256` is not "".
 nlohmann::json output_fields(const std::string& stream, const std::string& data,
-                             unsigned long long total, unsigned long long dropped);
+                             unsigned long long total, unsigned long long dropped,
+                             const std::string& sha256 = "");
 
 }  // namespace ratchet::transcript

@@ -35,6 +35,7 @@ CaptureBuffer::CaptureBuffer(size_t cap) : head_cap_(cap / 2), tail_cap_(cap - c
 
 void CaptureBuffer::append(const char* data, size_t n) {
   total_ += n;
+  sha_.update(std::string_view(data, n));
   size_t to_head = std::min(n, head_cap_ - head_.size());
   head_.append(data, to_head);
   data += to_head;
@@ -52,6 +53,7 @@ void CaptureBuffer::append(const char* data, size_t n) {
 Captured CaptureBuffer::finish() const {
   Captured c;
   c.total = total_;
+  c.sha256 = sha_.hex();
   std::string_view tail = tail_;
   if (tail.size() > tail_cap_) tail.remove_prefix(tail.size() - tail_cap_);
   unsigned long long kept = head_.size() + tail.size();

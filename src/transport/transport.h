@@ -9,6 +9,7 @@
 
 #include "transport/wire.h"
 #include "util/duration.h"
+#include "util/hash.h"
 
 namespace ratchet::transport {
 
@@ -89,6 +90,7 @@ struct Captured {
   std::string data;
   unsigned long long total = 0;    ///< bytes the command wrote
   unsigned long long dropped = 0;  ///< bytes not kept (total - data.size() - marker)
+  std::string sha256;              ///< of all `total` bytes, kept or not (hex)
 };
 
 /// Inserted between head and tail when a stream exceeded its cap, exactly
@@ -108,6 +110,7 @@ class CaptureBuffer {
   size_t head_cap_, tail_cap_;
   std::string head_, tail_;  // tail_ may hold up to 2*tail_cap_ before trimming
   unsigned long long total_ = 0;
+  util::Sha256 sha_;         // of every byte appended
 };
 
 /// The result of one command. A failed command is a result, not an error.

@@ -445,7 +445,8 @@ become = true
                      std::to_string(closed) + ", user deploy)\n";
   CHECK(r.out.find(host +
                    "  1. gpus [verify] gpus  (as root via sudo)\n"
-                   "       timeout 30s, settle 2s, retries 3, delay 500ms; on_failure continue; become root (sudo)\n"
+                   "       timeout 30s, settle 2s, retries 3, delay 500ms; on_failure continue; become root (sudo runs "
+                   "`sudo -n -H -- /bin/sh -c ...`; with a password `-k -S -p ''` for `-n`)\n"
                    "       check         nvidia-smi -L\n"
                    "                     stdout_matches ^GPU 0\n"
                    "       rung 1: kill, timeout 10s, settle 4s, retries 3, delay 500ms, wait 7s\n"
@@ -461,6 +462,7 @@ become = true
   CHECK(st["timeout_ms"] == 30000);
   CHECK(st["on_failure"] == "continue");
   CHECK(st["become"] == "root");
+  CHECK(st["sudo_argv"] == "sudo -n -H -- /bin/sh -c ...");  // what a sudoers rule must allow
   CHECK(st["rungs"][0] == json({{"rung", 0}, {"kind", "verify"}, {"timeout_ms", 30000}, {"settle_ms", 2000},
                                 {"retries", 3}, {"delay_ms", 500}}));
   CHECK(st["rungs"][1] == json({{"rung", 1}, {"kind", "kill"}, {"timeout_ms", 10000}, {"settle_ms", 4000},

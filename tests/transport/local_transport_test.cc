@@ -171,3 +171,17 @@ TEST_CASE("local: wire wrapper output and status pass through unchanged", "[tran
   r = run_wired("echo \"$0 $# [$1]\"", 5000);  // the command sees a plain sh -c
   CHECK(r.out.data == "/bin/sh 0 []\n");
 }
+
+TEST_CASE("local: each stream's byte count and sha256 cover every byte, also past the capture cap", "[transport]") {
+  auto t = make_local_transport();
+  ConnectInfo info;
+  REQUIRE_FALSE(t->connect(&info));
+  ExecRequest req;
+  req.command = "head -c 3000000 /dev/zero | tr '\\000' a; printf e >&2";
+  req.capture = 1 << 20;
+  ExecResult r = t->exec(req);
+  CHECK(r.out.total == 3000000);
+  CHECK(r.out.dropped > 0);
+  CHECK(r.out.sha256 == util::sha256_hex(std::string(3000000, 'a')));
+  CHECK(r.err.sha256 == util::sha256_hex("e"));
+}

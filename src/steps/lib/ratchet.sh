@@ -8,6 +8,8 @@
 # not hold, 2 bad target (a pattern that matches nothing), 3 recycled PID,
 # 4 bad input, 5 could not look (unreadable processes, a missing tool).
 RATCHET_TAB=$(printf '\t')
+# Column numbers of a process line, for cut -f (awk scripts name them too).
+RATCHET_COL_PID=1 RATCHET_COL_TICKS=3 RATCHET_COL_EPOCH=4
 RATCHET_NL='
 '
 
@@ -18,6 +20,7 @@ ratchet_esc() {
 
 # The user name of UID (numeric when no name is known).
 ratchet_uname() {
+  local _un
   _un=$(getent passwd "$1" 2>/dev/null | cut -d: -f1)
   [ -n "$_un" ] || _un=$(awk -F: -v u="$1" '$3 == u { print $1; exit }' /etc/passwd 2>/dev/null)
   printf '%s\n' "${_un:-$1}"
@@ -55,6 +58,7 @@ ratchet_start() { tr '\n' ' ' 2>/dev/null < "/proc/$1/stat" | sed 's/^.*) //' | 
 # thread of its thread group still runs (a leader that returned while a worker
 # thread keeps the device): the group is gone only when every thread is.
 ratchet_same_alive() {
+  local _st
   _st=$(tr '\n' ' ' 2>/dev/null < "/proc/$1/stat" | sed 's/^.*) //') || return 1
   [ -n "$_st" ] || return 1
   # shellcheck disable=SC2086  # the stat fields, split at spaces on purpose
@@ -69,6 +73,7 @@ ratchet_same_alive() {
 
 # True when a thread of PID's group other than its leader is not a zombie.
 ratchet_live_threads() {
+  local _ls _lt
   for _lt in "/proc/$1/task/"[0-9]*; do
     [ "$_lt" = "/proc/$1/task/$1" ] && continue
     _ls=$(awk '$1 == "State:" { print $2; exit }' "$_lt/status" 2>/dev/null)
@@ -80,6 +85,7 @@ ratchet_live_threads() {
 # PIDs whose thread-group leader is a zombie while other threads live: their
 # open files are listed under /proc/PID/task/TID/ only.
 ratchet_zombie_leaders() {
+  local _zp
   grep -s -l -E '^State:[[:space:]]+Z' /proc/[0-9]*/status | sed 's|^/proc/||; s|/status$||' |
     while read -r _zp; do ratchet_live_threads "$_zp" && printf '%s\n' "$_zp"; done
 }
@@ -87,6 +93,7 @@ ratchet_zombie_leaders() {
 # PIDs never selected: PID 1, this command's ancestry (sshd's session process)
 # and every process of this command's own session (its subshells).
 ratchet_protected() {
+  local _p
   _p=$$
   while [ -n "$_p" ] && [ "$_p" -gt 0 ] 2>/dev/null; do
     printf '%s\n' "$_p"
@@ -106,6 +113,7 @@ ratchet_own_commands() {
 # Prints the process line for PID (see header); nothing when it is gone.
 # FILES: the file fields, already %-encoded and tab-separated ("" for none).
 ratchet_describe() { # PID FILES
+  local _a _bt _c _e _hz _t _u
   [ -d "/proc/$1" ] || return 0
   _t=$(ratchet_start "$1"); [ -n "$_t" ] || return 0
   _u=$(ratchet_euid "$1"); [ -z "$_u" ] || _u=$(ratchet_uname "$_u")
@@ -141,6 +149,7 @@ ratchet_opts() {
 # (matched against comm, which the kernel truncates to 15 bytes, and argv[0]'s
 # basename) and, with users, processes of other users.
 ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
+  local _own _prot
   _prot=$(ratchet_protected); _own=
   if [ "${3:-}" = own ]; then _own=$(ratchet_own_commands); fi
   RU=$1 RX=$2 RP=$_prot RO=$_own RQ=${RATCHET_QUIET:-0} awk -F '\t' '
@@ -149,12 +158,13 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
             k = split(user, us, ","); for (i = 1; i <= k; i++) if (us[i] != "") U[us[i]] = 1
             m = split(prot, p, "\n"); for (i = 1; i <= m; i++) P[p[i]] = 1
             m = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= m; i++) O[o[i]] = 1 }
-    { if ($1 == 1) { if (!q) print "ratchet: PID 1 (" $5 ") is never selected" > "/dev/stderr"; next }
-      if ($1 in P) { if (!q) print "ratchet: PID " $1 " (" $5 ") is part of this SSH session (ratchet itself): never selected" > "/dev/stderr"; next }
-      if ($1 in O) { if (!q) print "ratchet: PID " $1 " (" $5 ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
-      if (user != "" && !($2 in U)) next
-      a0 = $6; sub(/ .*/, "", a0); sub(/.*\//, "", a0)
-      if (($5 in x) || (a0 in x)) next
+    { pid = $1; owner = $2; comm = $5; cmd = $6  # the process line (header)
+      if (pid == 1) { if (!q) print "ratchet: PID 1 (" comm ") is never selected" > "/dev/stderr"; next }
+      if (pid in P) { if (!q) print "ratchet: PID " pid " (" comm ") is part of this SSH session (ratchet itself): never selected" > "/dev/stderr"; next }
+      if (pid in O) { if (!q) print "ratchet: PID " pid " (" comm ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
+      if (user != "" && !(owner in U)) next
+      a0 = cmd; sub(/ .*/, "", a0); sub(/.*\//, "", a0)
+      if ((comm in x) || (a0 in x)) next
       print }'
 }
 
@@ -169,6 +179,7 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 # refused. Exit 2 naming the pattern when one matches nothing
 # (unless MISSING_OK=1).
 ratchet_targets() {
+  local _c _f _found _link _oifs _p _pat _r _w
   for _pat in "$@"; do
     _found=0
     # Components of the pattern before the first one with a wildcard, plus one:
@@ -221,6 +232,7 @@ ratchet_fast_scan() {
 # "PID<TAB>%-encoded target" for every open descriptor of the fd directories
 # given (/proc/PID/fd or /proc/PID/task/TID/fd), in any order.
 ratchet_fd_links() { # DIR...
+  local _d _dp _l _t
   if ratchet_fast_scan; then
     # A link ends in NUL: no byte of a name can forge a record.
     find "$@" -mindepth 1 -maxdepth 1 -type l -printf '%h\t%l\0' 2>/dev/null |
@@ -254,6 +266,7 @@ ratchet_map_files() { # MAPS...
 # hidepid=2 (invisible) or 4 (ptraceable) hides other users' processes from
 # anyone but root. Prints the reason and returns 1 when blind; else 0.
 ratchet_proc_visible() {
+  local _hp
   [ "$(id -u)" = 0 ] && return 0
   _hp=$(awk '$5 == "/proc" { for (i = 7; i <= NF; i++) if ($i == "-") { print $(i + 3); exit } }' /proc/self/mountinfo 2>/dev/null |
         tr , '\n' | sed -n 's/^hidepid=//p' | tail -n 1)
@@ -268,6 +281,7 @@ ratchet_proc_visible() {
 # PIDs whose /proc/PID/fd is not readable, leaving out kernel threads (PID 2 and
 # its children: they hold no user files), as process lines with no files.
 ratchet_unreadable() {
+  local _d _kt _up _ur
   _ur=$(for _d in /proc/[0-9]*; do
           { [ -r "$_d/fd" ] && [ -x "$_d/fd" ]; } || printf '%s\n' "${_d#/proc/}"
         done)
@@ -286,6 +300,7 @@ ratchet_unreadable() {
 # that are not dumpable (another SSH session of the same user) are named in a
 # warning instead.
 ratchet_holders() { # USER EXCLUDES PATTERN...
+  local _blind _ex _fdd _fl _me _mine _mp _other _p _pairs _tg _user _why _zp
   _user=$1 _ex=$2; shift 2
   _tg=$(ratchet_targets "$@") || return 2
   [ -n "$_tg" ] || return 0
@@ -317,11 +332,13 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   _blind=$(ratchet_unreadable | RATCHET_QUIET=1 ratchet_filter "$_user" "$_ex")
   [ -n "$_blind" ] || return 0
   _me=$(id -un)
-  _mine=$(printf '%s\n' "$_blind" | RM=$_me awk -F '\t' '$2 == ENVIRON["RM"] { printf "%s%s (%s)", (n++ ? ", " : ""), $1, $5 }')
+  _mine=$(printf '%s\n' "$_blind" | RM=$_me awk -F '\t' '{ pid = $1; owner = $2; comm = $5 }
+    owner == ENVIRON["RM"] { printf "%s%s (%s)", (n++ ? ", " : ""), pid, comm }')
   if [ -n "$_mine" ]; then
     printf '%s\n' "ratchet: warning: processes of $_me that are not dumpable (such as another SSH session of $_me) have open files $_me cannot read; not counted: PID $_mine" >&2
   fi
-  _other=$(printf '%s\n' "$_blind" | RM=$_me awk -F '\t' '$2 != ENVIRON["RM"] { n++; if (!($2 in o)) { o[$2] = 1; w = w (w == "" ? "" : ", ") $2 } }
+  _other=$(printf '%s\n' "$_blind" | RM=$_me awk -F '\t' '{ owner = $2 }
+    owner != ENVIRON["RM"] { n++; if (!(owner in o)) { o[owner] = 1; w = w (w == "" ? "" : ", ") owner } }
     END { if (n) printf "%d process%s open files are unreadable as %s (owners: %s)", n, (n == 1 ? "'"'"'s" : "es'"'"'"), ENVIRON["RM"], w }')
   [ -n "$_other" ] || return 0
   printf '%s\n' "ratchet: could not check: $_other; run as root or set become = true" >&2
@@ -331,6 +348,7 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
 # Descendants (by parent PID) of the PIDs on stdin, and members of the session
 # of any PID that leads its own session; printed one PID a line, roots excluded.
 ratchet_tree() {
+  local _roots
   _roots=$(cat)
   ratchet_stats | RR=$_roots awk '
     { pp[$1] = $2; sid[$1] = $3; pid[$1] = 1 }
@@ -344,6 +362,7 @@ ratchet_tree() {
 # pid_file F | pattern RE | holders_of PATTERN... Exit 3 (message on stderr)
 # when a live PID started after its PID file was written: not the process it names.
 ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
+  local _a _d _ex _g _line _mt _n _p _pids _prc _se _sel _user
   _user=$1 _ex=$2 _sel=$3; shift 3
   case "$_sel" in
     pid)
@@ -371,7 +390,7 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
       fi
       _line=$(ratchet_describe "$_p" "")
       _mt=$(date -r "$1" +%s 2>/dev/null || stat -L -c %Y -- "$1")  # the file a symlink names, not the link
-      _se=$(printf '%s\n' "$_line" | cut -f4)
+      _se=$(printf '%s\n' "$_line" | cut -f"$RATCHET_COL_EPOCH")
       if awk -v s="$_se" -v m="$_mt" 'BEGIN{exit !(s > m + 2)}'; then
         printf '%s\n' "ratchet: PID $_p started at $_se, after $1 was written at $_mt: a recycled PID, not the process the file names; nothing killed" >&2
         return 3
@@ -402,6 +421,7 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
 # Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID) and
 # "alive<TAB>line" for survivors.
 ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
+  local _done _end _extra _kex _kuser _l _more _p _rc _sel _t _targets
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _kuser=$_user _kex=$_ex
   _sel=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
@@ -409,7 +429,7 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
   # (the check then fails closed).
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   if [ "$_tree" = 1 ] && [ -n "$_sel" ]; then
-    _more=$(printf '%s\n' "$_sel" | cut -f1 | ratchet_tree)
+    _more=$(printf '%s\n' "$_sel" | cut -f"$RATCHET_COL_PID" | ratchet_tree)
     if [ -n "$_more" ]; then
       _extra=$(for _p in $_more; do ratchet_describe "$_p" ""; done | ratchet_filter "$_kuser" "$_kex")
       [ -n "$_extra" ] && _sel=$(printf '%s\n%s\n' "$_sel" "$_extra")
@@ -418,13 +438,14 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
   [ -n "$_sel" ] || return 0
   _done=$(printf '%s\n' "$_sel" | while IFS= read -r _l; do
     [ -n "$_l" ] || continue
-    _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f3)
+    _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
     if ! ratchet_same_alive "$_p" "$_t"; then printf 'skipped\t%s\n' "$_l"
     elif kill -s "$_sig" "$_p" 2>/dev/null; then printf 'signalled\t%s\n' "$_l"
     else printf 'refused\t%s\n' "$_l"; fi
   done)
   printf '%s\n' "$_done"
-  _targets=$(printf '%s\n' "$_done" | awk -F '\t' '$1=="signalled"{print $2 "\t" $4}')
+  # "signalled<TAB>process line": the PID and start ticks, one column further on.
+  _targets=$(printf '%s\n' "$_done" | awk -F '\t' '{ tag = $1; pid = $2; ticks = $4 } tag == "signalled" { print pid "\t" ticks }')
   _end=$(( $(ratchet_now_ms) + _wait ))
   while [ -n "$_targets" ]; do
     _targets=$(printf '%s\n' "$_targets" | while IFS="$RATCHET_TAB" read -r _p _t; do
@@ -434,7 +455,7 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     ratchet_nap
   done
   printf '%s\n' "$_sel" | while IFS= read -r _l; do
-    _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f3)
+    _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
     ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
   done
   return 0
@@ -444,11 +465,12 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
 # that are still alive with the same start time, plus whatever the selector
 # selects now; printed as "alive<TAB>line". Holds when nothing is printed.
 ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
+  local _l _now _p _rc _t
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _now=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   { cat; printf '%s\n' "$_now"; } | awk -F '\t' 'NF >= 3 && !seen[$1]++' | while IFS= read -r _l; do
-    _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f3)
+    _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
     ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
   done
   return "$_rc"  # 5: nothing seen alive, but not everything could be seen
@@ -456,6 +478,7 @@ ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS
 
 # Verify conditions. Each prints what violates it and returns non-zero then.
 ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN...
+  local _h _rc
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _h=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return 2
@@ -464,12 +487,14 @@ ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN.
   return 1
 }
 ratchet_absent() { # REGEX
+  local _h
   _h=$(ratchet_select "" "" pattern "$1") || return 2
   [ -z "$_h" ] && return 0
   printf '%s\n' "$_h" | sed "s/^/process$RATCHET_TAB/"; return 1
 }
 # Listening TCP ports from /proc/net/tcp{,6} (state 0A), decimal, one a line.
 ratchet_listening() {
+  local _x
   cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$1 ~ /^[0-9]+:$/ && $4 == "0A" { split($2, a, ":"); print a[2] }' |
     while read -r _x; do printf '%d\n' "0x$_x"; done | sort -un
 }
@@ -483,6 +508,7 @@ ratchet_port_open() { ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "n
 # an inactive unit every process still in its cgroup (KillMode=process or
 # none) as `left=PID COMM` lines.
 ratchet_service_state() { # UNIT [UNIT_FILE_PATH] [WAIT_MS]
+  local _a _cg _ch _cp _lp _se
   command -v systemctl >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: systemctl not found: not a systemd host" >&2; return 5; }
   printf 'load=%s\n' "$(systemctl show -p LoadState --value -- "$1" 2>/dev/null)"
   _se=$(( $(ratchet_now_ms) + ${3:-30000} ))
@@ -565,6 +591,7 @@ ratchet_stat() { # PATH (a symlink is followed: the file it names is checked)
 # owner are set on it, then one rename puts it in place. The old file stays
 # whole until the rename; a failure removes the temp file.
 ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
+  local _d _g _m _o
   ratchet_need_stat || return 5
   # Through a symlink, the file it names is replaced (the link stays).
   if [ -L "$1" ]; then set -- "$(readlink -f -- "$1")" "$2" "$3" "$4" "$5"; fi
