@@ -137,12 +137,12 @@ int main(int argc, char** argv) {
   CLI::App app{"ratchet: runbooks over SSH: check, act gently, verify, escalate, record"};
   app.set_version_flag("--version", RATCHET_VERSION);
   app.require_subcommand(1, 1);
-  app.footer(
-      "Exit codes: 0 ok, 1 a step failed, 2 usage or playbook error, 3 a host unreachable,\n"
-      "4 host key verification failed, 130 interrupted. Docs: README.md, docs/.");
+  app.footer("Docs: README.md, docs/.");
 
   Options o;
   auto* run = app.add_subcommand("run", "run a playbook against its hosts");
+  run->footer("Exit codes: 0 ok, 1 a step failed, 2 usage or playbook error, 3 a host unreachable,\n"
+      "4 host key verification failed, 130 interrupted. Docs: README.md, docs/.");
   run->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(run, o);
   add_forks(run, o);
@@ -162,22 +162,27 @@ int main(int argc, char** argv) {
                   "how long to try to reconnect a host whose session dropped mid-run, e.g. 30s (default); 0 = never");
 
   auto* plan = app.add_subcommand("plan", "dry run: print every command; connects to nothing");
+  plan->footer("Exit codes: 0 planned, 2 usage or playbook error. Docs: README.md, docs/.");
   plan->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(plan, o);
   plan->add_flag("--json", o.json, "print the plan as JSON");
 
   auto* validate = app.add_subcommand("validate", "load and validate a playbook; connects to nothing");
+  validate->footer("Exit codes: 0 valid, 2 usage or playbook error (every error is listed). Docs: docs/playbook.md.");
   validate->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(validate, o);
 
   bool hosts_json = false;
   auto* hosts = app.add_subcommand("hosts", "list the hosts a selection resolves to; connects to nothing");
+  hosts->footer("Exit codes: 0 listed, 2 usage, playbook or inventory error. Docs: README.md.");
   hosts->add_option("playbook", o.playbook, "playbook whose targets to list (else -i or --target)");
   add_selectors(hosts, o);
   hosts->add_flag("--json", hosts_json, "print as JSON");
 
   ShowOptions so;
   auto* show = app.add_subcommand("show", "render a transcript for a person");
+  show->footer("Exit codes: 0 shown, 1 the file holds no complete event, 2 not a transcript or a usage error.\n"
+      "Docs: docs/transcript.md.");
   show->add_option("transcript", so.path, "transcript file (.jsonl)")->required();
   show->add_option("--host", so.host, "only this host");
   show->add_option("--step", so.step, "only this step id");
@@ -185,6 +190,8 @@ int main(int argc, char** argv) {
 
   ExecOptions eo;
   auto* exec = app.add_subcommand("exec", "run one ad hoc command on a host");
+  exec->footer("Exit codes: the command's own exit status, 124 its --timeout ended it, 128+N killed by\n"
+      "signal N, 3 host unreachable, 4 host key verification failed, 130 interrupted.");
   exec->add_option("host", eo.host, "inventory host name, or [user@]host[:port]")->required();
   exec->add_option("command", eo.command, "the command (after --)")->required();
   exec->add_option("-i,--inventory", eo.base.inventory, "inventory file (TOML)");

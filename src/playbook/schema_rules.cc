@@ -109,7 +109,13 @@ void check_kill(Checker& c) {
       std::string up = s;
       for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       if (up.rfind("SIG", 0) == 0) up.erase(0, 3);
-      c.add("signal", fmt::format("unknown signal `{}`", s), did_you_mean(up, util::signal_names()));
+      // A word gets its nearest name; a number, or a word near none, the list.
+      const bool numeric = !up.empty() && std::all_of(up.begin(), up.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+      std::string names;
+      for (const auto& name : util::signal_names()) names += (names.empty() ? "" : " ") + name;
+      std::string near = numeric ? "" : did_you_mean(up, util::signal_names());
+      c.add("signal", fmt::format("unknown signal `{}`", s),
+            near.empty() ? "signals: " + names + ", or their numbers" : near);
     } else {
       (*c.t)["signal"] = n;
     }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -381,4 +382,71 @@ TEST_CASE("verify conditions: port_open, port_free and absent read /proc and say
   CHECK(p[0]["pid"] == a.pid());
   CHECK(lib("ratchet_absent '^sleep 999125$'").code == 0);
   CHECK(lib("ratchet_absent 'a('").code == 2);  // not a regex: could not check
+}
+
+TEST_CASE("holders: a namesake is not the file - another mount namespace, a deleted file, . and .. of a glob",
+          "[steps][library]") {
+  std::string d = stand_ins({"other"});
+  std::filesystem::create_directories(d + "/app");
+  testing::write_file(d + "/app/.hidden", "");
+  // `.*` in the shell matches . and ..: the parent's holder is never selected.
+  OwnedProcess parent_holder("exec 3<" + d + "/other; exec sleep 126");
+  REQUIRE(eventually([&] { return fd_count(parent_holder.pid(), d) == 1; }));
+  auto r = lib("ratchet_kill --signal CONT --wait-ms 0 holders_of '" + d + "/app/.*'");
+  INFO(r.out << r.err);
+  CHECK(steps::parse_process_lines(r.out, "signalled").empty());
+  // A file held, then deleted, and a new file named like the old link ("f (deleted)").
+  testing::write_file(d + "/f", "");
+  OwnedProcess deleted_holder("exec 3<" + d + "/f; exec sleep 127");
+  REQUIRE(eventually([&] { return fd_count(deleted_holder.pid(), d) == 1; }));
+  std::filesystem::remove(d + "/f");
+  testing::write_file(d + "/f (deleted)", "");
+  CHECK(lib("ratchet_holders '' '' '" + d + "/f (deleted)'").out == "");
+  // The same path in another mount namespace is another file.
+  std::filesystem::create_directories(d + "/ns");
+  testing::write_file(d + "/ns/f", "");
+  OwnedProcess ns_holder("exec unshare -m --propagation private sh -c 'mount -t tmpfs none " + d + "/ns && : > " + d +
+                         "/ns/f && exec 3<" + d + "/ns/f && exec sleep 128'");
+  REQUIRE(eventually([&] {
+    return run_sh("find /proc/" + std::to_string(ns_holder.pid()) + "/fd -lname '" + d + "/ns/f' | grep -q .").code == 0;
+  }));
+  CHECK(lib("ratchet_holders '' '' '" + d + "/ns/f'").out == "");
+}
+
+TEST_CASE("holders: a working directory inside a target directory holds it, as fuser's c does", "[steps][library]") {
+  std::string d = stand_ins({});
+  std::filesystem::create_directories(d + "/mnt/sub");
+  OwnedProcess in_dir("cd " + d + "/mnt/sub && exec sleep 129");
+  REQUIRE(eventually([&] { return in_dir.alive(); }));
+  auto h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/mnt'").out, "");
+  REQUIRE(eventually([&] { return !steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/mnt'").out, "").empty(); }));
+  h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/mnt'").out, "");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0]["pid"] == in_dir.pid());
+  CHECK(h[0]["files"] == nlohmann::json::array({d + "/mnt/sub"}));
+}
+
+TEST_CASE("holders: a holder the login may not inspect (more capabilities, or not its own UIDs) is never free",
+          "[steps][library]") {
+  std::string d = stand_ins({"dev0", "dev1"});
+  chmod(d.c_str(), 0755);
+  chmod((d + "/dev0").c_str(), 0644);
+  chmod((d + "/dev1").c_str(), 0644);
+  // nobody's process, with a capability nobody's scan lacks: its fd dir is nobody's, its links are not readable.
+  OwnedProcess capped("exec setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps +net_bind_service "
+                      "--ambient-caps +net_bind_service sh -c 'exec 3<" + d + "/dev0; exec sleep 130'");
+  REQUIRE(eventually([&] { return fd_count(capped.pid(), d) == 1; }));
+  auto r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev0'");
+  INFO(r.out << r.err);
+  CHECK(r.code == 5);
+  CHECK(r.err.find("ratchet: could not check: 1 process's open files are unreadable as nobody (owners: nobody)") !=
+        std::string::npos);
+  capped.stop();
+  // Effective UID nobody, real and saved root: not the login user's own process.
+  OwnedProcess setuid_like("exec perl -e 'open F, \"<\", \"" + d + "/dev1\"; $> = 65534; sleep 131'");
+  REQUIRE(eventually([&] { return fd_count(setuid_like.pid(), d) == 1; }));
+  r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev1'");
+  INFO(r.out << r.err);
+  CHECK(r.code == 5);
+  CHECK(r.err.find("warning") == std::string::npos);
 }

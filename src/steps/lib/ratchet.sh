@@ -149,17 +149,20 @@ ratchet_opts() {
 # (matched against comm, which the kernel truncates to 15 bytes, and argv[0]'s
 # basename) and, with users, processes of other users.
 ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
-  local _own _prot
-  _prot=$(ratchet_protected); _own=
+  local _kt _own _prot
+  _prot=$(ratchet_protected); _own=''
+  _kt=$(ratchet_stats | awk '$1 == 2 || $2 == 2 { print $1 }')
   if [ "${3:-}" = own ]; then _own=$(ratchet_own_commands); fi
-  RU=$1 RX=$2 RP=$_prot RO=$_own RQ=${RATCHET_QUIET:-0} awk -F '\t' '
+  RU=$1 RX=$2 RP=$_prot RO=$_own RK=$_kt RQ=${RATCHET_QUIET:-0} awk -F '\t' '
     BEGIN { user = ENVIRON["RU"]; ex = ENVIRON["RX"]; prot = ENVIRON["RP"]; q = ENVIRON["RQ"] == 1
             n = split(ex, e, ","); for (i = 1; i <= n; i++) if (e[i] != "") { x[e[i]] = 1; x[substr(e[i], 1, 15)] = 1 }
             k = split(user, us, ","); for (i = 1; i <= k; i++) if (us[i] != "") U[us[i]] = 1
             m = split(prot, p, "\n"); for (i = 1; i <= m; i++) P[p[i]] = 1
-            m = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= m; i++) O[o[i]] = 1 }
+            m = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= m; i++) O[o[i]] = 1
+            m = split(ENVIRON["RK"], kt, "\n"); for (i = 1; i <= m; i++) K[kt[i]] = 1 }
     { pid = $1; owner = $2; comm = $5; cmd = $6  # the process line (header)
       if (pid == 1) { if (!q) print "ratchet: PID 1 (" comm ") is never selected" > "/dev/stderr"; next }
+      if (pid in K) { if (!q) print "ratchet: PID " pid " (" comm ") is a kernel thread: never selected" > "/dev/stderr"; next }
       if (pid in P) { if (!q) print "ratchet: PID " pid " (" comm ") is part of this SSH session (ratchet itself): never selected" > "/dev/stderr"; next }
       if (pid in O) { if (!q) print "ratchet: PID " pid " (" comm ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
       if (user != "" && !(owner in U)) next
@@ -169,8 +172,9 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 }
 
 # Resolves path patterns (globs expanded here, on the host) to canonical paths,
-# one per line, %-encoded (any byte may be in a name); a directory stands for
-# everything beneath it ("DIR/").
+# one per line, %-encoded (any byte may be in a name), a tab, and the file's
+# DEV:INODE (decimal st_dev, as stat %d prints it; "-" for a directory, which
+# stands for everything beneath it: "DIR/").
 # From the first component a wildcard matched on, no component is followed
 # when it is a symlink: a link planted where a glob looks (/tmp/app-*.sock -> /,
 # or /tmp/app-x/sock -> /usr under a matched directory) must not widen a kill.
@@ -189,6 +193,9 @@ ratchet_targets() {
     for _f in $_pat; do
       IFS=$_oifs
       [ -e "$_f" ] || [ -L "$_f" ] || continue
+      # `.*` matches `.` and `..` in dash and BusyBox: never the directory
+      # itself, never its parent.
+      case "$_f" in */.|*/..|.|..) continue ;; esac
       _link=
       if [ "$_w" -gt 0 ]; then
         # Walk from the match up to the first wildcard component, by removing
@@ -212,7 +219,10 @@ ratchet_targets() {
         printf '%s\n' "ratchet: $_f is the top-level directory $_r, a whole tree of the system: refused as a target; name the files or a deeper directory" >&2; return 2
       fi;; esac
       _found=1
-      if [ -d "$_r" ]; then ratchet_esc "${_r%/}/"; else ratchet_esc "$_r"; fi
+      # A file is also named by its device and inode: a holder must hold that
+      # very file (not a namesake in another mount namespace, nor a deleted one).
+      if [ -d "$_r" ]; then printf '%s\t-\n' "$(ratchet_esc "${_r%/}/")"
+      else printf '%s\t%s\n' "$(ratchet_esc "$_r")" "$(stat -L -c '%d:%i' -- "$_r")"; fi
     done
     IFS=$_oifs
     if [ "$_found" = 0 ] && [ "${MISSING_OK:-0}" != 1 ]; then
@@ -229,38 +239,69 @@ ratchet_fast_scan() {
     [ "$(printf 'a\000b\000' | awk 'BEGIN { RS = "\0" } END { print NR }' 2>/dev/null)" = 2 ]
 }
 
-# "PID<TAB>%-encoded target" for every open descriptor of the fd directories
-# given (/proc/PID/fd or /proc/PID/task/TID/fd), in any order.
-ratchet_fd_links() { # DIR...
-  local _d _dp _l _t
+# "PID<TAB>%-encoded target<TAB>link" for every link given: the open
+# descriptors of fd directories (/proc/PID/fd or /proc/PID/task/TID/fd) and
+# the links /proc/PID/cwd and /proc/PID/root themselves, in any order. A link
+# that cannot be read (EACCES: a process with more privileges or capabilities)
+# is named on stderr, which the caller keeps (LC_ALL=C: the words are find's).
+ratchet_fd_links() { # FD_DIR... -- LINK...
+  local _a _d _dp _l _t _dirs _links
+  _dirs='' _links=''
+  for _a in "$@"; do
+    if [ "$_a" = -- ]; then _links=1; continue; fi
+    if [ -n "$_links" ]; then _links="$_links$RATCHET_NL$_a"; else _dirs="$_dirs$RATCHET_NL$_a"; fi
+  done
   if ratchet_fast_scan; then
     # A link ends in NUL: no byte of a name can forge a record.
-    find "$@" -mindepth 1 -maxdepth 1 -type l -printf '%h\t%l\0' 2>/dev/null |
+    # shellcheck disable=SC2086  # the lists split at newlines (proc paths)
+    { IFS=$RATCHET_NL; set -f
+      LC_ALL=C find $_dirs -mindepth 1 -maxdepth 1 -type l -printf '%p\t%l\0'
+      [ "${_links#1}" = "" ] || LC_ALL=C find ${_links#1} -maxdepth 0 -type l -printf '%p\t%l\0'
+      set +f; unset IFS; } |
       awk 'BEGIN { RS = "\0" }
         { c = index($0, "\t"); d = substr($0, 1, c - 1); l = substr($0, c + 1)
           split(d, q, "/"); gsub(/%/, "%25", l); gsub(/\t/, "%09", l); gsub(/\n/, "%0A", l)
-          print q[3] "\t" l }'
+          print q[3] "\t" l "\t" d }'
   else
-    for _d in "$@"; do
+    IFS=$RATCHET_NL; set -f
+    for _d in $_dirs ${_links#1}; do
+      set +f; unset IFS
       _dp=${_d#/proc/}; _dp=${_dp%%/*}
-      for _l in "$_d"/*; do
-        _t=$(readlink -- "$_l" 2>/dev/null; echo .); _t=${_t%"$RATCHET_NL."}
-        [ "$_t" != . ] || continue
+      if [ -L "$_d" ]; then set -- "$_d"; else set -- "$_d"/*; fi
+      for _l in "$@"; do
+        [ -L "$_l" ] || continue
+        if ! _t=$(readlink -- "$_l" 2>/dev/null; echo .); then :; fi
+        _t=${_t%"$RATCHET_NL."}
+        if [ "$_t" = . ]; then
+          [ -e "/proc/$_dp" ] && printf '%s\n' "find: '$_l': Permission denied" >&2
+          continue
+        fi
         case "$_t" in *%*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*) _t=$(ratchet_esc "$_t");; esac
-        printf '%s\t%s\n' "$_dp" "$_t"
+        printf '%s\t%s\t%s\n' "$_dp" "$_t" "$_l"
       done
+      IFS=$RATCHET_NL; set -f
     done
+    set +f; unset IFS
   fi
 }
 
-# "PID<TAB>%-encoded path" for every file mapping of the maps files given. The
-# kernel writes a newline in a mapped name as \012.
+# "PID<TAB>%-encoded path<TAB>=DEV:INODE" for every file mapping of the maps
+# files given; the device and inode are the mapping's own (maps columns 4 and
+# 5: major:minor in hex, turned into st_dev as stat %d prints it), so that a
+# name the kernel cannot escape unambiguously (a newline is \012, and so is a
+# literal backslash-012) still names one file. A maps file that cannot be read
+# is named on stderr (LC_ALL=C: grep's words).
 ratchet_map_files() { # MAPS...
-  grep -s -H ' /' "$@" |
-    awk '{ c = index($0, ":"); f = substr($0, 1, c - 1); l = substr($0, c + 1); i = index(l, "/")
-           if (i > 0) { split(f, q, "/"); l = substr(l, i); gsub(/%/, "%25", l); gsub(/\t/, "%09", l)
-                        gsub(/\\012/, "%0A", l); print q[3] "\t" l } }'
+  { LC_ALL=C grep -H ' /' "$@" 2>&1 >&3 | grep 'Permission denied' >&2; } 3>&1 | awk '
+  function hex(s,   i, n, c) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); n = n * 16 + c - 1 }; return n }
+  { c = index($0, ":"); f = substr($0, 1, c - 1); l = substr($0, c + 1); i = index(l, "/")
+    if (i > 0) { split(f, q, "/"); split(l, col, " "); split(col[4], mm, ":")
+                 ma = hex(mm[1]); mi = hex(mm[2])
+                 dev = (mi % 256) + (ma % 4096) * 256 + int(mi / 256) * 1048576 + int(ma / 4096) * 17592186044416
+                 l = substr(l, i); gsub(/%/, "%25", l); gsub(/\t/, "%09", l)
+                 gsub(/\\012/, "%0A", l); printf "%s\t%s\t=%.0f:%s\n", q[3], l, dev, col[5] } }'
 }
+
 
 # Why a /proc scan by this login cannot see every process: /proc mounted with
 # hidepid=2 (invisible) or 4 (ptraceable) hides other users' processes from
@@ -278,29 +319,35 @@ ratchet_proc_visible() {
 }
 
 # Processes whose open files this login cannot read (not root, no become): the
-# PIDs whose /proc/PID/fd is not readable, leaving out kernel threads (PID 2 and
-# its children: they hold no user files), as process lines with no files.
-ratchet_unreadable() {
+# PIDs whose /proc/PID/fd is not readable, and the PIDs given (a descriptor,
+# maps, cwd or root the scan was refused: a process with more privileges or
+# capabilities), leaving out kernel threads (PID 2 and its children: they hold
+# no user files), as process lines with no files.
+ratchet_unreadable() { # [PID...]
   local _d _kt _up _ur
   _ur=$(for _d in /proc/[0-9]*; do
           { [ -r "$_d/fd" ] && [ -x "$_d/fd" ]; } || printf '%s\n' "${_d#/proc/}"
-        done)
+        done; for _d in "$@"; do printf '%s\n' "$_d"; done)
   [ -n "$_ur" ] || return 0
   _kt=$(ratchet_stats | awk '$1 == 2 || $2 == 2 { print $1 }')
-  printf '%s\n' "$_ur" | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
-    !($1 in K)' | while read -r _up; do ratchet_describe "$_up" ""; done
+  printf '%s\n' "$_ur" | sort -un | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
+    $1 != "" && !($1 in K)' | while read -r _up; do ratchet_describe "$_up" ""; done
 }
 
-# Who holds the files: scans /proc/*/fd and /proc/*/maps (no fuser), and the
-# threads' own under /proc/PID/task/ where a thread-group leader has exited.
-# Prints one process line per holder with every held target. Fails closed:
-# when processes that the filters would keep have open files this login cannot
-# read, their holders are still printed, and the reason goes to stderr as
-# "ratchet: could not check: ..." with exit 5. The login user's own processes
-# that are not dumpable (another SSH session of the same user) are named in a
-# warning instead.
+# Who holds the files: scans /proc/*/fd, /proc/*/maps and each process's cwd
+# and root (no fuser), and the threads' own under /proc/PID/task/ where a
+# thread-group leader has exited. A file target is held only through that very
+# file (same device and inode: never a namesake in another mount namespace, a
+# deleted file, or a name the kernel escapes ambiguously); a directory target
+# covers the paths beneath it. Prints one process line per holder with every
+# held target. Fails closed: when processes that the filters would keep have
+# open files this login cannot read, their holders are still printed, and the
+# reason goes to stderr as "ratchet: could not check: ..." with exit 5. The
+# login user's own processes that are not dumpable (another SSH session of the
+# same user: real, effective and saved UID all the login user's) are named in
+# a warning instead.
 ratchet_holders() { # USER EXCLUDES PATTERN...
-  local _blind _ex _fdd _fl _me _mine _mp _other _p _pairs _tg _user _why _zp
+  local _blind _denied _errf _ex _fdd _fl _hit _me _mine _mp _other _own _p _pairs _tg _user _want _why _x _zp
   _user=$1 _ex=$2; shift 2
   _tg=$(ratchet_targets "$@") || return 2
   [ -n "$_tg" ] || return 0
@@ -309,37 +356,61 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
     printf '%s\n' "ratchet: could not check: $_why; run as root or set become = true" >&2
     return 5
   fi
-  _fdd='' _mp=
+  stat -L -c %i / >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: needs stat -c (GNU coreutils or BusyBox) on the host" >&2; return 5; }
+  _errf=$(mktemp "${TMPDIR:-/tmp}/.ratchet-scan.XXXXXX") || { printf '%s\n' "ratchet: could not check: cannot create a temporary file" >&2; return 5; }
+  _fdd='' _mp=''
   for _zp in $(ratchet_zombie_leaders); do
     _fdd="$_fdd /proc/$_zp/task/[0-9]*/fd"; _mp="$_mp /proc/$_zp/task/[0-9]*/maps"
   done
   # shellcheck disable=SC2086  # the task globs expand here
-  _pairs=$( { ratchet_fd_links /proc/[0-9]*/fd $_fdd; ratchet_map_files /proc/[0-9]*/maps $_mp; } | RT=$_tg awk '
-    BEGIN { n = split(ENVIRON["RT"], t, "\n"); for (i = 1; i <= n; i++) if (t[i] ~ /\/$/) d[t[i]] = 1; else if (t[i] != "") f[t[i]] = 1 }
-    { c = index($0, "\t"); p = substr($0, 1, c - 1); l = substr($0, c + 1)
-      if (p !~ /^[0-9]+$/) next
-      hit = ""
-      if (l in f) hit = l
-      else for (k in d) if (index(l, k) == 1) { hit = l; break }
-      if (hit != "" && !((p, hit) in seen)) { seen[p, hit] = 1; if (p in files) files[p] = files[p] "\t" hit; else files[p] = hit }
-    }
-    END { for (p in files) print p "\t" files[p] }')
+  _pairs=$( { ratchet_fd_links /proc/[0-9]*/fd $_fdd -- /proc/[0-9]*/cwd /proc/[0-9]*/root
+              ratchet_map_files /proc/[0-9]*/maps $_mp; } 2>"$_errf" | RT=$_tg awk -F '\t' '
+    BEGIN { n = split(ENVIRON["RT"], t, "\n")
+            for (i = 1; i <= n; i++) { if (t[i] == "") continue; c = index(t[i], "\t")
+              e = substr(t[i], 1, c - 1); id = substr(t[i], c + 1)
+              if (e ~ /\/$/) d[e] = 1; else f[e] = id } }
+    { pid = $1; name = $2; via = $3
+      if (pid !~ /^[0-9]+$/) next
+      if (name in f) {
+        # a mapping carries its own device:inode; a descriptor is stat-ed below
+        if (substr(via, 1, 1) == "=") { if (substr(via, 2) == f[name]) print "H\t" pid "\t" name }
+        else print "V\t" pid "\t" name "\t" f[name] "\t" via
+        next }
+      for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name; break } }' |
+    while IFS="$RATCHET_TAB" read -r _hit _p _fl _want _x; do
+      if [ "$_hit" = V ]; then
+        [ "$(stat -L -c '%d:%i' -- "$_x" 2>/dev/null)" = "$_want" ] || continue
+      fi
+      printf '%s\t%s\n' "$_p" "$_fl"
+    done | awk -F '\t' '!seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
+      END { for (p in files) print p "\t" files[p] }')
+  _denied=$(sed -n 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" | sort -un)
+  rm -f "$_errf"
   if [ -n "$_pairs" ]; then
     printf '%s\n' "$_pairs" | sort -n | while IFS="$RATCHET_TAB" read -r _p _fl; do
       ratchet_describe "$_p" "$_fl"
     done | ratchet_filter "$_user" "$_ex"
   fi
-  _blind=$(ratchet_unreadable | RATCHET_QUIET=1 ratchet_filter "$_user" "$_ex")
+  # shellcheck disable=SC2086  # one PID a word
+  _blind=$(ratchet_unreadable $_denied | RATCHET_QUIET=1 ratchet_filter "$_user" "$_ex")
   [ -n "$_blind" ] || return 0
   _me=$(id -un)
-  _mine=$(printf '%s\n' "$_blind" | RM=$_me awk -F '\t' '{ pid = $1; owner = $2; comm = $5 }
-    owner == ENVIRON["RM"] { printf "%s%s (%s)", (n++ ? ", " : ""), pid, comm }')
+  # Own and not dumpable: real, effective and saved UID all the login user's,
+  # and /proc/PID root's (the kernel's sign of a process that is not dumpable;
+  # one that is merely more capable keeps its owner and is counted).
+  _own=$(printf '%s\n' "$_blind" | cut -f"$RATCHET_COL_PID" | while read -r _p; do
+           [ "$(stat -c %u "/proc/$_p" 2>/dev/null)" = 0 ] || continue
+           awk -v me="$(id -u)" -v p="$_p" '$1 == "Uid:" { if ($2 == me && $3 == me && $4 == me) print p; exit }' "/proc/$_p/status" 2>/dev/null
+         done)
+  _mine=$(printf '%s\n' "$_blind" | RO=$_own awk -F '\t' 'BEGIN { n = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= n; i++) O[o[i]] = 1 }
+    { pid = $1; comm = $5 } pid in O { printf "%s%s (%s)", (m++ ? ", " : ""), pid, comm }')
+  _other=$(printf '%s\n' "$_blind" | RO=$_own RM=$_me awk -F '\t' 'BEGIN { n = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= n; i++) O[o[i]] = 1 }
+    { pid = $1; owner = $2 }
+    !(pid in O) { k++; if (!(owner in w)) { w[owner] = 1; ws = ws (ws == "" ? "" : ", ") owner } }
+    END { if (k) printf "%d process%s open files are unreadable as %s (owners: %s)", k, (k == 1 ? "'"'"'s" : "es'"'"'"), ENVIRON["RM"], ws }')
   if [ -n "$_mine" ]; then
     printf '%s\n' "ratchet: warning: processes of $_me that are not dumpable (such as another SSH session of $_me) have open files $_me cannot read; not counted: PID $_mine" >&2
   fi
-  _other=$(printf '%s\n' "$_blind" | RM=$_me awk -F '\t' '{ owner = $2 }
-    owner != ENVIRON["RM"] { n++; if (!(owner in o)) { o[owner] = 1; w = w (w == "" ? "" : ", ") owner } }
-    END { if (n) printf "%d process%s open files are unreadable as %s (owners: %s)", n, (n == 1 ? "'"'"'s" : "es'"'"'"), ENVIRON["RM"], w }')
   [ -n "$_other" ] || return 0
   printf '%s\n' "ratchet: could not check: $_other; run as root or set become = true" >&2
   return 5
