@@ -3,6 +3,7 @@
 // tests/lab/sshd-host.sh in a fresh /tmp directory and stopped by its PID.
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 
 #include "transport/transport.h"
@@ -52,5 +53,14 @@ class SshdHost {
   int port_ = 0;
   pid_t pid_ = 0;
 };
+
+/// connect() of a fresh ssh transport to `ep`: nullopt on success, *info filled
+/// when given; the session is closed again when the transport goes.
+inline std::optional<transport::ConnectError> try_connect(const transport::Endpoint& ep,
+                                                          transport::ConnectInfo* info = nullptr) {
+  auto t = transport::make_ssh_transport(ep);
+  transport::ConnectInfo scratch;
+  return t->connect(info ? info : &scratch);
+}
 
 }  // namespace ratchet::testing

@@ -12,6 +12,7 @@
 
 using namespace ratchet;
 using namespace ratchet::transport;
+using ratchet::testing::try_connect;
 using ratchet::testing::read_file;
 using ratchet::testing::write_file;
 using ratchet::testing::run_local;
@@ -24,11 +25,6 @@ namespace {
 /// The Host block that makes "lab" the loopback sshd (its port is the endpoint's).
 const std::string kLab = "Host lab\n  HostName 127.0.0.1\n\n";
 
-std::optional<ConnectError> try_connect(const Endpoint& ep, ConnectInfo* info = nullptr) {
-  auto t = make_ssh_transport(ep);
-  ConnectInfo scratch;
-  return t->connect(info ? info : &scratch);
-}
 
 /// A fresh unencrypted ed25519 key pair under `dir`; returns the private key path.
 std::string new_key(const std::string& dir, const std::string& name) {

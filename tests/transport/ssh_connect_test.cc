@@ -11,16 +11,12 @@
 
 using namespace ratchet;
 using namespace ratchet::transport;
+using ratchet::testing::try_connect;
 using ratchet::testing::run_local;
 using ratchet::testing::SshdHost;
 
 namespace {
 
-std::optional<ConnectError> try_connect(const Endpoint& ep) {
-  auto t = make_ssh_transport(ep);
-  ConnectInfo info;
-  return t->connect(&info);
-}
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 

@@ -12,6 +12,7 @@
 
 using namespace ratchet;
 using namespace ratchet::transport;
+using ratchet::testing::try_connect;
 using ratchet::testing::read_file;
 using ratchet::testing::run_sh;
 using ratchet::testing::SshdHost;
@@ -19,11 +20,6 @@ using ratchet::testing::write_file;
 
 namespace {
 
-std::optional<ConnectError> try_connect(const Endpoint& ep, ConnectInfo* info = nullptr) {
-  auto t = make_ssh_transport(ep);
-  ConnectInfo scratch;
-  return t->connect(info ? info : &scratch);
-}
 
 /// A fresh key pair under `dir`; returns "TYPE BASE64" of its public key.
 std::string new_pubkey(const std::string& dir, const std::string& name, const std::string& type) {

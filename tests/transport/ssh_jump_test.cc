@@ -13,6 +13,7 @@
 
 using namespace ratchet;
 using namespace ratchet::transport;
+using ratchet::testing::try_connect;
 using ratchet::testing::read_file;
 using ratchet::testing::write_file;
 using ratchet::testing::InetdSshd;
@@ -21,11 +22,6 @@ using ratchet::testing::SshdHost;
 
 namespace {
 
-std::optional<ConnectError> try_connect(const Endpoint& ep, ConnectInfo* info = nullptr) {
-  auto t = make_ssh_transport(ep);
-  ConnectInfo scratch;
-  return t->connect(info ? info : &scratch);
-}
 
 ExecRequest request(const std::string& command) {
   ExecRequest req;
