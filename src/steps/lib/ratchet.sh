@@ -46,6 +46,10 @@ ratchet_stats() {
       END { for (p in pp) print p, pp[p], sid[p] }'
 }
 
+# Kernel threads: PID 2 (kthreadd) and its children, one PID a line. They hold
+# no user files and are never selected.
+ratchet_kthreads() { ratchet_stats | awk '$1 == 2 || $2 == 2 { print $1 }'; }
+
 # Milliseconds since boot (/proc/uptime), for deadlines that hold under load.
 ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
@@ -151,7 +155,7 @@ ratchet_opts() {
 ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
   local _kt _own _prot
   _prot=$(ratchet_protected); _own=''
-  _kt=$(ratchet_stats | awk '$1 == 2 || $2 == 2 { print $1 }')
+  _kt=$(ratchet_kthreads)
   if [ "${3:-}" = own ]; then _own=$(ratchet_own_commands); fi
   RU=$1 RX=$2 RP=$_prot RO=$_own RK=$_kt RQ=${RATCHET_QUIET:-0} awk -F '\t' '
     BEGIN { user = ENVIRON["RU"]; ex = ENVIRON["RX"]; prot = ENVIRON["RP"]; q = ENVIRON["RQ"] == 1
@@ -183,7 +187,7 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 # refused. Exit 2 naming the pattern when one matches nothing
 # (unless MISSING_OK=1).
 ratchet_targets() {
-  local _c _f _found _link _oifs _p _pat _r _w
+  local _c _f _found _id _link _oifs _p _pat _r _w
   for _pat in "$@"; do
     _found=0
     # Components of the pattern before the first one with a wildcard, plus one:
@@ -222,7 +226,13 @@ ratchet_targets() {
       # A file is also named by its device and inode: a holder must hold that
       # very file (not a namesake in another mount namespace, nor a deleted one).
       if [ -d "$_r" ]; then printf '%s\t-\n' "$(ratchet_esc "${_r%/}/")"
-      else printf '%s\t%s\n' "$(ratchet_esc "$_r")" "$(stat -L -c '%d:%i' -- "$_r")"; fi
+      else
+        _id=$(stat -L -c '%d:%i' -- "$_r" 2>/dev/null)
+        if [ -z "$_id" ]; then
+          printf '%s\n' "ratchet: could not check: cannot stat $_f (needs stat -c, and a path this login may search)" >&2; return 5
+        fi
+        printf '%s\t%s\n' "$(ratchet_esc "$_r")" "$_id"
+      fi
     done
     IFS=$_oifs
     if [ "$_found" = 0 ] && [ "${MISSING_OK:-0}" != 1 ]; then
@@ -329,7 +339,7 @@ ratchet_unreadable() { # [PID...]
           { [ -r "$_d/fd" ] && [ -x "$_d/fd" ]; } || printf '%s\n' "${_d#/proc/}"
         done; for _d in "$@"; do printf '%s\n' "$_d"; done)
   [ -n "$_ur" ] || return 0
-  _kt=$(ratchet_stats | awk '$1 == 2 || $2 == 2 { print $1 }')
+  _kt=$(ratchet_kthreads)
   printf '%s\n' "$_ur" | sort -un | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
     $1 != "" && !($1 in K)' | while read -r _up; do ratchet_describe "$_up" ""; done
 }
@@ -347,9 +357,10 @@ ratchet_unreadable() { # [PID...]
 # same user: real, effective and saved UID all the login user's) are named in
 # a warning instead.
 ratchet_holders() { # USER EXCLUDES PATTERN...
-  local _blind _denied _errf _ex _fdd _fl _hit _me _mine _mp _other _own _p _pairs _tg _user _want _why _x _zp
+  local _blind _denied _errf _ex _fdd _fl _hit _id _me _mine _mp _other _own _p _pairs _tg _user _want _why _x _zp
   _user=$1 _ex=$2; shift 2
-  _tg=$(ratchet_targets "$@") || return 2
+  _tg=$(ratchet_targets "$@"); _id=$?
+  [ "$_id" = 0 ] || return "$_id"  # 2: no target; 5: one that could not be looked at
   [ -n "$_tg" ] || return 0
   # Hidden processes matter unless the user filter names the login user alone.
   if [ "$_user" != "$(id -un)" ] && ! _why=$(ratchet_proc_visible); then
@@ -379,7 +390,13 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
       for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name; break } }' |
     while IFS="$RATCHET_TAB" read -r _hit _p _fl _want _x; do
       if [ "$_hit" = V ]; then
-        [ "$(stat -L -c '%d:%i' -- "$_x" 2>/dev/null)" = "$_want" ] || continue
+        _id=$(stat -L -c '%d:%i' -- "$_x" 2>/dev/null)
+        if [ -z "$_id" ]; then
+          # refused (not gone): a process this scan could not see
+          [ ! -e "/proc/$_p" ] || printf '%s\n' "stat: '$_x': Permission denied" >> "$_errf"
+          continue
+        fi
+        [ "$_id" = "$_want" ] || continue
       fi
       printf '%s\t%s\n' "$_p" "$_fl"
     done | awk -F '\t' '!seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
