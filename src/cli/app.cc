@@ -166,6 +166,36 @@ int main(int argc, char** argv) {
   plan->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(plan, o);
   plan->add_flag("--json", o.json, "print the plan as JSON");
+  plan->add_option("--out", o.out, "also save the plan to FILE (mode 0600) for `ratchet apply`; prints its digest");
+  plan->add_option("--strategy", o.strategy, "linear or free, saved in the plan (default: the playbook's)")
+      ->check(CLI::IsMember({"linear", "free"}));
+  plan->add_flag("--accept-new", o.accept_new, "saved in the plan: apply trusts and records a first-seen host key");
+
+  ApplyOptions ap;
+  auto* apply = app.add_subcommand("apply", "run a saved plan (ratchet plan --out) exactly, or refuse");
+  apply->footer("Exit codes: as run; 2 also when the plan file was edited, is stale (a file it was made from\n"
+      "changed, another ratchet, older than --max-age), or a host's endpoint or vars changed. Docs: docs/plan.md.");
+  apply->add_option("plan", ap.file, "plan file written by `ratchet plan --out`")->required();
+  apply->add_option("--expect-digest", ap.expect_digest, "refuse unless the plan's digest is this (the one a reviewer approved)");
+  apply->add_option("--max-age", ap.max_age, "refuse a plan older than this (default 24h)");
+  apply->add_option("--limit", ap.base.limit, "run only these of the plan's hosts, groups or globs (comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  apply->add_option("-e,--extra-var", ap.base.extra, "a secret's value: NAME=VALUE with --secret NAME (vars are fixed in the plan)")
+      ->allow_extra_args(false);
+  apply->add_option("--secret", ap.base.secret, "the -e value of this name is a secret (repeat for more)")
+      ->allow_extra_args(false);
+  add_forks(apply, ap.base);
+  apply->add_option("--transcript", ap.base.transcript,
+                    "transcript file (default transcripts/<playbook>-<UTC time>.jsonl)");
+  apply->add_flag("--json", ap.base.json, "print a JSON summary on stdout (progress and recap go to stderr)");
+  apply->add_flag("-K,--ask-become-pass", ap.base.ask_become_pass, "ask once for the sudo password");
+  apply->add_option("--become-password-file", ap.base.become_password_file, "read the sudo password from FILE");
+  apply->add_option("--become-password-env", ap.base.become_password_env,
+                    "read the sudo password from environment variable NAME");
+  add_connect_timeout(apply, ap.base);
+  apply->add_option("--reconnect-timeout", ap.base.reconnect_timeout,
+                    "how long to try to reconnect a dropped session, e.g. 30s (default); 0 = never");
 
   auto* validate = app.add_subcommand("validate", "load and validate a playbook; connects to nothing");
   validate->footer("Exit codes: 0 valid, 2 usage or playbook error (every error is listed). Docs: docs/playbook.md.");
@@ -227,9 +257,11 @@ int main(int argc, char** argv) {
   }
   o.command = command_of(app, argc, argv);
   eo.base.command = o.command;
+  ap.base.command = o.command;
   try {
     if (*run) return cmd_run(o, std::vector<std::string>(argv, argv + argc));
     if (*plan) return cmd_plan(o);
+    if (*apply) return cmd_apply(ap, std::vector<std::string>(argv, argv + argc));
     if (*validate) return cmd_validate(o);
     if (*hosts) return cmd_hosts(o, hosts_json);
     if (*show) return cmd_show(so);

@@ -1,17 +1,43 @@
 #pragma once
 // One function per subcommand; each returns the process exit code.
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "cli/options.h"
+#include "plan/plan.h"
 
 namespace ratchet::cli {
 
 /// `ratchet run`: plan every host (exit 2 on any error, nothing connected),
 /// then run and record the transcript.
 int cmd_run(const Options& o, const std::vector<std::string>& argv);
-/// `ratchet plan`: the dry run; connects to nothing.
+/// `ratchet plan`: the dry run; connects to nothing. With --out, also saves
+/// the plan (docs/plan.md) and prints its digest.
 int cmd_plan(const Options& o);
+
+/// The saved plan `apply` executes, for run_start's "plan".
+struct AppliedPlan {
+  std::string path;
+  std::string digest;
+};
+
+/// Runs plan P (made from `L`) on its hosts and records the transcript: what
+/// `run` and `apply` share. `applied`: the saved plan it came from, or null.
+/// Returns the exit code (README.md, "Exit codes").
+int execute_plan(const Loaded& L, const plan::Plan& P, const Options& o, const std::vector<std::string>& argv,
+                 const AppliedPlan* applied, std::chrono::steady_clock::time_point wall0);
+
+struct ApplyOptions {
+  Options base;             ///< --limit, -e/--secret (secrets only), -K..., --transcript, --json, --forks, ...
+  std::string file;         ///< the plan file
+  std::string expect_digest;  ///< "" = not checked
+  std::string max_age = "24h";
+};
+/// `ratchet apply FILE`: checks the saved plan against the files it was made
+/// from (exit 2 naming each difference, before connecting anywhere), then
+/// executes it as `run` would.
+int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv);
 /// `ratchet hosts`: the selected hosts with their effective address, port,
 /// user, jump and identity (ssh config applied); connects to nothing.
 int cmd_hosts(const Options& o, bool json);

@@ -1,5 +1,8 @@
 #include "cli/options.h"
 
+#include "plan/codec.h"
+#include "playbook/doc.h"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -71,6 +74,15 @@ static void print_errors(const Options& o, const std::vector<playbook::LoadError
 
 std::optional<Loaded> load_all(const Options& o, bool hosts_optional) {
   Loaded L;
+  if (std::string text, err; !o.playbook.empty() && playbook::read_text_file(o.playbook, &text, &err) &&
+                             plan::looks_like_plan(text)) {  // never run by accident
+    std::cerr << util::terminal_line(fmt::format(
+                     "ratchet: error: {} is a saved plan (made by `ratchet plan --out`), not a playbook: "
+                     "use `ratchet apply {}`",
+                     o.playbook, o.playbook))
+              << "\n";
+    return std::nullopt;
+  }
   playbook::LoadOptions lo;
   for (const auto& kv : o.extra) {
     auto eq = kv.find('=');

@@ -26,6 +26,7 @@ struct Options {
   int forks = 10;
   std::string transcript;               ///< --transcript FILE
   bool json = false;                    ///< plan --json, run --json
+  std::string out;                      ///< plan --out FILE: save the plan
   std::string strategy;                 ///< --strategy linear|free ("" = the playbook's)
   bool ask_become_pass = false;         ///< -K, --ask-become-pass
   std::string become_password_file;     ///< --become-password-file FILE

@@ -3,7 +3,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
 #include <iostream>
@@ -11,69 +17,31 @@
 #include "cli/commands.h"
 #include "util/text.h"
 #include "cli/exit_codes.h"
-#include "engine/planner.h"
-#include "engine/scope.h"
-#include "transport/transport.h"
+#include "cli/make_plan.h"
+#include "plan/build.h"
+#include "plan/codec.h"
 #include "util/duration.h"
 
 namespace ratchet::cli {
 
-/// Builds every host's plan; prints errors and returns false when any step fails to render.
-bool build_plans(const Loaded& L, const nlohmann::json& secrets, std::vector<engine::HostPlan>* out) {
-  std::vector<std::string> errors;
-  for (const auto& h : L.hosts) {
-    auto scope = engine::host_scope(L.pb, L.inv ? &*L.inv : nullptr, h, L.extra_keys, secrets, nullptr);
-    engine::HostPlan hp;
-    engine::plan_host(L.pb, h, scope, &hp, &errors);
-    out->push_back(std::move(hp));
-  }
-  // The same problem on every host is printed once, with the hosts it hit.
-  std::vector<std::pair<std::string, std::vector<std::string>>> unique;
-  for (const auto& e : errors) {
-    auto colon = e.find(": ");  // "host NAME: rest"
-    std::string host = e.substr(5, colon - 5), rest = e.substr(colon + 2);
-    auto it = std::find_if(unique.begin(), unique.end(), [&](const auto& u) { return u.first == rest; });
-    if (it == unique.end()) unique.push_back({rest, {host}});
-    else it->second.push_back(host);
-  }
-  for (const auto& [msg, hosts] : unique) {
-    std::string on = hosts.size() == L.hosts.size() && hosts.size() > 1 ? "every host" : "host " + hosts[0];
-    if (hosts.size() > 1 && hosts.size() < L.hosts.size()) on = fmt::format("hosts {}", fmt::join(hosts, ", "));
-    std::cerr << util::terminal_line(fmt::format("ratchet: error: {} ({})", msg, on)) << "\n";
-  }
-  return errors.empty();
-}
-
-/// Where each host connects, as `run` would (ssh config applied); nothing connects.
-static bool resolve_all(const Loaded& L, const Options& o, std::vector<transport::ResolvedEndpoint>* out) {
-  for (const auto& h : L.hosts) {
-    transport::ResolvedEndpoint r;
-    if (auto err = transport::resolve_endpoint(endpoint_for(h, o), &r)) {
-      std::cerr << "ratchet: error: " << util::terminal_line(err->message) << "\n";
-      return false;
-    }
-    out->push_back(r);
-  }
-  return true;
-}
-
 /// The timing and failure handling of a step (rung 0) or of rung k, in words:
 /// the same facts as plan --json's "rungs", "on_failure" and "become".
-static std::string facts_line(const engine::StepFacts& f, size_t k) {
-  const auto& r = f.rungs.at(k);
+static std::string facts_line(const plan::Step& p, size_t k) {
+  const auto& r = p.prepared.rungs.at(k);
+  const auto& f = p.rung_facts.at(k);
   std::string out = k == 0 ? fmt::format("timeout {}, settle {}, retries {}, delay {}",
-                                         util::format_duration(f.timeout), util::format_duration(r.settle),
+                                         util::format_duration(p.timeout), util::format_duration(r.settle),
                                          r.retries, util::format_duration(r.delay))
                            : fmt::format("rung {}: {}, timeout {}, settle {}, retries {}, delay {}", k, r.kind,
-                                         util::format_duration(r.timeout), util::format_duration(r.settle),
+                                         util::format_duration(f.timeout), util::format_duration(r.settle),
                                          r.retries, util::format_duration(r.delay));
-  if (r.wait) out += fmt::format(", wait {}", util::format_duration(*r.wait));
-  else if (!r.wait_text.empty()) out += fmt::format(", wait {}", r.wait_text);
+  if (f.wait) out += fmt::format(", wait {}", util::format_duration(*f.wait));
+  else if (!f.wait_text.empty()) out += fmt::format(", wait {}", f.wait_text);
   if (k == 0)
-    out += fmt::format("; on_failure {}; become {}", f.on_failure,
-                       f.become.empty() ? "no (the login user)"
-                                        : fmt::format("{} (sudo runs `{}`; with a password `-k -S -p ''` for `-n`)",
-                                                      f.become, f.sudo_argv));
+    out += fmt::format("; on_failure {}; become {}", p.on_failure == playbook::OnFailure::cont ? "continue" : "stop",
+                       !p.become ? "no (the login user)"
+                                 : fmt::format("{} (sudo runs `{}`; with a password `-k -S -p ''` for `-n`)",
+                                               p.become_shown, p.sudo_argv));
   return "       " + out + "\n";
 }
 
@@ -85,96 +53,108 @@ static std::string labelled(const std::string& text, const std::string& label) {
   return first + out.substr(first.size());
 }
 
-static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<engine::HostPlan>& plans,
-                          const std::vector<transport::ResolvedEndpoint>& where);
-
-static void print_plan_text(const Loaded& L, const std::vector<engine::HostPlan>& plans,
-                            const std::vector<transport::ResolvedEndpoint>& where) {
-  // Built whole, then printed through terminal_text(): a name, host or value
-  // holding ESC or CR must not repaint the reviewer's terminal (plan --json
-  // keeps every byte).
-  std::ostringstream out;
-  print_plan_to(out, L, plans, where);
-  std::cout << util::terminal_text(out.str());
-}
-
-static void print_plan_to(std::ostream& os, const Loaded& L, const std::vector<engine::HostPlan>& plans,
-                          const std::vector<transport::ResolvedEndpoint>& where) {
-  os << fmt::format("plan: {} ({}, sha256 {}) — a dry run: nothing connects, nothing is sent\n",
-                           L.pb.name, L.pb.path, L.pb.sha256.substr(0, 12));
+static void print_plan_to(std::ostream& os, const plan::Plan& P) {
+  const plan::Source& pb = P.sources.front();
+  os << fmt::format("plan: {} ({}, sha256 {}) — a dry run: nothing connects, nothing is sent\n", P.playbook_name,
+                    pb.path, pb.sha256.substr(0, 12));
   os << "commands call the host library (ratchet_*; docs/host-library.md); "
-               "<name> marks a value known only at run time\n";
-  const auto& pol = L.pb.policy;
+        "<name> marks a value known only at run time\n";
+  const auto& pol = P.policy;
   auto count = [](const playbook::HostCount& c, const char* unset) {
     return !c.set ? std::string(unset) : c.percent ? fmt::format("{}%", c.value) : std::to_string(c.value);
   };
   os << fmt::format("{} host(s); strategy {}, serial {}, max_fail {} (run --forks sets hosts at once)\n",
-                           plans.size(), pol.strategy, count(pol.serial, "all at once"),
-                           count(pol.max_fail, "no limit"));
-  for (size_t hi = 0; hi < plans.size(); ++hi) {
-    const auto& hp = plans[hi];
-    const auto& at = where.at(hi);
+                    P.hosts.size(), pol.strategy, count(pol.serial, "all at once"), count(pol.max_fail, "no limit"));
+  for (const auto& hp : P.hosts) {
+    const auto& at = hp.endpoint;
     os << fmt::format("\nhost {} (address {}, port {}, user {}{})\n", hp.host.name, at.address, at.port, at.user,
                       at.jump.empty() ? "" : ", jump " + at.jump);
     int n = 0;
     for (const auto& p : hp.steps) {
-      const auto& s = *p.step;
-      std::string as;
-      if (playbook::becomes(s, hp.host))
-        as = fmt::format("  (as {} via sudo)", playbook::become_user_for(s, hp.host));
-      os << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, s.id, s.kind, s.name, as,
-                               p.when_note.empty() ? "" : "  (" + p.when_note + ")");
-      const auto facts = engine::step_facts(p, hp.host);
+      std::string as = p.become ? fmt::format("  (as {} via sudo)", p.become_shown) : "";
+      os << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, p.id, p.kind, p.name, as,
+                        p.when_note.empty() ? "" : "  (" + p.when_note + ")");
+      if (!p.runtime_refs.empty())
+        os << fmt::format("       filled in when it runs: {} (shell-quoted in commands; secrets masked)\n",
+                          fmt::join(p.runtime_refs, ", "));
       for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
         const auto& r = p.prepared.rungs[k];
-        os << facts_line(facts, k);
+        os << facts_line(p, k);
         std::string label = k == 0 ? "" : fmt::format("rung {} ", k);
         for (const auto& c : r.check) {
           os << labelled(c.text, label + "check");
-          if (auto re = engine::stdout_matches(c); !re.empty())
+          if (auto re = plan::stdout_matches(c); !re.empty())
             os << fmt::format("       {:<14}stdout_matches {}\n", "", re);
         }
         if (r.action) {
           os << labelled(r.action->text, label + "action");
           if (!r.action->stdin_data.empty()) {
             os << fmt::format("       {:<14}{} bytes on stdin{}\n", "", r.action->stdin_data.size(),
-                                     r.action->stdin_secret ? " (secret)" : ":");
+                              r.action->stdin_secret ? " (secret)" : ":");
             if (!r.action->stdin_secret) os << util::indent_lines(r.action->stdin_data, "         | ");
           }
         }
         if (!r.after.empty())
           os << fmt::format("       {:<14}wait for the host to come back (new boot id), up to {}\n", "",
-                                   util::format_duration(r.reboot_timeout));
-        for (const auto& c : r.after)
-          os << labelled(c.text, "after boot");
+                            util::format_duration(r.reboot_timeout));
+        for (const auto& c : r.after) os << labelled(c.text, "after boot");
       }
     }
   }
 }
 
+/// Writes `text` to `path` as a new file of mode 0600 (replacing one there);
+/// "" or why not.
+static std::string write_private(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return fmt::format("cannot create {}: {}", tmp, std::strerror(errno));
+  std::string err;
+  if (::fchmod(fd, 0600) != 0) err = std::strerror(errno);
+  for (size_t off = 0; err.empty() && off < text.size();) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) err = std::strerror(errno);
+    else off += static_cast<size_t>(n);
+  }
+  if (err.empty() && ::fsync(fd) != 0) err = std::strerror(errno);
+  ::close(fd);
+  if (err.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) err = std::strerror(errno);
+  if (!err.empty()) {
+    ::unlink(tmp.c_str());
+    return fmt::format("cannot write {}: {}", path, err);
+  }
+  return "";
+}
+
 int cmd_plan(const Options& o) {
   auto L = load_all(o);
   if (!L) return kExitUsage;
-  auto secrets = resolve_secrets(L->pb, true);
-  std::vector<engine::HostPlan> plans;
-  if (!build_plans(*L, *secrets, &plans)) return kExitUsage;
-  std::vector<transport::ResolvedEndpoint> where;
-  if (!resolve_all(*L, o, &where)) return kExitUsage;
+  auto P = make_plan(*L, o);
+  if (!P) return kExitUsage;
   if (o.json) {
-    nlohmann::json hosts = nlohmann::json::array();
-    for (size_t i = 0; i < plans.size(); ++i) {
-      nlohmann::json h = engine::plan_json(plans[i]);
-      h["address"] = where[i].address;  // as run connects (ssh config applied)
-      h["port"] = where[i].port;
-      h["user"] = where[i].user;
-      if (!where[i].jump.empty()) h["jump"] = where[i].jump;
-      hosts.push_back(h);
-    }
-    nlohmann::json j = {{"playbook", L->pb.name}, {"path", L->pb.path}, {"sha256", L->pb.sha256},
-                        {"hosts", hosts}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << plan::plan_json(*P, false).dump(2) << "\n";
   } else {
-    print_plan_text(*L, plans, where);
+    // Built whole, then printed through terminal_text(): a name, host or value
+    // holding ESC or CR must not repaint the reviewer's terminal (plan --json
+    // keeps every byte).
+    std::ostringstream out;
+    print_plan_to(out, *P);
+    std::cout << util::terminal_text(out.str());
+  }
+  if (!o.out.empty()) {
+    nlohmann::json doc = plan::plan_json(*P, true);
+    if (std::string err = write_private(o.out, doc.dump(2) + "\n"); !err.empty()) {
+      std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
+      return kExitUsage;
+    }
+    std::string digest = doc["digest"].get<std::string>();
+    (o.json ? std::cerr : std::cout)
+        << util::terminal_line(fmt::format("saved plan {} (mode 0600), {} host(s), digest {}", o.out,
+                                           P->hosts.size(), digest))
+        << "\n"
+        << util::terminal_line(fmt::format("run exactly this with: ratchet apply {} --expect-digest {}", o.out, digest))
+        << "\n";
   }
   return kExitOk;
 }
@@ -196,9 +176,7 @@ int cmd_validate(const Options& o) {
               << "\n";
     return kExitOk;
   }
-  auto secrets = resolve_secrets(L->pb, true);
-  std::vector<engine::HostPlan> plans;
-  if (!build_plans(*L, *secrets, &plans)) return kExitUsage;
+  if (!make_plan(*L, o)) return kExitUsage;
   std::cout << util::terminal_line(fmt::format("{}: ok: playbook `{}`, {} steps, {} host(s)", L->pb.path,
                                                L->pb.name, L->pb.steps.size(), L->hosts.size()))
             << "\n";

@@ -20,7 +20,7 @@
 #include "cli/live_progress.h"
 #include "engine/fleet.h"
 #include "engine/host_run.h"
-#include "engine/planner.h"
+#include "cli/make_plan.h"
 #include "ratchet/version.h"
 #include "steps/library.h"
 #include "transcript/writer.h"
@@ -28,8 +28,6 @@
 #include "util/text.h"
 
 namespace ratchet::cli {
-
-bool build_plans(const Loaded& L, const nlohmann::json& secrets, std::vector<engine::HostPlan>* out);
 
 static std::atomic<bool> g_interrupted{false};
 
@@ -134,10 +132,14 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   const auto wall0 = std::chrono::steady_clock::now();
   auto L = load_all(o);
   if (!L) return kExitUsage;
-  if (!o.strategy.empty()) L->pb.policy.strategy = o.strategy;
-  auto dry_secrets = resolve_secrets(L->pb, true);
-  std::vector<engine::HostPlan> plans;
-  if (!build_plans(*L, *dry_secrets, &plans)) return kExitUsage;
+  auto P = make_plan(*L, o);  // every step of every host renders, or nothing connects
+  if (!P) return kExitUsage;
+  return execute_plan(*L, *P, o, argv, nullptr, wall0);
+}
+
+int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, const std::vector<std::string>& argv,
+                 const AppliedPlan* applied, std::chrono::steady_clock::time_point wall0) {
+  const Loaded* L = &loaded;
   auto secrets = resolve_secrets(L->pb, false);
   if (!secrets) return kExitUsage;
   for (auto it = secrets->begin(); it != secrets->end(); ++it)  // masking is by value: a short one hits everywhere
@@ -180,14 +182,14 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   nlohmann::json vars = L->pb.vars;
   for (auto it = secrets->begin(); it != secrets->end(); ++it) vars[it.key()] = "***";
   nlohmann::json targets = nlohmann::json::array();
-  for (const auto& h : L->hosts) targets.push_back(h.name);
-  const auto& pol = L->pb.policy;
+  for (const auto& hp : P.hosts) targets.push_back(hp.host.name);
+  const auto& pol = P.policy;
   auto count_json = [](const playbook::HostCount& c) -> nlohmann::json {
     if (!c.set) return nullptr;
     if (c.percent) return fmt::format("{}%", c.value);
     return c.value;
   };
-  w.emit("run_start", {{"schema", transcript::kSchemaVersion},
+  nlohmann::json start = {{"schema", transcript::kSchemaVersion},
                        {"ratchet_version", RATCHET_VERSION},
                        {"run_id", info.id},
                        {"argv", argv},
@@ -199,7 +201,11 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
                        {"targets", targets},
                        {"policy", {{"strategy", pol.strategy}, {"forks", o.forks},
                                    {"serial", count_json(pol.serial)}, {"max_fail", count_json(pol.max_fail)}}},
-                       {"become_password", become_password.has_value()}});
+                       {"become_password", become_password.has_value()}};
+  if (applied)  // the saved plan this run executes (docs/plan.md)
+    start["plan"] = {{"digest", applied->digest}, {"path", applied->path}, {"made_at", P.made.at},
+                     {"made_by", P.made.by}};
+  w.emit("run_start", start);
   // The library's text once, in an event of its own: run_start stays small
   // (schema 2; docs/transcript.md).
   w.emit("host_library", {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}});
@@ -211,19 +217,21 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
     return kExitFailed;
   }
   human << util::escaped_line(fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}",
-                                           info.id, L->pb.name, L->hosts.size(), pol.strategy, o.forks, path))
+                                           info.id, L->pb.name, P.hosts.size(), pol.strategy, o.forks, path))
         << "\n" << std::flush;
 
   std::vector<engine::HostJob> jobs;
   std::vector<std::string> names;
-  for (const auto& h : L->hosts) {
+  for (const auto& hp : P.hosts) {
     engine::HostJob j;
     j.pb = &L->pb;
-    j.host = h;
-    j.endpoint = endpoint_for(h, o);
-    j.scope = engine::host_scope(L->pb, L->inv ? &*L->inv : nullptr, h, L->extra_keys, *secrets, &info);
+    j.plan = &hp;
+    j.host = hp.host;
+    j.endpoint = endpoint_for(hp.host, o);
+    if (applied) j.endpoint.pinned_keys = hp.endpoint.known_keys;  // the keys the reviewed plan saw
+    j.scope = engine::host_scope(L->pb, L->inv ? &*L->inv : nullptr, hp.host, L->extra_keys, *secrets, &info);
     jobs.push_back(std::move(j));
-    names.push_back(h.name);
+    names.push_back(hp.host.name);
   }
   const bool color = use_color(human_fd);
   std::unique_ptr<engine::Progress> progress;
@@ -250,7 +258,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   };
   shared.become_password = become_password ? &*become_password : nullptr;
   shared.reconnect_timeout = *reconnect;
-  engine::FleetPolicy policy{L->pb.policy, o.forks};
+  engine::FleetPolicy policy{P.policy, o.forks};
 
   auto old = std::signal(SIGINT, on_sigint);
   auto old_term = std::signal(SIGTERM, on_sigint);

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "engine/scope.h"
+#include "playbook/when.h"
 #include "steps/prepare.h"
 
 namespace ratchet::engine {
@@ -25,7 +25,7 @@ static json outcome_json(const StepOutcome& o) {
 
 std::string stopped_reason(const std::string& step) { return fmt::format("host stopped at {}", step); }
 
-void HostRun::skip(const playbook::Step& step, const std::string& reason, const json& extra) {
+void HostRun::skip(const plan::Step& step, const std::string& reason, const json& extra) {
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
   w.emit("step_start", {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
@@ -83,9 +83,23 @@ bool HostRun::connect() {
   return true;
 }
 
-bool HostRun::run_step(size_t i) {
+bool HostRun::commands_for(const plan::Step& p, steps::PreparedStep* out, std::string* err) const {
+  if (p.runtime_refs.empty()) {  // final at plan time: runs byte for byte
+    *out = p.prepared;
+    return true;
+  }
   const playbook::Playbook& pb = *job_.pb;
-  const auto& step = pb.steps.at(i);
+  if (p.index >= pb.steps.size() || pb.steps[p.index].id != p.id) {
+    *err = fmt::format("step `{}`: not in the playbook the plan was made from", p.id);
+    return false;
+  }
+  steps::PrepareOptions popt;
+  popt.files = &pb.files;
+  return steps::prepare_step(pb.steps[p.index], job_.scope, popt, out, err);
+}
+
+bool HostRun::run_step(size_t i) {
+  const auto& step = job_.plan->steps.at(i);
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
   Progress& p = *shared_.progress;
@@ -103,23 +117,19 @@ bool HostRun::run_step(size_t i) {
   if (!step.when.empty()) {
     bool go = true;
     std::string why;
-    if (!eval_when(step.when, job_.scope, &go, &why) || !go) {
+    if (!playbook::eval_when(step.when, job_.scope, &go, &why) || !go) {
       skip(step, why.empty() ? fmt::format("when: {} is false", step.when) : why, json::object());
       return true;
     }
   }
   w.emit("step_start", {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
   p.step_started(host, step.id, step.name);
-  bool become = playbook::becomes(step, job_.host);  // a step's become = false wins over the host's
-  ex_->set_step(step.id, become,
-                !step.become_user.empty() ? step.become_user : job_.host.become_user, step.capture);
-  steps::PrepareOptions popt;
-  popt.playbook_dir = pb.dir;
+  ex_->set_step(step.id, step.become, step.become_user, step.capture);
   steps::PreparedStep ps;
   std::string err;
   StepOutcome o;
   const long long t0 = now_ms();
-  if (!steps::prepare_step(step, job_.scope, popt, &ps, &err)) {
+  if (!commands_for(step, &ps, &err)) {
     o.status = "failed";
     o.reason = err;
   } else if (std::string why = ex_->ensure_become(0); !why.empty()) {
@@ -168,7 +178,7 @@ HostReport HostRun::finish() {
   // A host that stopped at a failed step (not one interrupted: ^C stops the
   // run, and records nothing more) lists every step it did not run.
   if (rep_.status == "failed" && ex_) {
-    const auto& steps = job_.pb->steps;
+    const auto& steps = job_.plan->steps;
     for (size_t k = next_; k < steps.size(); ++k) {
       if (!rep_.stopped_at.empty())
         skip(steps[k], stopped_reason(rep_.stopped_at), {{"stopped_at", rep_.stopped_at}});

@@ -12,6 +12,7 @@
 #include "engine/executor.h"
 #include "engine/progress.h"
 #include "engine/ratchet_loop.h"
+#include "plan/plan.h"
 #include "playbook/model.h"
 #include "transcript/writer.h"
 #include "transport/transport.h"
@@ -20,7 +21,8 @@ namespace ratchet::engine {
 
 /// Everything one host's run needs.
 struct HostJob {
-  const playbook::Playbook* pb = nullptr;
+  const playbook::Playbook* pb = nullptr;  ///< the model the plan was built from (deferred steps render from it)
+  const plan::HostPlan* plan = nullptr;    ///< what runs: its steps, in order
   playbook::Host host;
   transport::Endpoint endpoint;
   nlohmann::json scope;  ///< host_scope(...) with run info; steps.* is filled as steps end
@@ -76,16 +78,19 @@ class HostRun {
   /// report. Call once.
   HostReport finish();
 
-  size_t step_count() const { return job_.pb->steps.size(); }
+  size_t step_count() const { return job_.plan->steps.size(); }
 
  private:
   StepOutcome run_reboot(const steps::PreparedStep& ps);
+  /// The commands step `p` runs now: the plan's, or, for a step that uses
+  /// run-time values, its model rendered against the scope so far.
+  bool commands_for(const plan::Step& p, steps::PreparedStep* out, std::string* err) const;
 
   HostJob& job_;
   transport::Transport& t_;
   RunShared shared_;
   std::optional<Executor> ex_;
-  void skip(const playbook::Step& step, const std::string& reason, const nlohmann::json& extra);
+  void skip(const plan::Step& step, const std::string& reason, const nlohmann::json& extra);
 
   HostReport rep_;
   long long start_ms_ = 0;

@@ -30,25 +30,4 @@ json host_scope(const playbook::Playbook& pb, const playbook::Inventory* inv,
   return s;
 }
 
-bool eval_when(const std::string& when, const json& scope, bool* out, std::string* err) {
-  std::string name = when;
-  bool negate = false;
-  if (name.rfind("not ", 0) == 0) {
-    negate = true;
-    name = name.substr(4);
-  }
-  while (!name.empty() && name.front() == ' ') name.erase(0, 1);
-  if (!scope.contains(name)) {
-    *err = fmt::format("`when`: undefined variable `{}`", name);
-    return false;
-  }
-  const json& v = scope[name];
-  if (!v.is_boolean()) {
-    *err = fmt::format("`when`: `{}` must be true or false, got {}", name, v.dump());
-    return false;
-  }
-  *out = v.get<bool>() != negate;
-  return true;
-}
-
 }  // namespace ratchet::engine

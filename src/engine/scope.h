@@ -21,8 +21,4 @@ nlohmann::json host_scope(const playbook::Playbook& pb, const playbook::Inventor
                           const playbook::Host& host, const std::vector<std::string>& extra_keys,
                           const nlohmann::json& secrets, const RunInfo* run);
 
-/// Evaluates a step's `when` ("NAME" or "not NAME") against `scope`. Returns
-/// false with *err when the var is missing or not a boolean.
-bool eval_when(const std::string& when, const nlohmann::json& scope, bool* out, std::string* err);
-
 }  // namespace ratchet::engine

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "playbook/loader_internal.h"
+#include "playbook/local_files.h"
 #include "playbook/schema.h"
 #include "util/hash.h"
 #include "util/rules.h"
@@ -243,6 +244,7 @@ std::optional<Playbook> load_playbook(const std::string& path, const LoadOptions
   read_top(d, &pb);
   pb.steps = read_steps(*doc, errors);
   apply_extra_vars(opt, &pb, errors);
+  read_local_files(&pb, errors);
   check_step_templates(pb, errors);
   if (errors->size() == before) {
     if (partial) *partial = pb;

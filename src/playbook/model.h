@@ -109,6 +109,15 @@ struct RunPolicy {
   HostCount max_fail;  ///< failed or unreachable hosts tolerated before no further batch starts
 };
 
+/// A local file a step reads (a write step's `template`, a service step's
+/// `unit_file`): read once, at load; builders and the plan use these bytes.
+struct LocalFile {
+  std::string role;    ///< the key that names it: "template" or "unit_file"
+  std::string path;    ///< as opened: relative to the playbook's directory unless absolute
+  std::string bytes;
+  std::string sha256;  ///< of `bytes` (hex)
+};
+
 struct Playbook {
   std::string path;         ///< as given on the command line
   std::string dir;          ///< directory of the playbook (templates are relative to it)
@@ -126,6 +135,8 @@ struct Playbook {
   std::map<std::string, std::string> extra_secrets;
   std::vector<Step> steps;
   std::optional<Inventory> inventory;  ///< an [inventory] table in the playbook
+  /// Every `template` and `unit_file` the steps name, by the value as written.
+  std::map<std::string, LocalFile> files;
 };
 
 }  // namespace ratchet::playbook

@@ -142,26 +142,17 @@ std::optional<std::pair<std::string, std::string>> check_ref(const std::string& 
              hint_for(seg[0], {sc.vars.begin(), sc.vars.end()}));
 }
 
-std::string template_path(const Playbook& pb, const std::string& name) {
-  std::filesystem::path p(name);
-  return p.is_absolute() ? name : (std::filesystem::path(pb.dir) / p).string();
-}
-
-// Reads a write step's template file and checks its references (secrets allowed).
+// Checks the references of a write step's template file (read at load;
+// secrets allowed). An unreadable file was reported by read_local_files.
 void check_template_file(const Playbook& pb, const Action& a, const Scope& sc,
                          std::vector<LoadError>* errors,
                          const std::function<bool(const std::string&)>& host_var) {
-  if (!a.fields.contains("template")) return;
-  const Value& t = a.fields["template"];
-  if (!t.is_string() || t.get<std::string>().find("{{") != std::string::npos) return;
-  std::string file = template_path(pb, t.get<std::string>()), text, err;
-  auto pos = a.pos.find("template");
-  SourcePos at = pos == a.pos.end() ? a.where : pos->second;
-  if (!read_text_file(file, &text, &err)) {
-    errors->push_back(
-        make_error(at, fmt::format("cannot read template `{}`: {}", file, err), "", pb.source));
-    return;
-  }
+  if (!a.fields.contains("template") || !a.fields["template"].is_string()) return;
+  auto f = pb.files.find(a.fields["template"].get<std::string>());
+  if (f == pb.files.end()) return;
+  const std::string& file = f->second.path;
+  const std::string& text = f->second.bytes;
+  std::string err;
   size_t off = 0;
   auto refs = template_ref_spans(text, &err, &off);
   if (!refs) {
@@ -174,15 +165,14 @@ void check_template_file(const Playbook& pb, const Action& a, const Scope& sc,
           make_error(pos_of_offset(file, text, r.offset), bad->first, bad->second, text));
 }
 
-// The references of a write step's template file; {} when it cannot be read or parsed
-// (check_references reports that).
+// The references of a write step's template file; {} when it was not read or
+// does not parse (check_references reports that).
 std::vector<std::string> template_file_refs(const Playbook& pb, const Action& a) {
-  if (!a.fields.contains("template")) return {};
-  const Value& t = a.fields["template"];
-  if (!t.is_string() || t.get<std::string>().find("{{") != std::string::npos) return {};
-  std::string text, err;
-  if (!read_text_file(template_path(pb, t.get<std::string>()), &text, &err)) return {};
-  auto refs = template_refs(text, &err);
+  if (!a.fields.contains("template") || !a.fields["template"].is_string()) return {};
+  auto f = pb.files.find(a.fields["template"].get<std::string>());
+  if (f == pb.files.end()) return {};
+  std::string err;
+  auto refs = template_refs(f->second.bytes, &err);
   return refs ? *refs : std::vector<std::string>{};
 }
 

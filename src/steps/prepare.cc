@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "playbook/template.h"
 #include "steps/kinds.h"
 
@@ -17,18 +14,11 @@ bool is_shell_field(const std::string& kind, const std::string& key) {
   return false;
 }
 
-static bool read_file(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
-
-static std::string relative_to(const std::string& dir, const std::string& p) {
-  if (p.empty() || p[0] == '/' || dir.empty()) return p;
-  return dir + "/" + p;
+// The bytes of the local file `key` names (read once, at load: playbook/local_files.h).
+static const playbook::LocalFile* local_file(const PrepareOptions& opt, const Json& fields, const char* key) {
+  if (!opt.files || !fields[key].is_string()) return nullptr;
+  auto it = opt.files->find(fields[key].get<std::string>());
+  return it == opt.files->end() ? nullptr : &it->second;
 }
 
 static bool prepare_action(const playbook::Step& step, const playbook::Action& a, bool own,
@@ -71,15 +61,14 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
 
   if (a.kind == "write") {
     if (fields.contains("template")) {
-      std::string path = relative_to(opt.playbook_dir, fields["template"].get<std::string>());
-      std::string text;
-      if (!read_file(path, &text)) {
-        *err = where("template") + fmt::format("cannot read template file {}", path);
+      const playbook::LocalFile* f = local_file(opt, fields, "template");
+      if (!f) {
+        *err = where("template") + "the template was not read when the playbook loaded";
         return false;
       }
-      auto v = playbook::render(text, scope, {playbook::RenderMode::text, opt.plan}, &why);
+      auto v = playbook::render(f->bytes, scope, {playbook::RenderMode::text, opt.plan}, &why);
       if (!v) {
-        *err = fmt::format("{}: {}", path, why);
+        *err = fmt::format("{}: {}", f->path, why);
         return false;
       }
       ctx.write_content = playbook::to_text(*v);
@@ -88,11 +77,12 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
     }
   }
   if (a.kind == "service" && fields.contains("unit_file")) {
-    std::string path = relative_to(opt.playbook_dir, fields["unit_file"].get<std::string>());
-    if (!read_file(path, &ctx.unit_file_content)) {
-      *err = where("unit_file") + fmt::format("cannot read unit file {}", path);
+    const playbook::LocalFile* f = local_file(opt, fields, "unit_file");
+    if (!f) {
+      *err = where("unit_file") + "the unit file was not read when the playbook loaded";
       return false;
     }
+    ctx.unit_file_content = f->bytes;
   }
   if (!build_rung(a.kind, fields, ctx, out, &why)) {
     // Point at the field the message names ("`path` must be absolute"), if any.

@@ -1,6 +1,7 @@
 #pragma once
 // Renders one step for one host (templates against the host's scope) and builds
 // its rungs. Used by both `plan` (placeholders for run-time values) and `run`.
+#include <map>
 #include <string>
 
 #include "playbook/model.h"
@@ -10,7 +11,9 @@ namespace ratchet::steps {
 
 struct PrepareOptions {
   bool plan = false;         ///< dry run: run-time values render as "<steps.x.stdout>"
-  std::string playbook_dir;  ///< `template` and `unit_file` paths are relative to it
+  /// The files `template` and `unit_file` name, read at load (Playbook::files);
+  /// null = none (a step naming one then fails to prepare).
+  const std::map<std::string, playbook::LocalFile>* files = nullptr;
 };
 
 /// Renders `step` against `scope` (vars + host/run/playbook/ratchet/steps; see

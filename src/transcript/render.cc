@@ -86,6 +86,11 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
                            str(e, "playbook"), str(e, "playbook_path"),
                            str(e, "playbook_sha256").substr(0, 12), str(e, "ratchet_version"));
       out += fmt::format("started {}\n", str(e, "t"));
+      if (e.contains("plan") && e["plan"].is_object()) {
+        const auto& p = e["plan"];
+        out += fmt::format("applied plan {} ({}), made by {} at {}\n", str(p, "digest").substr(0, 12),
+                           str(p, "path"), str(p, "made_by"), str(p, "made_at"));
+      }
     } else if (ev == "host_library") {
       out += fmt::format("host library sha256 {}, {} bytes\n", str(e, "sha256").substr(0, 12),
                          e.contains("text") && e["text"].is_string() ? e["text"].get_ref<const std::string&>().size() : 0);

@@ -7,6 +7,7 @@
 #include <openssl/rand.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -18,11 +19,8 @@ namespace ratchet::transport::ssh {
 
 namespace {
 
-/// "SHA256:..." of the server's key, as ssh-keygen -l prints it; "" on failure.
-std::string server_fingerprint(ssh_session s, std::string* key_type) {
-  ssh_key key = nullptr;
-  if (ssh_get_server_publickey(s, &key) != SSH_OK) return "";
-  if (key_type) *key_type = ssh_key_type_to_char(ssh_key_type(key));
+/// "SHA256:..." of `key`, as ssh-keygen -l prints it; "" on failure.
+std::string key_fingerprint(ssh_key key) {
   unsigned char* hash = nullptr;
   size_t hlen = 0;
   std::string out;
@@ -33,6 +31,15 @@ std::string server_fingerprint(ssh_session s, std::string* key_type) {
     }
     ssh_clean_pubkey_hash(&hash);
   }
+  return out;
+}
+
+/// "SHA256:..." of the server's key, as ssh-keygen -l prints it; "" on failure.
+std::string server_fingerprint(ssh_session s, std::string* key_type) {
+  ssh_key key = nullptr;
+  if (ssh_get_server_publickey(s, &key) != SSH_OK) return "";
+  if (key_type) *key_type = ssh_key_type_to_char(ssh_key_type(key));
+  std::string out = key_fingerprint(key);
   ssh_key_free(key);
   return out;
 }
@@ -167,12 +174,41 @@ ConnectError host_key_error(FailureKind kind, std::string message) {
 
 }  // namespace
 
+std::vector<std::string> known_fingerprints(ssh_session s, const Target& t) {
+  std::vector<std::string> out;
+  const std::string name = known_hosts_name(t);
+  for (const std::string& file : {get_option(s, SSH_OPTIONS_KNOWNHOSTS), get_option(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS)}) {
+    if (file.empty() || file == "/dev/null") continue;
+    std::ifstream in(expand_home(file));
+    for (std::string line; std::getline(in, line);) {
+      size_t b = line.find_first_not_of(" \t");
+      if (b == std::string::npos || line[b] == '#' || line[b] == '@') continue;  // markers: not a key of the host
+      ssh_knownhosts_entry* e = nullptr;
+      if (ssh_known_hosts_parse_line(name.c_str(), line.c_str() + b, &e) == SSH_OK && e && e->publickey) {
+        std::string fp = key_fingerprint(e->publickey);
+        if (!fp.empty() && std::find(out.begin(), out.end(), fp) == out.end()) out.push_back(fp);
+      }
+      if (e) ssh_knownhosts_entry_free(e);
+    }
+  }
+  return out;
+}
+
 std::optional<ConnectError> verify_host_key(ssh_session s, const Target& t, bool accept_new,
-                                            std::string* fingerprint) {
+                                            std::string* fingerprint, const std::vector<std::string>& pinned) {
   std::string type;
   *fingerprint = server_fingerprint(s, &type);
   const std::string& fp = *fingerprint;
   const std::string& file = t.known_hosts;
+  if (!pinned.empty() && std::find(pinned.begin(), pinned.end(), fp) == pinned.end()) {
+    std::string list;
+    for (const auto& p : pinned) list += (list.empty() ? "" : ", ") + p;
+    return host_key_error(FailureKind::host_key_changed,
+                          fmt::format("{}: HOST KEY differs from the saved plan: the server offers {} {}, the plan "
+                                      "pinned {} (known_hosts when it was made); verify the key out of band and "
+                                      "make a new plan",
+                                      t.where, type, fp, list));
+  }
   if (key_revoked(s, file))
     return host_key_error(FailureKind::host_key_changed,
                           fmt::format("{}: the server offers {} {}, a key marked @revoked in {}; "

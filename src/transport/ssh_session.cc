@@ -306,7 +306,7 @@ std::optional<ConnectError> open_session(ssh_session s, const Endpoint& ep, Setu
                                     setup->host_key_algorithms);
   }
   setup->target.known_hosts = get_option(s, SSH_OPTIONS_KNOWNHOSTS);
-  if (auto err = verify_host_key(s, setup->target, ep.accept_new, fingerprint)) return err;
+  if (auto err = verify_host_key(s, setup->target, ep.accept_new, fingerprint, ep.pinned_keys)) return err;
   return authenticate(s, setup->target, setup->keys, method);
 }
 

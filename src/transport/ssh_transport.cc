@@ -128,6 +128,7 @@ std::optional<ConnectError> SshTransport::resolve(ResolvedEndpoint* out) {
     out->identities_only = setup_.keys.identities_only;
     out->jump = setup_.jump;
     out->proxy = setup_.proxy_command;
+    out->known_keys = ssh::known_fingerprints(session_, setup_.target);
   }
   close();
   return err;

@@ -87,8 +87,13 @@ std::string get_option(ssh_session s, ssh_options_e opt);
 /// OpenSSH's StrictHostKeyChecking=yes, or =accept-new when `accept_new` (a
 /// first-seen key is appended to t.known_hosts). A changed key, or a key of
 /// another type, always refuses. Sets *fingerprint to "SHA256:..." when known.
+/// A non-empty `pinned` (a saved plan's keys) refuses any other key first.
 std::optional<ConnectError> verify_host_key(ssh_session s, const Target& t, bool accept_new,
-                                            std::string* fingerprint);
+                                            std::string* fingerprint, const std::vector<std::string>& pinned = {});
+
+/// The "SHA256:..." fingerprints the known_hosts files set on `s` list for t
+/// (plain or hashed names; @revoked and @cert-authority lines left out).
+std::vector<std::string> known_fingerprints(ssh_session s, const Target& t);
 
 /// Authenticates as t.user: "none", then public keys.
 ///  - Without keys.identities_only (as ssh(1) with IdentitiesOnly no): the

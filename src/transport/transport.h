@@ -29,6 +29,9 @@ struct Endpoint {
   /// session with these same settings. "" = the ssh config's ProxyJump;
   /// "none" = connect directly whatever the config says.
   std::string jump;
+  /// A saved plan's host keys ("SHA256:..."): when not empty, a server key not
+  /// among them is refused (host_key_changed) whatever known_hosts says now.
+  std::vector<std::string> pinned_keys;
 };
 
 /// What connect() learned, for the transcript's `connect` event.
@@ -159,6 +162,8 @@ struct ResolvedEndpoint {
   bool identities_only = false;
   std::string jump;      ///< the jump connect() takes: Endpoint::jump, else ProxyJump; "" = direct
   std::string proxy;     ///< a ProxyCommand the user wrote (no jump), run by libssh; "" = none
+  /// The fingerprints ("SHA256:...") known_hosts lists for it now; none = not known yet.
+  std::vector<std::string> known_keys;
 };
 
 /// Applies ep.ssh_config (or ~/.ssh/config) and then the inventory's overrides,

@@ -42,6 +42,7 @@ TEST_CASE("usage errors: one style, one hint line, exit 2, and bare ratchet prin
         "usage: ratchet COMMAND [ARGS]...\n"
         "  run       run a playbook against its hosts\n"
         "  plan      dry run: print every command; connects to nothing\n"
+        "  apply     run a saved plan (ratchet plan --out) exactly, or refuse\n"
         "  validate  load and validate a playbook; connects to nothing\n"
         "  hosts     list the hosts a selection resolves to; connects to nothing\n"
         "  show      render a transcript for a person\n"

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "engine/fleet.h"
+#include "plan/build.h"
 #include "engine/scope.h"
 #include "playbook/loader.h"
 #include "support/scratch_dir.h"
@@ -36,6 +37,7 @@ struct Fleet {
   testing::ScratchDir dir{"ratchet-fleet"};
   playbook::Playbook pb;
   std::vector<engine::HostJob> jobs;
+  std::vector<plan::HostPlan> plans;  // one per job, what each runs
   std::string transcript;
 
   Fleet(const std::string& toml, const std::vector<std::pair<std::string, double>>& hosts) {
@@ -45,6 +47,7 @@ struct Fleet {
     auto loaded = playbook::load_playbook(path, {}, &errors);
     REQUIRE(errors.empty());
     pb = *loaded;
+    plans.resize(hosts.size());
     for (const auto& [name, pause] : hosts) {
       engine::HostJob j;
       j.pb = &pb;
@@ -52,6 +55,9 @@ struct Fleet {
       j.host.vars = {{"pause", pause}};
       j.endpoint.name = name;
       j.scope = engine::host_scope(pb, nullptr, j.host, {}, nlohmann::json::object(), nullptr);
+      std::vector<std::string> plan_errors;
+      REQUIRE(plan::plan_host(pb, j.host, j.scope, &plans[jobs.size()], &plan_errors));
+      j.plan = &plans[jobs.size()];
       jobs.push_back(j);
     }
     transcript = dir.path + "/t.jsonl";

@@ -32,16 +32,3 @@ TEST_CASE("host scope: playbook < group < host < -e, plus built-ins", "[engine]"
   CHECK_FALSE(dry.contains("run"));
   CHECK(dry["e"] == "from-host");
 }
-
-TEST_CASE("when: a boolean var or its negation", "[engine]") {
-  json scope = {{"reboot", false}, {"n", 3}};
-  bool go = true;
-  std::string err;
-  REQUIRE(engine::eval_when("reboot", scope, &go, &err));
-  CHECK_FALSE(go);
-  REQUIRE(engine::eval_when("not reboot", scope, &go, &err));
-  CHECK(go);
-  CHECK_FALSE(engine::eval_when("n", scope, &go, &err));
-  CHECK(err == "`when`: `n` must be true or false, got 3");
-  CHECK_FALSE(engine::eval_when("nope", scope, &go, &err));
-}

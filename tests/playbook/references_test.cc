@@ -140,17 +140,48 @@ id = "w"
 kind = "write"
 path = "/etc/notes"
 template = "notes.tmpl"
+)") == "notes.tmpl:3:8: error: undefined variable `unitt` (did you mean `unit`?)\n"
+       "      unit {{ unitt }}\n"
+       "           ^\n");
+}
+
+TEST_CASE("local files are read once at load: a missing one or a templated path is a load error", "[playbook]") {
+  write("pb.toml", R"(name = "t"
+[vars]
+unit = "x"
 [[step]]
 id = "w2"
 kind = "write"
 path = "/etc/notes2"
 template = "missing.tmpl"
-)") == "pb.toml:15:12: error: cannot read template `missing.tmpl`: No such file or directory\n"
-       "    template = \"missing.tmpl\"\n"
-       "               ^\n"
-       "notes.tmpl:3:8: error: undefined variable `unitt` (did you mean `unit`?)\n"
-       "      unit {{ unitt }}\n"
-       "           ^\n");
+[[step]]
+id = "u"
+kind = "service"
+unit = "x.service"
+state = "started"
+unit_file = "units/{{ unit }}.service"
+)");
+  std::vector<LoadError> errors;
+  CHECK_FALSE(load_playbook(scratch() + "/pb.toml", {}, &errors));
+  std::string out;
+  for (const auto& e : errors) out += format_error(e);
+  for (size_t at; (at = out.find(scratch() + "/")) != std::string::npos;) out.replace(at, scratch().size() + 1, "");
+  CHECK(out == "pb.toml:8:12: error: cannot read template `missing.tmpl`: No such file or directory\n"
+               "    template = \"missing.tmpl\"\n"
+               "               ^\n"
+               "pb.toml:14:13: error: `unit_file` must be a literal path: the unit file is read once, when the "
+               "playbook loads (put the per-host part in the file's text ({{ host.name }} renders there))\n"
+               "    unit_file = \"units/{{ unit }}.service\"\n"
+               "                ^\n");
+  // A file read at load: its bytes and sha256 are in the model.
+  write("n.tmpl", "hello\n");
+  write("pb.toml", "name = \"t\"\n[[step]]\nid = \"w\"\nkind = \"write\"\npath = \"/x\"\ntemplate = \"n.tmpl\"\n");
+  errors.clear();
+  auto pb = load_playbook(scratch() + "/pb.toml", {}, &errors);
+  REQUIRE(pb);
+  REQUIRE(pb->files.count("n.tmpl") == 1);
+  CHECK(pb->files.at("n.tmpl").bytes == "hello\n");
+  CHECK(pb->files.at("n.tmpl").sha256 == "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
 }
 
 TEST_CASE("positions inside multi-line strings are exact", "[playbook]") {

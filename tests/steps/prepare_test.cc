@@ -56,14 +56,15 @@ TEST_CASE("prepare: rungs take their own timing, else the step's", "[steps]") {
 }
 
 TEST_CASE("prepare: a write template renders with placeholders in a dry run", "[steps]") {
-  std::string dir = testing::temp_dir("ratchet-prepare");
-  std::ofstream(dir + "/n.tmpl") << "host {{ host.name }} freed at rung {{ steps.free.rung }}\n";
+  // The bytes come from the model (read once, at load), never from disk here.
+  std::map<std::string, playbook::LocalFile> files;
+  files["n.tmpl"] = {"template", "/pb/n.tmpl", "host {{ host.name }} freed at rung {{ steps.free.rung }}\n", ""};
   auto s = step("write", {{"path", "/root/notes.md"}, {"template", "n.tmpl"}});
   json scope = {{"host", {{"name", "gpu-box"}}}, {"steps", json::object()}};
   steps::PreparedStep ps;
   std::string err;
   steps::PrepareOptions opt;
-  opt.playbook_dir = dir;
+  opt.files = &files;
   opt.plan = true;
   REQUIRE(steps::prepare_step(s, scope, opt, &ps, &err));
   CHECK(ps.rungs[0].action->stdin_data == "host gpu-box freed at rung <steps.free.rung>\n");
@@ -71,9 +72,9 @@ TEST_CASE("prepare: a write template renders with placeholders in a dry run", "[
   scope["steps"]["free"] = {{"rung", 2}};
   REQUIRE(steps::prepare_step(s, scope, opt, &ps, &err));
   CHECK(ps.rungs[0].action->stdin_data == "host gpu-box freed at rung 2\n");
-  opt.playbook_dir = dir + "/missing";
+  opt.files = nullptr;
   CHECK_FALSE(steps::prepare_step(s, scope, opt, &ps, &err));
-  CHECK(err.find("cannot read template file " + dir + "/missing/n.tmpl") != std::string::npos);
+  CHECK(err.find("`template`: the template was not read when the playbook loaded") != std::string::npos);
 }
 
 TEST_CASE("process lines parse into holders", "[steps]") {

@@ -1,12 +1,13 @@
-// engine::plan_host / plan_json: every step rendered per host, as `plan --json` prints it.
+// plan::plan_host / host_json: every step rendered per host, as `plan --json` prints it.
 #include <catch2/catch.hpp>
 
-#include "engine/planner.h"
+#include "plan/build.h"
+#include "plan/codec.h"
 
 using namespace ratchet;
 using nlohmann::json;
 
-TEST_CASE("planner: every step's commands, rung by rung, as JSON", "[engine]") {
+TEST_CASE("plan build: every step's commands, rung by rung, as JSON", "[plan]") {
   playbook::Playbook pb;
   playbook::Step s;
   s.id = "free";
@@ -21,19 +22,20 @@ TEST_CASE("planner: every step's commands, rung by rung, as JSON", "[engine]") {
   pb.steps.push_back(s);
   playbook::Host h;
   h.name = "box";
-  engine::HostPlan hp;
+  plan::HostPlan hp;
   std::vector<std::string> errors;
-  REQUIRE(engine::plan_host(pb, h, json::object(), &hp, &errors));
-  auto j = engine::plan_json(hp);
+  REQUIRE(plan::plan_host(pb, h, json::object(), &hp, &errors));
+  auto j = plan::host_json(hp);
   CHECK(j["host"] == "box");
   auto cmds = j["steps"][0]["commands"];
   REQUIRE(cmds.size() == 2);
-  CHECK(cmds[0] == json({{"rung", 0}, {"role", "check"}, {"command", "ratchet_no_holders -- /dev/nvidia0"}, {"timeout_ms", 60000}}));
+  CHECK(cmds[0] == json({{"rung", 0}, {"role", "check"}, {"command", "ratchet_no_holders -- /dev/nvidia0"},
+                         {"timeout_ms", 60000}, {"judge", "holders"}}));
   CHECK(cmds[1]["rung"] == 1);
   CHECK(cmds[1]["command"] == "ratchet_kill --signal KILL --wait-ms 5000 holders_of /dev/nvidia0");
 }
 
-TEST_CASE("planner: the become field names the sudo user, and a step's become = false beats the host's", "[engine]") {
+TEST_CASE("plan build: the become field names the sudo user, and a step's become = false beats the host's", "[plan]") {
   playbook::Playbook pb;
   for (const char* id : {"host_says", "off", "as_svc"}) {
     playbook::Step s;
@@ -47,10 +49,10 @@ TEST_CASE("planner: the become field names the sudo user, and a step's become = 
   playbook::Host h;
   h.name = "box";
   h.become = true;
-  engine::HostPlan hp;
+  plan::HostPlan hp;
   std::vector<std::string> errors;
-  REQUIRE(engine::plan_host(pb, h, json::object(), &hp, &errors));
-  auto j = engine::plan_json(hp);
+  REQUIRE(plan::plan_host(pb, h, json::object(), &hp, &errors));
+  auto j = plan::host_json(hp);
   INFO(j.dump());
   CHECK(playbook::becomes(pb.steps[0], h));
   CHECK(hp.host.become);
@@ -59,14 +61,14 @@ TEST_CASE("planner: the become field names the sudo user, and a step's become = 
   CHECK(j["steps"][1]["become"] == false);
   CHECK(j["steps"][2]["become"] == "svc");
   h.become = false;  // nothing asks for sudo: no step becomes
-  engine::HostPlan plain;
-  REQUIRE(engine::plan_host(pb, h, json::object(), &plain, &errors));
-  auto pj = engine::plan_json(plain);
+  plan::HostPlan plain;
+  REQUIRE(plan::plan_host(pb, h, json::object(), &plain, &errors));
+  auto pj = plan::host_json(plain);
   REQUIRE(pj["steps"].size() == 3);
   for (const auto& st : pj["steps"]) CHECK(st["become"] == false);
 }
 
-TEST_CASE("planner: each step's timing, on_failure and each rung's settle, retries, delay and wait", "[engine]") {
+TEST_CASE("plan build: each step's timing, on_failure and each rung's settle, retries, delay and wait", "[plan]") {
   playbook::Playbook pb;
   playbook::Step s;
   s.id = s.name = "free";
@@ -86,10 +88,10 @@ TEST_CASE("planner: each step's timing, on_failure and each rung's settle, retri
   pb.steps.push_back(s);
   playbook::Host h;
   h.name = "box";
-  engine::HostPlan hp;
+  plan::HostPlan hp;
   std::vector<std::string> errors;
-  REQUIRE(engine::plan_host(pb, h, json::object(), &hp, &errors));
-  auto j = engine::plan_json(hp)["steps"][0];
+  REQUIRE(plan::plan_host(pb, h, json::object(), &hp, &errors));
+  auto j = plan::host_json(hp)["steps"][0];
   INFO(j.dump());
   CHECK(j["timeout_ms"] == 30000);
   CHECK(j["on_failure"] == "continue");

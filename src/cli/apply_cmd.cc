@@ -1,0 +1,160 @@
+// `ratchet apply FILE`: execute a saved plan exactly, or refuse before
+// connecting anywhere (docs/plan.md, "What apply refuses").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/make_plan.h"
+#include "cli/usage.h"
+#include "plan/codec.h"
+#include "plan/freshness.h"
+#include "playbook/doc.h"
+#include "playbook/inventory.h"
+#include "ratchet/version.h"
+#include "steps/library.h"
+#include "util/text.h"
+
+namespace ratchet::cli {
+
+namespace {
+
+int refuse(const std::string& file, const std::vector<std::string>& why) {
+  for (const auto& w : why) std::cerr << util::terminal_line(fmt::format("ratchet: error: {}: {}", file, w)) << "\n";
+  std::cerr << util::terminal_line(fmt::format("ratchet: apply refused {} ({} reason{}); nothing was run",
+                                               file, why.size(), why.size() == 1 ? "" : "s"))
+            << "\n";
+  return kExitUsage;
+}
+
+std::string bare_digest(std::string d) {
+  if (d.rfind("sha256:", 0) == 0) d = d.substr(7);
+  std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return std::tolower(c); });
+  return d;
+}
+
+}  // namespace
+
+int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  const Options& ao = a.base;
+  std::string text, err;
+  if (!playbook::read_text_file(a.file, &text, &err))
+    return refuse(a.file, {fmt::format("cannot read the plan file: {}", err)});
+  auto P = plan::decode_file(text, &err);
+  if (!P) return refuse(a.file, {err});
+  const std::string digest = plan::digest_of(nlohmann::json::parse(text));
+
+  std::vector<std::string> why;
+  if (!a.expect_digest.empty() && bare_digest(a.expect_digest) != digest)
+    why.push_back(fmt::format("the plan's digest is {}, not the approved {}: this is not the plan that was reviewed",
+                              digest, bare_digest(a.expect_digest)));
+  std::string dur_err;
+  auto max_age = util::parse_duration(a.max_age, &dur_err);
+  if (!max_age) return usage_error("apply", fmt::format("--max-age {}: {} (e.g. 24h, 30m)", a.max_age, dur_err));
+  plan::Here here;
+  here.ratchet_version = RATCHET_VERSION;
+  here.host_library_sha256 = steps::host_library_sha256();
+  here.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+  here.max_age = *max_age;
+  here.max_age_text = a.max_age;
+  for (auto& r : plan::stale_reasons(*P, here)) why.push_back(std::move(r));
+
+  // -e sets secrets only: every other value is in the plan.
+  std::vector<std::string> given;
+  for (const auto& kv : ao.extra) {
+    auto eq = kv.find('=');
+    std::string name = kv.substr(0, eq);
+    if (eq == std::string::npos || std::find(ao.secret.begin(), ao.secret.end(), name) == ao.secret.end())
+      why.push_back(fmt::format("-e {}: apply sets secrets only (-e NAME=VALUE --secret NAME); a var's value is "
+                                "fixed in the plan: make the plan again to change it", name));
+    else given.push_back(name);
+  }
+  for (const auto& name : ao.secret)
+    if (!P->secrets.contains(name))
+      why.push_back(fmt::format("--secret {}: the plan has no secret of that name (it has: {})", name, [&] {
+        std::string list;
+        for (const auto& kv : P->secrets) list += (list.empty() ? "" : ", ") + kv.first;
+        return list.empty() ? std::string("none") : list;
+      }()));
+  for (const auto& [name, source] : P->secrets) {
+    if (source == "-e" && std::find(given.begin(), given.end(), name) == given.end())
+      why.push_back(fmt::format("secret `{}` is not supplied: it came from -e when the plan was made; pass "
+                                "-e {}=VALUE --secret {}", name, name, name));
+    else if (source.rfind("env:", 0) == 0 && !std::getenv(source.substr(4).c_str()))
+      why.push_back(fmt::format("secret `{}` is not supplied: environment variable {} is not set", name,
+                                source.substr(4)));
+    else if (source.rfind("file:", 0) == 0) {
+      std::string v, e;
+      if (!playbook::read_text_file(source.substr(5), &v, &e))
+        why.push_back(fmt::format("secret `{}` is not supplied: cannot read {} ({})", name, source.substr(5), e));
+    }
+  }
+  if (!why.empty()) return refuse(a.file, why);
+
+  // The inputs again, as the plan selected them; apply's own options for how it runs.
+  Options o = ao;
+  o.command = "apply";
+  o.playbook = P->sources.front().path;
+  o.inventory = P->selection.inventory;
+  o.target = P->selection.targets;
+  o.limit = P->selection.limit;
+  o.extra.clear();
+  for (const auto& [k, v] : P->selection.extra_vars) o.extra.push_back(k + "=" + v);
+  for (const auto& kv : ao.extra) o.extra.push_back(kv);
+  o.secret = ao.secret;
+  o.ssh_config = P->selection.ssh_config;
+  o.known_hosts = P->selection.known_hosts;
+  o.accept_new = P->selection.accept_new;
+  o.strategy = P->selection.strategy;
+  auto L = load_all(o);
+  if (!L) return refuse(a.file, {"the files it was made from no longer load (errors above)"});
+  auto now = make_plan(*L, o);
+  if (!now) return refuse(a.file, {"its steps no longer render (errors above)"});
+  for (const auto& hp : P->hosts) {
+    auto it = std::find_if(now->hosts.begin(), now->hosts.end(),
+                           [&](const plan::HostPlan& n) { return n.host.name == hp.host.name; });
+    if (it == now->hosts.end()) {
+      why.push_back(fmt::format("host {} of the plan is no longer selected (the inventory changed)", hp.host.name));
+      continue;
+    }
+    for (auto& d : plan::host_differences(hp, *it)) why.push_back(std::move(d));
+  }
+  if (!why.empty()) return refuse(a.file, why);
+
+  // --limit only narrows the plan's hosts.
+  if (!ao.limit.empty()) {
+    std::vector<std::string> names;
+    for (const auto& hp : P->hosts) names.push_back(hp.host.name);
+    std::string sel_err;
+    auto sel = playbook::resolve_targets(*L->inv, names, ao.limit, &sel_err);
+    if (sel.empty()) return refuse(a.file, {fmt::format("--limit: {}", sel_err)});
+    std::vector<plan::HostPlan> kept;
+    for (auto& hp : P->hosts)
+      if (std::any_of(sel.begin(), sel.end(), [&](const playbook::Host* h) { return h->name == hp.host.name; }))
+        kept.push_back(std::move(hp));
+    P->hosts = std::move(kept);
+  }
+  // Each host as the inventory has it now (its endpoint and vars were checked
+  // equal above); each step tied to its place in the model, for the steps that
+  // render when they run.
+  for (auto& hp : P->hosts) {
+    auto h = std::find_if(L->hosts.begin(), L->hosts.end(), [&](const playbook::Host& x) { return x.name == hp.host.name; });
+    hp.host = *h;
+    for (auto& st : hp.steps) {
+      auto m = std::find_if(L->pb.steps.begin(), L->pb.steps.end(), [&](const playbook::Step& s) { return s.id == st.id; });
+      st.index = static_cast<size_t>(m - L->pb.steps.begin());
+    }
+  }
+  L->hosts.clear();
+  for (const auto& hp : P->hosts) L->hosts.push_back(hp.host);
+  AppliedPlan applied{a.file, digest};
+  return execute_plan(*L, *P, o, argv, &applied, wall0);
+}
+
+}  // namespace ratchet::cli

@@ -1,0 +1,124 @@
+#include "cli/make_plan.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include "engine/scope.h"
+#include "plan/build.h"
+#include "playbook/doc.h"
+#include "ratchet/version.h"
+#include "steps/library.h"
+#include "util/clock.h"
+#include "util/hash.h"
+#include "util/text.h"
+
+namespace ratchet::cli {
+
+namespace {
+
+// "user@hostname" of whoever runs ratchet here.
+std::string who_here() {
+  std::string user = "unknown";
+  if (const passwd* pw = ::getpwuid(::getuid())) user = pw->pw_name;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return fmt::format("{}@{}", user, *host ? host : "unknown");
+}
+
+plan::Source source_of(const char* role, const std::string& name, const std::string& path) {
+  plan::Source s{role, name, path, ""};
+  std::string text, err;
+  if (playbook::read_text_file(path, &text, &err)) s.sha256 = util::sha256_hex(text);
+  return s;
+}
+
+// Prints each rendering error once, with the hosts it hit.
+void print_errors(const std::vector<std::string>& errors, size_t host_count) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> unique;
+  for (const auto& e : errors) {
+    auto colon = e.find(": ");  // "host NAME: rest"
+    std::string host = e.substr(5, colon - 5), rest = e.substr(colon + 2);
+    auto it = std::find_if(unique.begin(), unique.end(), [&](const auto& u) { return u.first == rest; });
+    if (it == unique.end()) unique.push_back({rest, {host}});
+    else it->second.push_back(host);
+  }
+  for (const auto& [msg, hosts] : unique) {
+    std::string on = hosts.size() == host_count && hosts.size() > 1 ? "every host" : "host " + hosts[0];
+    if (hosts.size() > 1 && hosts.size() < host_count) on = fmt::format("hosts {}", fmt::join(hosts, ", "));
+    std::cerr << util::terminal_line(fmt::format("ratchet: error: {} ({})", msg, on)) << "\n";
+  }
+}
+
+}  // namespace
+
+std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
+  plan::Plan P;
+  P.playbook_name = L.pb.name;
+  P.policy = L.pb.policy;
+  if (!o.strategy.empty()) P.policy.strategy = o.strategy;
+  auto dry = resolve_secrets(L.pb, true);
+  std::vector<std::string> errors;
+  for (const auto& h : L.hosts) {
+    auto scope = engine::host_scope(L.pb, L.inv ? &*L.inv : nullptr, h, L.extra_keys, *dry, nullptr);
+    plan::HostPlan hp;
+    plan::plan_host(L.pb, h, scope, &hp, &errors);
+    P.hosts.push_back(std::move(hp));
+  }
+  if (!errors.empty()) {
+    print_errors(errors, L.hosts.size());
+    return std::nullopt;
+  }
+  for (auto& hp : P.hosts) {  // where each host connects, as run would (ssh config applied)
+    transport::ResolvedEndpoint r;
+    if (auto err = transport::resolve_endpoint(endpoint_for(hp.host, o), &r)) {
+      std::cerr << "ratchet: error: " << util::terminal_line(err->message) << "\n";
+      return std::nullopt;
+    }
+    hp.endpoint = {r.address, r.port, r.user, r.jump, r.identity, r.known_keys};
+  }
+
+  const auto now = std::chrono::system_clock::now();
+  P.made.at = util::rfc3339(now);
+  P.made.at_unix = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  P.made.by = who_here();
+  P.made.ratchet_version = RATCHET_VERSION;
+  P.made.host_library_sha256 = steps::host_library_sha256();
+
+  P.sources.push_back({"playbook", "", L.pb.path, L.pb.sha256});
+  for (const auto& [name, f] : L.pb.files) P.sources.push_back({f.role, name, f.path, f.sha256});
+  if (!o.inventory.empty()) P.sources.push_back(source_of("inventory", "", o.inventory));
+  if (o.ssh_config != "none") {
+    std::string cfg = o.ssh_config;
+    if (cfg.empty()) {
+      const passwd* pw = ::getpwuid(::getuid());
+      cfg = std::string(pw ? pw->pw_dir : (std::getenv("HOME") ? std::getenv("HOME") : "")) + "/.ssh/config";
+    }
+    P.sources.push_back(source_of("ssh_config", "", cfg));
+  }
+  P.secrets = L.pb.secrets;
+
+  auto& sel = P.selection;
+  sel.inventory = o.inventory;
+  sel.targets = o.target;
+  sel.limit = o.limit;
+  for (const auto& kv : o.extra) {
+    auto eq = kv.find('=');
+    std::string name = kv.substr(0, eq);
+    if (std::find(o.secret.begin(), o.secret.end(), name) != o.secret.end()) continue;  // never saved
+    sel.extra_vars.emplace_back(name, kv.substr(eq + 1));
+  }
+  sel.extra_secrets = o.secret;
+  sel.ssh_config = o.ssh_config;
+  sel.known_hosts = o.known_hosts;
+  sel.accept_new = o.accept_new;
+  sel.strategy = o.strategy;
+  return P;
+}
+
+}  // namespace ratchet::cli

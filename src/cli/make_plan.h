@@ -1,0 +1,16 @@
+#pragma once
+// Builds the plan `plan`, `run` and `apply` use from what the command line loaded.
+#include <optional>
+
+#include "cli/options.h"
+#include "plan/plan.h"
+
+namespace ratchet::cli {
+
+/// The plan of every host of L: each step rendered (dry secrets), each
+/// endpoint resolved through ssh config with the keys known_hosts lists for
+/// it, and the provenance (files with sha256, selection, who, when).
+/// Connects to nothing. Prints every error to stderr and returns nullopt (exit 2).
+std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o);
+
+}  // namespace ratchet::cli

@@ -1,0 +1,128 @@
+#include "plan/build.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "playbook/template.h"
+#include "playbook/when.h"
+#include "steps/prepare.h"
+#include "transport/wire.h"
+
+namespace ratchet::plan {
+
+namespace {
+
+void collect_refs(const playbook::Value& v, std::vector<std::string>* out) {
+  if (v.is_string()) {
+    std::string err;
+    if (auto refs = playbook::template_refs(v.get<std::string>(), &err))
+      out->insert(out->end(), refs->begin(), refs->end());
+  } else if (v.is_array() || v.is_object()) {
+    for (const auto& x : v) collect_refs(x, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> runtime_refs(const playbook::Playbook& pb, const playbook::Step& s) {
+  std::vector<std::string> all;
+  auto add_action = [&](const playbook::Action& a) {
+    collect_refs(a.fields, &all);
+    if (a.kind == "write" && a.fields.contains("template") && a.fields["template"].is_string()) {
+      auto f = pb.files.find(a.fields["template"].get<std::string>());
+      std::string err;
+      if (f != pb.files.end())
+        if (auto refs = playbook::template_refs(f->second.bytes, &err)) all.insert(all.end(), refs->begin(), refs->end());
+    }
+  };
+  add_action(s.body);
+  for (const auto& r : s.escalate) add_action(r);
+  std::vector<std::string> out;
+  for (const auto& r : all) {
+    std::string root = r.substr(0, r.find('.'));
+    bool runtime = root == "steps" || root == "run" || pb.secrets.contains(root);
+    if (runtime && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+  }
+  return out;
+}
+
+bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const playbook::Value& scope,
+               HostPlan* out, std::vector<std::string>* errors) {
+  out->host = host;
+  out->steps.clear();
+  out->vars = playbook::Value::object();
+  for (auto it = scope.begin(); it != scope.end(); ++it) {
+    static const char* const kBuiltins[] = {"host", "run", "playbook", "ratchet", "steps"};
+    if (std::find(std::begin(kBuiltins), std::end(kBuiltins), it.key()) != std::end(kBuiltins)) continue;
+    if (pb.secrets.contains(it.key())) continue;
+    out->vars[it.key()] = it.value();
+  }
+  steps::PrepareOptions opt;
+  opt.plan = true;
+  opt.files = &pb.files;
+  bool ok = true;
+  for (size_t i = 0; i < pb.steps.size(); ++i) {
+    const playbook::Step& s = pb.steps[i];
+    Step p;
+    p.index = i;
+    p.id = s.id;
+    p.name = s.name;
+    p.kind = s.kind;
+    p.source = s.where.str();
+    p.when = s.when;
+    p.on_failure = s.on_failure;
+    p.register_as = s.register_as;
+    p.capture = s.capture;
+    p.timeout = s.timeout;
+    if (!s.when.empty()) {
+      bool go = true;
+      std::string why;
+      if (!playbook::eval_when(s.when, scope, &go, &why)) {
+        errors->push_back(fmt::format("host {}: {}: step `{}`: {}", host.name, s.where.str(), s.id, why));
+        ok = false;
+        continue;
+      }
+      p.when_note = fmt::format("runs only when `{}` (now {})", s.when, go ? "true: runs" : "false: skipped");
+    }
+    p.become = playbook::becomes(s, host);
+    if (p.become) {
+      p.become_user = !s.become_user.empty() ? s.become_user : host.become_user;  // as sudo -u gets it
+      p.become_shown = playbook::become_user_for(s, host);
+      p.sudo_argv = transport::sudo_argv({true, p.become_user, false}, "...");
+    }
+    std::string err;
+    if (!steps::prepare_step(s, scope, opt, &p.prepared, &err)) {
+      errors->push_back(fmt::format("host {}: {}", host.name, err));
+      ok = false;
+      continue;
+    }
+    for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
+      const auto& r = p.prepared.rungs[k];
+      const playbook::Action* a = k == 0 ? &s.body : k - 1 < s.escalate.size() ? &s.escalate[k - 1] : nullptr;
+      RungFacts rf;
+      rf.timeout = k > 0 && a && a->timeout ? *a->timeout : s.timeout;
+      std::string kind = r.kind.empty() && a ? a->kind : r.kind;
+      if (kind == "kill") {
+        rf.wait = util::Millis(5'000);  // steps/kill_kind.cc's default
+        if (a && a->fields.contains("wait")) {
+          const auto& w = a->fields["wait"];
+          std::string text = w.is_string() ? w.get<std::string>() : w.dump();
+          std::string why;
+          rf.wait = util::parse_duration(text, &why);
+          if (!rf.wait) rf.wait_text = text;
+        }
+      }
+      p.rung_facts.push_back(rf);
+    }
+    p.runtime_refs = runtime_refs(pb, s);
+    out->steps.push_back(std::move(p));
+  }
+  return ok;
+}
+
+std::string stdout_matches(const steps::Command& c) {
+  return c.judge == "matches" && c.expect.is_string() ? c.expect.get<std::string>() : "";
+}
+
+}  // namespace ratchet::plan

@@ -1,0 +1,26 @@
+#pragma once
+// Builds the plan of one host from the model: each step rendered against the
+// host's scope. Pure: no I/O (the model holds every file's bytes).
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace ratchet::plan {
+
+/// Renders each step of `pb` for `host` against `scope` (engine::host_scope
+/// with no run info and dry secrets) into out->steps; out->host and out->vars
+/// are set, out->endpoint is left to the caller. Appends "host H: file:line:col:
+/// step S: ..." to *errors for each step that does not render; true when none failed.
+bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const playbook::Value& scope,
+               HostPlan* out, std::vector<std::string>* errors);
+
+/// The values known only at run time that step `s` uses, in first-use order:
+/// "steps.ID.FIELD", "run.id", "run.started", and the names of secrets (in any
+/// field, the `when`, or the template file it writes).
+std::vector<std::string> runtime_refs(const playbook::Playbook& pb, const playbook::Step& s);
+
+/// The regex a check command's stdout must match ("" = none).
+std::string stdout_matches(const steps::Command& c);
+
+}  // namespace ratchet::plan

@@ -1,0 +1,392 @@
+#include "plan/codec.h"
+
+#include <fmt/format.h>
+
+#include "util/hash.h"
+#include "util/text.h"
+
+namespace ratchet::plan {
+
+using nlohmann::json;
+
+namespace {
+
+bool valid_utf8(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return true;
+  } catch (const json::exception&) {
+    return false;
+  }
+}
+
+// Puts `s` at key (or key_b64 when it is not UTF-8, so every byte survives).
+void put_bytes(json& j, const char* key, const std::string& s) {
+  if (valid_utf8(s)) j[key] = s;
+  else j[std::string(key) + "_b64"] = util::base64(s);
+}
+
+json command_json(const steps::Command& c, size_t rung) {
+  json j = {{"rung", rung}, {"role", c.role}, {"command", c.text}, {"timeout_ms", c.timeout.count()},
+            {"judge", c.judge}};
+  if (!c.expect.is_null()) j["expect"] = c.expect;
+  if (c.judge == "matches" && c.expect.is_string()) j["stdout_matches"] = c.expect;
+  if (!c.stdin_data.empty()) {
+    if (c.stdin_secret) j["stdin"] = "***";
+    else put_bytes(j, "stdin", c.stdin_data);
+  }
+  if (c.stdin_secret) j["stdin_secret"] = true;
+  if (c.stdin_from_action) j["stdin_from_action"] = true;
+  return j;
+}
+
+json step_json(const Step& p) {
+  json cmds = json::array();
+  json rungs = json::array();
+  for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
+    const auto& r = p.prepared.rungs[k];
+    for (const auto& c : r.check) cmds.push_back(command_json(c, k));
+    if (r.action) cmds.push_back(command_json(*r.action, k));
+    for (const auto& c : r.after) {  // reboot: run on the new session once the host is back
+      cmds.push_back(command_json(c, k));
+      cmds.back()["after_reboot"] = true;
+    }
+    const RungFacts rf = k < p.rung_facts.size() ? p.rung_facts[k] : RungFacts{};
+    json rj = {{"rung", k},
+               {"kind", r.kind},
+               {"timeout_ms", rf.timeout.count()},
+               {"settle_ms", r.settle.count()},
+               {"retries", r.retries},
+               {"delay_ms", r.delay.count()}};
+    if (rf.wait) rj["wait_ms"] = rf.wait->count();
+    else if (!rf.wait_text.empty()) rj["wait"] = rf.wait_text;
+    if (r.always_act) rj["always_act"] = true;
+    if (r.reboot_timeout.count() > 0) rj["reboot_timeout_ms"] = r.reboot_timeout.count();
+    rungs.push_back(rj);
+  }
+  json s = {{"id", p.id},
+            {"kind", p.kind},
+            {"name", p.name},
+            {"source", p.source},
+            {"timeout_ms", p.timeout.count()},
+            {"on_failure", p.on_failure == playbook::OnFailure::cont ? "continue" : "stop"},
+            {"capture_bytes", p.capture},
+            {"rungs", rungs},
+            {"commands", cmds},
+            {"action_is_result", p.prepared.action_is_result},
+            {"expect_exit", p.prepared.expect_exit}};
+  if (!p.when.empty()) s["when"] = p.when;
+  if (!p.register_as.empty()) s["register"] = p.register_as;
+  // The sudo user the step runs as, or false: as the login user.
+  s["become"] = p.become ? json(p.become_shown) : json(false);
+  if (p.become) {
+    s["become_user"] = p.become_user;
+    s["sudo_argv"] = p.sudo_argv;
+  }
+  if (!p.runtime_refs.empty()) s["runtime"] = {{"placeholders", p.runtime_refs}};
+  return s;
+}
+
+// Reads one member of `j` with the type asked; throws a message naming `where.key`.
+struct Reader {
+  std::string where;
+  const json& j;
+  const json& at(const char* key) const {
+    if (!j.is_object() || !j.contains(key)) throw std::runtime_error(fmt::format("{}: `{}` is missing", where, key));
+    return j[key];
+  }
+  std::string str(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_string()) throw std::runtime_error(fmt::format("{}: `{}` must be a string", where, key));
+    return v.get<std::string>();
+  }
+  std::string str_or(const char* key, std::string dflt) const { return j.contains(key) ? str(key) : dflt; }
+  long long num(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_number_integer()) throw std::runtime_error(fmt::format("{}: `{}` must be an integer", where, key));
+    return v.get<long long>();
+  }
+  long long num_or(const char* key, long long dflt) const { return j.contains(key) ? num(key) : dflt; }
+  bool flag(const char* key) const {
+    if (!j.contains(key)) return false;
+    if (!j[key].is_boolean()) throw std::runtime_error(fmt::format("{}: `{}` must be true or false", where, key));
+    return j[key].get<bool>();
+  }
+  std::string bytes(const char* key) const {
+    std::string b64 = std::string(key) + "_b64";
+    if (j.contains(b64)) {
+      std::string out;
+      if (!j[b64].is_string() || !util::unbase64(j[b64].get<std::string>(), &out))
+        throw std::runtime_error(fmt::format("{}: `{}` is not base64", where, b64));
+      return out;
+    }
+    return str_or(key, "");
+  }
+  const json& arr(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_array()) throw std::runtime_error(fmt::format("{}: `{}` must be an array", where, key));
+    return v;
+  }
+  std::vector<std::string> strs(const char* key) const {
+    std::vector<std::string> out;
+    if (!j.contains(key)) return out;
+    for (const auto& x : arr(key)) {
+      if (!x.is_string()) throw std::runtime_error(fmt::format("{}: `{}` must hold strings", where, key));
+      out.push_back(x.get<std::string>());
+    }
+    return out;
+  }
+};
+
+steps::Command command_from(const Reader& r) {
+  steps::Command c;
+  c.role = r.str("role");
+  c.text = r.str("command");
+  c.timeout = util::Millis(r.num("timeout_ms"));
+  c.judge = r.str("judge");
+  if (r.j.contains("expect")) c.expect = r.j["expect"];
+  c.stdin_secret = r.flag("stdin_secret");
+  c.stdin_from_action = r.flag("stdin_from_action");
+  if (!c.stdin_secret) c.stdin_data = r.bytes("stdin");
+  return c;
+}
+
+Step step_from(const json& sj, const std::string& where) {
+  Reader r{where, sj};
+  Step p;
+  p.id = r.str("id");
+  r.where = fmt::format("{} (step {})", where, p.id);
+  p.kind = r.str("kind");
+  p.name = r.str("name");
+  p.source = r.str("source");
+  p.timeout = util::Millis(r.num("timeout_ms"));
+  std::string of = r.str("on_failure");
+  if (of != "stop" && of != "continue") throw std::runtime_error(r.where + ": `on_failure` must be stop or continue");
+  p.on_failure = of == "continue" ? playbook::OnFailure::cont : playbook::OnFailure::stop;
+  p.capture = static_cast<size_t>(r.num("capture_bytes"));
+  p.when = r.str_or("when", "");
+  p.register_as = r.str_or("register", "");
+  const json& b = r.at("become");
+  p.become = b.is_string();
+  if (p.become) {
+    p.become_shown = b.get<std::string>();
+    p.become_user = r.str("become_user");
+    p.sudo_argv = r.str("sudo_argv");
+  } else if (!b.is_boolean() || b.get<bool>()) {
+    throw std::runtime_error(r.where + ": `become` must be a user name or false");
+  }
+  if (sj.contains("runtime")) p.runtime_refs = Reader{r.where + " runtime", sj["runtime"]}.strs("placeholders");
+  p.prepared.action_is_result = r.flag("action_is_result");
+  p.prepared.expect_exit.clear();
+  for (const auto& x : r.arr("expect_exit")) {
+    if (!x.is_number_integer()) throw std::runtime_error(r.where + ": `expect_exit` must hold integers");
+    p.prepared.expect_exit.push_back(x.get<int>());
+  }
+  for (const auto& rj : r.arr("rungs")) {
+    Reader rr{r.where + " rung", rj};
+    steps::Rung rung;
+    if (static_cast<size_t>(rr.num("rung")) != p.prepared.rungs.size())
+      throw std::runtime_error(r.where + ": rungs are out of order");
+    rung.kind = rr.str("kind");
+    rung.settle = util::Millis(rr.num("settle_ms"));
+    rung.retries = static_cast<int>(rr.num("retries"));
+    rung.delay = util::Millis(rr.num("delay_ms"));
+    rung.always_act = rr.flag("always_act");
+    rung.reboot_timeout = util::Millis(rr.num_or("reboot_timeout_ms", 0));
+    RungFacts rf;
+    rf.timeout = util::Millis(rr.num("timeout_ms"));
+    if (rj.contains("wait_ms")) rf.wait = util::Millis(rr.num("wait_ms"));
+    rf.wait_text = rr.str_or("wait", "");
+    p.prepared.rungs.push_back(std::move(rung));
+    p.rung_facts.push_back(rf);
+  }
+  for (const auto& cj : r.arr("commands")) {
+    Reader cr{r.where + " command", cj};
+    size_t k = static_cast<size_t>(cr.num("rung"));
+    if (k >= p.prepared.rungs.size()) throw std::runtime_error(r.where + ": a command names a rung it lacks");
+    steps::Rung& rung = p.prepared.rungs[k];
+    steps::Command c = command_from(cr);
+    if (cr.flag("after_reboot")) rung.after.push_back(std::move(c));
+    else if (c.role == "check") rung.check.push_back(std::move(c));
+    else if (c.role == "action" && !rung.action) rung.action = std::move(c);
+    else throw std::runtime_error(fmt::format("{}: unexpected command of role `{}` in rung {}", r.where, c.role, k));
+  }
+  return p;
+}
+
+json count_json(const playbook::HostCount& c) {
+  if (!c.set) return nullptr;
+  if (c.percent) return fmt::format("{}%", c.value);
+  return c.value;
+}
+
+playbook::HostCount count_from(const json& j) {
+  playbook::HostCount c;
+  if (j.is_null()) return c;
+  c.set = true;
+  if (j.is_number_integer()) {
+    c.value = j.get<long long>();
+  } else if (j.is_string() && !j.get<std::string>().empty() && j.get<std::string>().back() == '%') {
+    c.percent = true;
+    c.value = std::stoll(j.get<std::string>());
+  } else {
+    throw std::runtime_error("policy: a host count must be N or \"N%\"");
+  }
+  return c;
+}
+
+}  // namespace
+
+json host_json(const HostPlan& hp) {
+  json steps = json::array();
+  for (const auto& p : hp.steps) steps.push_back(step_json(p));
+  json h = {{"host", hp.host.name}, {"address", hp.endpoint.address}, {"port", hp.endpoint.port},
+            {"user", hp.endpoint.user}, {"known_keys", hp.endpoint.known_keys}, {"vars", hp.vars},
+            {"steps", steps}};
+  if (!hp.endpoint.jump.empty()) h["jump"] = hp.endpoint.jump;
+  if (!hp.endpoint.identity.empty()) h["identity"] = hp.endpoint.identity;
+  return h;
+}
+
+json plan_json(const Plan& p, bool provenance) {
+  json hosts = json::array();
+  for (const auto& hp : p.hosts) hosts.push_back(host_json(hp));
+  const Source* pb = p.sources.empty() ? nullptr : &p.sources.front();
+  json j = {{"playbook", p.playbook_name},
+            {"path", pb ? pb->path : ""},
+            {"sha256", pb ? pb->sha256 : ""},
+            {"policy",
+             {{"strategy", p.policy.strategy}, {"serial", count_json(p.policy.serial)},
+              {"max_fail", count_json(p.policy.max_fail)}}},
+            {"hosts", hosts}};
+  if (!provenance) return j;
+  j["format"] = kFormat;
+  j["version"] = kFormatVersion;
+  j["made"] = {{"at", p.made.at}, {"at_unix", p.made.at_unix}, {"by", p.made.by},
+               {"ratchet_version", p.made.ratchet_version}, {"host_library_sha256", p.made.host_library_sha256}};
+  json extra = json::array();
+  for (const auto& [k, v] : p.selection.extra_vars) extra.push_back({{"name", k}, {"value", v}});
+  j["selection"] = {{"inventory", p.selection.inventory},   {"targets", p.selection.targets},
+                    {"limit", p.selection.limit},           {"extra_vars", extra},
+                    {"extra_secrets", p.selection.extra_secrets}, {"ssh_config", p.selection.ssh_config},
+                    {"known_hosts", p.selection.known_hosts}, {"accept_new", p.selection.accept_new},
+                    {"strategy", p.selection.strategy}};
+  json sources = json::array();
+  for (const auto& s : p.sources) {
+    json sj = {{"role", s.role}, {"path", s.path}, {"sha256", s.sha256.empty() ? json(nullptr) : json(s.sha256)}};
+    if (!s.name.empty()) sj["name"] = s.name;
+    sources.push_back(sj);
+  }
+  j["sources"] = sources;
+  j["secrets"] = p.secrets;
+  j["digest"] = digest_of(j);
+  return j;
+}
+
+std::string digest_of(const json& doc) {
+  json copy = doc;
+  if (copy.is_object()) copy.erase("digest");
+  return util::sha256_hex(copy.dump(-1, ' ', false, json::error_handler_t::strict));
+}
+
+std::string encode_file(const Plan& p) { return plan_json(p, true).dump(2) + "\n"; }
+
+bool looks_like_plan(const std::string& text) {
+  size_t b = text.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos || text[b] != '{') return false;
+  json j = json::parse(text, nullptr, false);
+  return !j.is_discarded() && j.is_object() && j.contains("format") && j["format"] == kFormat;
+}
+
+std::optional<Plan> decode_file(const std::string& text, std::string* err) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    *err = "not a ratchet plan file: it is not one JSON object (truncated or not made by `ratchet plan --out`)";
+    return std::nullopt;
+  }
+  if (!j.contains("format") || j["format"] != kFormat) {
+    *err = "not a ratchet plan file: it has no \"format\": \"ratchet-plan\" (make one with `ratchet plan --out FILE`)";
+    return std::nullopt;
+  }
+  if (!j.contains("version") || j["version"] != kFormatVersion) {
+    *err = fmt::format("plan file format version {} is not {}, the one this ratchet reads: make the plan again",
+                       j.contains("version") ? j["version"].dump() : "(none)", kFormatVersion);
+    return std::nullopt;
+  }
+  if (!j.contains("digest") || !j["digest"].is_string()) {
+    *err = "the plan file has no digest: it was not written by `ratchet plan --out`";
+    return std::nullopt;
+  }
+  const std::string want = j["digest"].get<std::string>(), got = digest_of(j);
+  if (want != got) {
+    *err = fmt::format("the plan file was edited after it was made: it says digest {} but its content hashes to {}",
+                       want, got);
+    return std::nullopt;
+  }
+  try {
+    Plan p;
+    Reader r{"plan", j};
+    p.playbook_name = r.str("playbook");
+    Reader pol{"policy", r.at("policy")};
+    p.policy.strategy = pol.str("strategy");
+    p.policy.serial = count_from(pol.at("serial"));
+    p.policy.max_fail = count_from(pol.at("max_fail"));
+    Reader m{"made", r.at("made")};
+    p.made.at = m.str("at");
+    p.made.at_unix = m.num("at_unix");
+    p.made.by = m.str("by");
+    p.made.ratchet_version = m.str("ratchet_version");
+    p.made.host_library_sha256 = m.str("host_library_sha256");
+    Reader sel{"selection", r.at("selection")};
+    p.selection.inventory = sel.str("inventory");
+    p.selection.targets = sel.strs("targets");
+    p.selection.limit = sel.strs("limit");
+    for (const auto& e : sel.arr("extra_vars")) {
+      Reader er{"selection extra_vars", e};
+      p.selection.extra_vars.emplace_back(er.str("name"), er.str("value"));
+    }
+    p.selection.extra_secrets = sel.strs("extra_secrets");
+    p.selection.ssh_config = sel.str("ssh_config");
+    p.selection.known_hosts = sel.str("known_hosts");
+    p.selection.accept_new = sel.flag("accept_new");
+    p.selection.strategy = sel.str("strategy");
+    for (const auto& s : r.arr("sources")) {
+      Reader sr{"sources", s};
+      Source src;
+      src.role = sr.str("role");
+      src.name = sr.str_or("name", "");
+      src.path = sr.str("path");
+      src.sha256 = sr.at("sha256").is_null() ? "" : sr.str("sha256");
+      p.sources.push_back(src);
+    }
+    if (p.sources.empty() || p.sources.front().role != "playbook")
+      throw std::runtime_error("sources: the playbook must come first");
+    const json& secrets = r.at("secrets");
+    if (!secrets.is_object()) throw std::runtime_error("plan: `secrets` must be a table");
+    for (auto it = secrets.begin(); it != secrets.end(); ++it) {
+      if (!it.value().is_string()) throw std::runtime_error("plan: `secrets` values must be strings");
+      p.secrets[it.key()] = it.value().get<std::string>();
+    }
+    for (const auto& hj : r.arr("hosts")) {
+      Reader hr{"host", hj};
+      HostPlan hp;
+      hp.host.name = hr.str("host");
+      hr.where = "host " + hp.host.name;
+      hp.endpoint.address = hr.str("address");
+      hp.endpoint.port = static_cast<int>(hr.num("port"));
+      hp.endpoint.user = hr.str("user");
+      hp.endpoint.jump = hr.str_or("jump", "");
+      hp.endpoint.identity = hr.str_or("identity", "");
+      hp.endpoint.known_keys = hr.strs("known_keys");
+      hp.vars = hr.at("vars");
+      for (const auto& sj : hr.arr("steps")) hp.steps.push_back(step_from(sj, hr.where));
+      p.hosts.push_back(std::move(hp));
+    }
+    return p;
+  } catch (const std::exception& e) {
+    *err = fmt::format("the plan file is malformed: {}", e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace ratchet::plan

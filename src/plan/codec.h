@@ -1,0 +1,43 @@
+#pragma once
+// The plan as JSON (docs/plan.md): the `plan --json` document, and the plan
+// file `plan --out` writes (that document plus provenance and its own digest).
+// Only this file and transcript/ expose nlohmann::json.
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/plan.h"
+
+namespace ratchet::plan {
+
+/// The plan file's format name and version (docs/plan.md).
+inline constexpr const char* kFormat = "ratchet-plan";
+inline constexpr int kFormatVersion = 1;
+
+/// One host's plan as JSON: {"host", "address", "port", "user", "jump"?,
+/// "identity"?, "known_keys", "vars", "steps": [...]} (docs/plan.md).
+nlohmann::json host_json(const HostPlan& hp);
+
+/// The `plan --json` document: {"playbook", "path", "sha256", "policy", "hosts"};
+/// with `provenance`, also "format", "version", "made", "selection", "sources",
+/// "secrets" and "digest" (the plan file).
+nlohmann::json plan_json(const Plan& p, bool provenance);
+
+/// sha256 (hex) of `doc` without its "digest" member, dumped compactly with
+/// sorted keys: what "digest" holds in a plan file.
+std::string digest_of(const nlohmann::json& doc);
+
+/// The plan file's text: plan_json(p, true), indented, with a final newline.
+std::string encode_file(const Plan& p);
+
+/// Parses a plan file's text. nullopt with *err saying what is wrong ("not a
+/// ratchet plan file", "the plan was edited after it was made: its digest is
+/// X but its content hashes to Y", a field that is missing or of the wrong type).
+std::optional<Plan> decode_file(const std::string& text, std::string* err);
+
+/// Whether `text` looks like a plan file (a JSON object with "format":
+/// "ratchet-plan"), for a clear refusal where a playbook was expected.
+bool looks_like_plan(const std::string& text);
+
+}  // namespace ratchet::plan

@@ -1,0 +1,105 @@
+#include "plan/freshness.h"
+
+#include <fmt/format.h>
+
+#include "plan/codec.h"
+#include "playbook/doc.h"
+#include "util/hash.h"
+
+namespace ratchet::plan {
+
+std::vector<std::string> stale_reasons(const Plan& p, const Here& here) {
+  std::vector<std::string> out;
+  if (p.made.ratchet_version != here.ratchet_version)
+    out.push_back(fmt::format("the plan was made by ratchet {}, this is ratchet {}: make the plan again with this one",
+                              p.made.ratchet_version, here.ratchet_version));
+  if (p.made.host_library_sha256 != here.host_library_sha256)
+    out.push_back(fmt::format("the plan was made with host library sha256 {}, this ratchet's is {}: make the plan again",
+                              p.made.host_library_sha256, here.host_library_sha256));
+  const long long age = here.now_unix - p.made.at_unix;
+  if (age < -300)
+    out.push_back(fmt::format("the plan says it was made at {}, {} s in the future: check this machine's clock",
+                              p.made.at, -age));
+  else if (age * 1000 > here.max_age.count())
+    out.push_back(fmt::format("the plan was made at {}, {} ago, more than --max-age {}: make it again (or pass a larger --max-age)",
+                              p.made.at, util::format_duration(util::Millis(age * 1000)),
+                              here.max_age_text.empty() ? util::format_duration(here.max_age) : here.max_age_text));
+  for (const auto& s : p.sources) {
+    if (s.role != "playbook" && s.role != "template" && s.role != "unit_file") continue;  // re-resolved instead
+    std::string what = s.role == "playbook" ? "the playbook" : s.role == "template" ? "template" : "unit file";
+    std::string text, err;
+    if (!playbook::read_text_file(s.path, &text, &err)) {
+      out.push_back(fmt::format("{} {} cannot be read now ({}); the plan was made from sha256 {}", what, s.path, err,
+                                s.sha256));
+      continue;
+    }
+    std::string now = util::sha256_hex(text);
+    if (now != s.sha256)
+      out.push_back(fmt::format("{} {} changed since the plan was made: sha256 {} in the plan, {} now", what, s.path,
+                                s.sha256, now));
+  }
+  return out;
+}
+
+namespace {
+
+// The first path where a and b differ ("steps[2].commands[0].command"), "" if equal.
+std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
+  if (a == b) return "";
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      if (!b.contains(it.key())) return at + "." + it.key();
+      if (auto d = first_difference(it.value(), b[it.key()], at + "." + it.key()); !d.empty()) return d;
+    }
+    for (auto it = b.begin(); it != b.end(); ++it)
+      if (!a.contains(it.key())) return at + "." + it.key();
+  }
+  if (a.is_array() && b.is_array()) {
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+      if (auto d = first_difference(a[i], b[i], fmt::format("{}[{}]", at, i)); !d.empty()) return d;
+  }
+  return at;
+}
+
+}  // namespace
+
+std::vector<std::string> host_differences(const HostPlan& planned, const HostPlan& now) {
+  std::vector<std::string> out;
+  const std::string& h = planned.host.name;
+  auto field = [&](const char* name, const std::string& was, const std::string& is) {
+    if (was != is)
+      out.push_back(fmt::format("host {}: its {} is `{}` now, `{}` in the plan", h, name, is, was));
+  };
+  field("address", planned.endpoint.address, now.endpoint.address);
+  field("port", std::to_string(planned.endpoint.port), std::to_string(now.endpoint.port));
+  field("user", planned.endpoint.user, now.endpoint.user);
+  field("jump", planned.endpoint.jump, now.endpoint.jump);
+  field("identity", planned.endpoint.identity, now.endpoint.identity);
+  for (auto it = planned.vars.begin(); it != planned.vars.end(); ++it) {
+    if (!now.vars.contains(it.key()))
+      out.push_back(fmt::format("host {}: var `{}` is no longer defined (it was {} in the plan)", h, it.key(), it.value().dump()));
+    else if (now.vars[it.key()] != it.value())
+      out.push_back(fmt::format("host {}: var `{}` is {} now, {} in the plan", h, it.key(), now.vars[it.key()].dump(),
+                                it.value().dump()));
+  }
+  for (auto it = now.vars.begin(); it != now.vars.end(); ++it)
+    if (!planned.vars.contains(it.key()))
+      out.push_back(fmt::format("host {}: var `{}` is new ({}), the plan has no such var", h, it.key(), it.value().dump()));
+  if (!out.empty()) return out;
+  // Everything the steps depend on agrees: the commands must too.
+  nlohmann::json a = host_json(planned)["steps"], b = host_json(now)["steps"];
+  if (a != b) {
+    std::string path = first_difference(a, b, "steps");
+    std::string step;
+    size_t open = path.find('['), close = path.find(']');
+    if (open != std::string::npos && close != std::string::npos) {
+      size_t i = std::stoul(path.substr(open + 1, close - open - 1));
+      if (i < a.size() && a[i].contains("id")) step = fmt::format(" (step `{}`)", a[i]["id"].get<std::string>());
+    }
+    out.push_back(fmt::format("host {}: the plan built now differs from the saved one at {}{}: make the plan again", h,
+                              path, step));
+  }
+  return out;
+}
+
+}  // namespace ratchet::plan

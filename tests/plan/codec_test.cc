@@ -1,0 +1,161 @@
+// plan::plan_json / decode_file: the plan file round-trips every field the
+// engine runs, carries its own digest, and refuses what is not one.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "plan/build.h"
+#include "plan/codec.h"
+#include "playbook/loader.h"
+#include "support/scratch_dir.h"
+
+using namespace ratchet;
+using nlohmann::json;
+
+namespace {
+
+// A plan of one host for a playbook with every kind, rungs and a file.
+plan::Plan sample_plan(const testing::ScratchDir& dir) {
+  std::ofstream(dir.path + "/n.tmpl") << "notes for {{ host.name }}: {{ steps.stop.status }}\n";
+  std::ofstream(dir.path + "/u.service") << "[Service]\nExecStart=/bin/true\n";
+  std::ofstream(dir.path + "/pb.toml") << R"(name = "sample"
+serial = 2
+max_fail = "50%"
+[vars]
+unit = "inference.service"
+[[step]]
+id = "stop"
+kind = "service"
+unit = "{{ unit }}"
+state = "stopped"
+unit_file = "u.service"
+[[step]]
+id = "kill"
+kind = "kill"
+pid_file = "/run/x.pid"
+wait = "3s"
+on_failure = "continue"
+become = true
+[[step.escalate]]
+kind = "kill"
+pid_file = "/run/x.pid"
+signal = "KILL"
+settle = "1s"
+[[step]]
+id = "free"
+kind = "verify"
+no_holders = "/dev/nvidia0"
+retries = 2
+[[step]]
+id = "cmd"
+kind = "run"
+command = "printf '%s\n' {{ unit }}"
+check = "test -e /tmp/done"
+stdin = "bytes on stdin\n"
+[[step]]
+id = "notes"
+kind = "write"
+path = "/root/notes.md"
+template = "n.tmpl"
+[[step]]
+id = "boot"
+kind = "reboot"
+test_command = "systemctl is-system-running"
+)";
+  std::vector<playbook::LoadError> errors;
+  auto pb = playbook::load_playbook(dir.path + "/pb.toml", {}, &errors);
+  for (const auto& e : errors) FAIL_CHECK(playbook::format_error(e));
+  REQUIRE(pb);
+  plan::Plan P;
+  P.playbook_name = pb->name;
+  P.policy = pb->policy;
+  P.made = {"2026-12-01T12:00:00Z", 1796126400, "ops@laptop", "0.4.0", "abc"};
+  P.selection.inventory = "inv.toml";
+  P.selection.extra_vars = {{"unit", "inference.service"}};
+  P.sources = {{"playbook", "", pb->path, pb->sha256}};
+  for (const auto& [name, f] : pb->files) P.sources.push_back({f.role, name, f.path, f.sha256});
+  P.secrets = {{"token", "env:TOKEN"}};
+  playbook::Host h;
+  h.name = "gpu-box";
+  json scope = {{"unit", "inference.service"}, {"host", {{"name", "gpu-box"}}}, {"steps", json::object()}};
+  plan::HostPlan hp;
+  std::vector<std::string> perr;
+  REQUIRE(plan::plan_host(*pb, h, scope, &hp, &perr));
+  hp.endpoint = {"127.0.0.1", 2222, "root", "", "/k", {"SHA256:abc"}};
+  P.hosts.push_back(hp);
+  return P;
+}
+
+}  // namespace
+
+TEST_CASE("plan file: every field round-trips and the digest covers the whole document", "[plan]") {
+  testing::ScratchDir dir("ratchet-codec");
+  plan::Plan P = sample_plan(dir);
+  // A stdin that is not UTF-8 survives (base64 in the file).
+  P.hosts[0].steps[3].prepared.rungs[0].action->stdin_data = std::string("\xff\xfe raw\n", 7);
+  std::string text = plan::encode_file(P);
+  std::string err;
+  auto back = plan::decode_file(text, &err);
+  INFO(err);
+  REQUIRE(back);
+  CHECK(plan::encode_file(*back) == text);  // nothing lost, nothing added
+  const auto& steps = back->hosts[0].steps;
+  REQUIRE(steps.size() == 6);
+  CHECK(steps[0].prepared.rungs[0].check.size() == 1);
+  CHECK(steps[1].become);
+  CHECK(steps[1].become_shown == "root");
+  CHECK(steps[1].on_failure == playbook::OnFailure::cont);
+  CHECK(steps[1].prepared.rungs.size() == 2);
+  CHECK(steps[1].prepared.rungs[1].settle == util::Millis(1000));
+  CHECK(steps[1].rung_facts[0].wait == util::Millis(3000));
+  CHECK(steps[2].prepared.rungs[0].retries == 2);
+  CHECK(steps[3].prepared.rungs[0].action->stdin_data == std::string("\xff\xfe raw\n", 7));
+  CHECK(steps[3].runtime_refs.empty());
+  CHECK(steps[4].runtime_refs == std::vector<std::string>{"steps.stop.status"});
+  CHECK(steps[5].prepared.rungs[0].after.size() == 2);
+  CHECK(steps[5].prepared.rungs[0].reboot_timeout.count() > 0);
+  CHECK(back->policy.serial.value == 2);
+  CHECK(back->policy.max_fail.percent);
+  CHECK(back->hosts[0].endpoint.known_keys == std::vector<std::string>{"SHA256:abc"});
+  CHECK(back->secrets.at("token") == "env:TOKEN");
+  CHECK(back->selection.extra_vars.at(0).second == "inference.service");
+  // The digest is of the document itself.
+  json doc = json::parse(text);
+  CHECK(doc["digest"] == plan::digest_of(doc));
+  CHECK(doc["format"] == "ratchet-plan");
+  CHECK(doc["version"] == 1);
+}
+
+TEST_CASE("plan file: an edit, a truncation, a foreign file or another format version is refused", "[plan]") {
+  testing::ScratchDir dir("ratchet-codec-bad");
+  std::string text = plan::encode_file(sample_plan(dir));
+  std::string err;
+  json doc = json::parse(text);
+  {
+    json edited = doc;
+    edited["hosts"][0]["steps"][0]["commands"][0]["command"] = "rm -rf /";
+    CHECK_FALSE(plan::decode_file(edited.dump(2), &err));
+    CHECK(err.find("the plan file was edited after it was made: it says digest " + doc["digest"].get<std::string>() +
+                   " but its content hashes to ") == 0);
+  }
+  CHECK_FALSE(plan::decode_file(text.substr(0, text.size() / 2), &err));
+  CHECK(err.find("not one JSON object") != std::string::npos);
+  CHECK_FALSE(plan::decode_file("{\"format\": \"terraform\"}", &err));
+  CHECK(err.find("not a ratchet plan file") == 0);
+  {
+    json v2 = doc;
+    v2["version"] = 2;
+    v2["digest"] = plan::digest_of(v2);
+    CHECK_FALSE(plan::decode_file(v2.dump(), &err));
+    CHECK(err == "plan file format version 2 is not 1, the one this ratchet reads: make the plan again");
+  }
+  {
+    json missing = doc;  // digest recomputed: well-formed but a field is gone
+    missing["hosts"][0]["steps"][0].erase("timeout_ms");
+    missing["digest"] = plan::digest_of(missing);
+    CHECK_FALSE(plan::decode_file(missing.dump(), &err));
+    CHECK(err == "the plan file is malformed: host gpu-box (step stop): `timeout_ms` is missing");
+  }
+  CHECK(plan::looks_like_plan(text));
+  CHECK_FALSE(plan::looks_like_plan("name = \"x\"\n"));
+}
