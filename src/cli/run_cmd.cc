@@ -187,7 +187,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
     if (c.percent) return fmt::format("{}%", c.value);
     return c.value;
   };
-  w.emit("run_start", {{"schema", transcript::kSchemaVersion},
+  w.emit(transcript::events::kRunStart, {{"schema", transcript::kSchemaVersion},
                        {"ratchet_version", RATCHET_VERSION},
                        {"run_id", info.id},
                        {"argv", argv},
@@ -202,7 +202,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
                        {"become_password", become_password.has_value()}});
   // The library's text once, in an event of its own: run_start stays small
   // (schema 2; docs/transcript.md).
-  w.emit("host_library", {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}});
+  w.emit(transcript::events::kHostLibrary, {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}});
   // With --json, stdout carries only the summary; people read stderr.
   std::ostream& human = o.json ? std::cerr : std::cout;
   const int human_fd = o.json ? 2 : 1;
@@ -278,7 +278,7 @@ int cmd_run(const Options& o, const std::vector<std::string>& argv) {
                                                       {kExitInterrupted, "interrupted"}};
   long long wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::steady_clock::now() - wall0).count();
-  w.emit("run_end", {{"status", names_of.at(code)}, {"exit_code", code}, {"counts", totals},
+  w.emit(transcript::events::kRunEnd, {{"status", names_of.at(code)}, {"exit_code", code}, {"counts", totals},
                      {"hosts", host_status}, {"ms", wall_ms}});
 
   size_t cols = 0;  // a terminal: recap reasons cut to its width
