@@ -1,9 +1,10 @@
 // transcript::events: one table of every event; the writer refuses what does
-// not fit it, the reader reads what it knows.
+// not fit it, the reader reads what it knows, docs/transcript.md documents it.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -36,6 +37,39 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string type_word(events::Type t) {
+  switch (t) {
+    case events::Type::string: return "string";
+    case events::Type::integer: return "integer";
+    case events::Type::boolean: return "boolean";
+    case events::Type::array: return "array";
+    case events::Type::object: return "object";
+  }
+  return "?";
+}
+
+std::string presence_word(events::Presence p) {
+  switch (p) {
+    case events::Presence::required: return "required";
+    case events::Presence::optional: return "optional";
+    case events::Presence::schema1: return "schema 1";
+  }
+  return "?";
+}
+
+/// The cells of a Markdown table row "| a | b |" (trimmed), or none.
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  if (line.rfind("| ", 0) != 0) return out;
+  size_t from = 1;
+  for (size_t bar; (bar = line.find(" |", from)) != std::string::npos; from = bar + 2) {
+    std::string c = line.substr(from, bar - from);
+    size_t b = c.find_first_not_of(' '), e = c.find_last_not_of(' ');
+    out.push_back(b == std::string::npos ? "" : c.substr(b, e - b + 1));
+  }
+  return out;
 }
 
 }  // namespace
@@ -110,6 +144,64 @@ TEST_CASE("the writer throws std::logic_error on an event that does not fit the 
     CHECK(r.events.size() == 1);  // nothing of a refused event was written
     CHECK_FALSE(w.failed());
   }
+}
+
+TEST_CASE("docs/transcript.md documents every event and field of the table, and no other", "[transcript]") {
+  const std::string doc = read_file(std::string(RATCHET_SOURCE_DIR) + "/docs/transcript.md");
+  REQUIRE_FALSE(doc.empty());
+  size_t from = doc.find("\n## Events");
+  REQUIRE(from != std::string::npos);
+  size_t to = doc.find("\n## ", from + 1);
+  const std::string section = doc.substr(from, to - from);
+  // "### `NAME`" then a table "| `field` | type | presence | meaning |".
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> documented;
+  std::vector<std::string> order;
+  std::string current;
+  std::istringstream lines(section);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("### `", 0) == 0) {
+      current = line.substr(5, line.find('`', 5) - 5);
+      INFO(current);
+      CHECK(documented.count(current) == 0);
+      documented[current];
+      order.push_back(current);
+      continue;
+    }
+    auto c = cells(line);
+    if (current.empty() || c.size() != 4 || c[0].size() < 3 || c[0].front() != '`') continue;
+    std::string field = c[0].substr(1, c[0].size() - 2);
+    INFO(current << "." << field);
+    CHECK(documented[current].count(field) == 0);
+    documented[current][field] = {c[1], c[2]};
+  }
+  std::vector<std::string> table_order;
+  for (const auto& e : events::all()) {
+    table_order.push_back(std::string(e.name));
+    INFO("event " << e.name);
+    REQUIRE(documented.count(std::string(e.name)) == 1);
+    auto& fields = documented[std::string(e.name)];
+    for (const auto& f : e.fields) {
+      INFO("field " << f.name);
+      REQUIRE(fields.count(std::string(f.name)) == 1);
+      CHECK(fields[std::string(f.name)].first == type_word(f.type));
+      CHECK(fields[std::string(f.name)].second == presence_word(f.presence));
+      fields.erase(std::string(f.name));
+    }
+    CHECK(fields.empty());  // none the table lacks
+  }
+  CHECK(order == table_order);  // and no event the table lacks, in its order
+  // Each field only schema 1 wrote is named in the migration section.
+  size_t mig = doc.find("\n## Schema 2: migration from 1");
+  REQUIRE(mig != std::string::npos);
+  const std::string migration = doc.substr(mig, doc.find("\n## ", mig + 1) - mig);
+  for (const auto& e : events::all())
+    for (const auto& f : e.fields)
+      if (f.presence == events::Presence::schema1) {
+        INFO(f.name);
+        CHECK(migration.find("`" + std::string(f.name) + "`") != std::string::npos);
+      }
+  for (const char* later : {"plan fields (issue 12)", "the transport's `sent` form (issue 14)", "hash chain (issue 15)"})
+    CHECK(migration.find(later) != std::string::npos);
 }
 
 TEST_CASE("the transcripts in examples/ and the reader's fuzz corpus still read", "[transcript]") {
