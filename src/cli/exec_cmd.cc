@@ -85,12 +85,12 @@ int cmd_exec(const ExecOptions& o) {
   // --transcript: the same events as a run's, for one step "exec" (docs/transcript.md).
   std::unique_ptr<transcript::Writer> w;
   auto finish = [&](int code, const char* status) {
-    if (w) w->emit("run_end", {{"status", status}, {"exit_code", code}, {"hosts", {{host.name, status}}}});
+    if (w) w->emit(transcript::events::kRunEnd, {{"status", status}, {"exit_code", code}, {"hosts", {{host.name, status}}}});
     return code;
   };
   if (!o.base.transcript.empty()) {
     w = std::make_unique<transcript::Writer>(o.base.transcript);
-    w->emit("run_start", {{"schema", transcript::kSchemaVersion}, {"ratchet_version", RATCHET_VERSION},
+    w->emit(transcript::events::kRunStart, {{"schema", transcript::kSchemaVersion}, {"ratchet_version", RATCHET_VERSION},
                           {"exec", command}, {"targets", {host.name}}});
     if (w->failed()) {
       std::cerr << "ratchet: error: " << w->failure() << "; nothing was run\n";
@@ -103,7 +103,7 @@ int cmd_exec(const ExecOptions& o) {
     std::cerr << "ratchet: " << util::escaped_line(err->message) << "\n";
     bool key = err->kind == transport::FailureKind::host_key_unknown ||
                err->kind == transport::FailureKind::host_key_changed;
-    if (w) w->emit("unreachable", {{"host", host.name}, {"cause", transport::cause_name(err->kind)},
+    if (w) w->emit(transcript::events::kUnreachable, {{"host", host.name}, {"cause", transport::cause_name(err->kind)},
                                    {"message", err->message}});
     return finish(key ? kExitHostKey : kExitUnreachable, key ? "host_key" : "unreachable");
   }
@@ -112,7 +112,7 @@ int cmd_exec(const ExecOptions& o) {
                          {"user", info.user}, {"fingerprint", info.fingerprint},
                          {"auth_method", info.auth_method}, {"ms", info.ms}};
     if (!info.via.empty()) ev["via"] = info.via;
-    w->emit("connect", ev);
+    w->emit(transcript::events::kConnect, ev);
   }
   transport::ExecRequest req;
   req.run_id = transport::new_run_id();
@@ -133,7 +133,7 @@ int cmd_exec(const ExecOptions& o) {
     nlohmann::json cmd = base;
     cmd.update({{"role", "action"}, {"command", command}, {"sent", req.command},
                 {"timeout_ms", timeout->count()}});
-    w->emit("command", cmd);
+    w->emit(transcript::events::kCommand, cmd);
     engine::record_result(*w, base, r, false);
   }
   // stdout as the host wrote it (like ssh: it may be piped on); stderr is for a

@@ -205,10 +205,10 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   if (applied)  // the saved plan this run executes (docs/plan.md)
     start["plan"] = {{"digest", applied->digest}, {"path", applied->path}, {"made_at", P.made.at},
                      {"made_by", P.made.by}};
-  w.emit("run_start", start);
+  w.emit(transcript::events::kRunStart, start);
   // The library's text once, in an event of its own: run_start stays small
   // (schema 2; docs/transcript.md).
-  w.emit("host_library", {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}});
+  w.emit(transcript::events::kHostLibrary, {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}});
   // With --json, stdout carries only the summary; people read stderr.
   std::ostream& human = o.json ? std::cerr : std::cout;
   const int human_fd = o.json ? 2 : 1;
@@ -286,7 +286,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
                                                       {kExitInterrupted, "interrupted"}};
   long long wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::steady_clock::now() - wall0).count();
-  w.emit("run_end", {{"status", names_of.at(code)}, {"exit_code", code}, {"counts", totals},
+  w.emit(transcript::events::kRunEnd, {{"status", names_of.at(code)}, {"exit_code", code}, {"counts", totals},
                      {"hosts", host_status}, {"ms", wall_ms}});
 
   size_t cols = 0;  // a terminal: recap reasons cut to its width

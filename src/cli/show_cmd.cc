@@ -81,6 +81,12 @@ int cmd_show(const ShowOptions& o) {
     std::cerr << util::escaped_line("ratchet: note: no events match" + (o.host.empty() ? "" : " --host " + o.host) +
                                     (o.step.empty() ? "" : " --step " + o.step))
               << "\n";
+  if (!r.problems.empty())  // a hand-edited or foreign file: shown anyway, as written
+    std::cerr << util::escaped_line(fmt::format("ratchet: note: {} (shown as written){}", r.problems[0],
+                                                r.problems.size() > 1
+                                                    ? fmt::format("; {} more events like it", r.problems.size() - 1)
+                                                    : ""))
+              << "\n";
   if (!r.note.empty()) std::cerr << util::escape_bytes("ratchet: note: " + r.note) << "\n";
   // A file cut before its first event ended holds nothing to show: not a success.
   return r.events.empty() ? kExitFailed : kExitOk;

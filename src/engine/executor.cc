@@ -49,13 +49,13 @@ bool Executor::reconnect(int rung) {
                          {"ok", !err}, {"ms", elapsed().count()}};
     if (!err) {
       ev["fingerprint"] = info.fingerprint;
-      w_.emit("reconnect", ev);
+      w_.emit(transcript::events::kReconnect, ev);
       return true;
     }
     last = err->message;
     ev["cause"] = transport::cause_name(err->kind);
     ev["message"] = err->message;
-    w_.emit("reconnect", ev);
+    w_.emit(transcript::events::kReconnect, ev);
     if (err->kind == transport::FailureKind::host_key_changed ||
         err->kind == transport::FailureKind::host_key_unknown)
       break;  // a new key after a drop is exactly what strict checking refuses
@@ -192,7 +192,7 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
     if (c.stdin_secret || w_.mask(input) != input) ev["stdin"] = "***";
     else ev["stdin_sha256"] = util::sha256_hex(input);
   }
-  w_.emit("command", ev);
+  w_.emit(transcript::events::kCommand, ev);
   // Secrets go on stdin, never in a command line. The become password
   // is not a playbook secret: a command that merely contains the same text (a
   // weak password such as "ratchet") is no leak of it and is not refused.
@@ -201,7 +201,7 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
     for (size_t at; (at = probe.find(*password_)) != std::string::npos;) probe.erase(at, password_->size());
   if (w_.mask(probe) != probe) {
     r.error = "refused: the command would carry a secret on its command line (pass it on stdin)";
-    w_.emit("exit", {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
+    w_.emit(transcript::events::kExit, {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
                      {"timed_out", false}});
     return r;
   }
@@ -215,7 +215,7 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
                           "(MAX_ARG_STRLEN, execve(2)): pass large values on stdin",
                           req.command.size(), transport::kMaxWireBytes + 1);
   if (!r.error.empty()) {
-    w_.emit("exit", {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
+    w_.emit(transcript::events::kExit, {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
                      {"timed_out", false}});
     return r;
   }
@@ -243,7 +243,7 @@ void record_result(transcript::Writer& w, const nlohmann::json& base, const tran
                     : transcript::output_fields(name, masked, cap->total, cap->dropped,
                                                 secret_risk ? "" : cap->sha256);
     f.update(base);
-    w.emit("output", f);
+    w.emit(transcript::events::kOutput, f);
   }
   nlohmann::json ex = base;
   if (!r.signal.empty()) ex["signal"] = r.signal;
@@ -254,14 +254,14 @@ void record_result(transcript::Writer& w, const nlohmann::json& base, const tran
   if (r.remote_pid > 0) ex["pid"] = r.remote_pid;
   if (!r.watchdog.empty()) ex["watchdog"] = r.watchdog;
   if (!r.warning.empty()) ex["warning"] = r.warning;
-  w.emit("exit", ex);
+  w.emit(transcript::events::kExit, ex);
 }
 
 void Executor::evidence(int rung, nlohmann::json fields) {
   fields["host"] = host_;
   fields["step"] = step_;
   fields["rung"] = rung;
-  w_.emit("evidence", fields);
+  w_.emit(transcript::events::kEvidence, fields);
 }
 
 }  // namespace ratchet::engine

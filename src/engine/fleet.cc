@@ -45,7 +45,7 @@ HostReport not_run(const HostJob& job, const std::string& status, const std::str
   r.status = status;
   r.reason = why;
   for (const char* k : {"ok", "changed", "escalated", "failed", "skipped"}) r.counts[k] = 0;  // same shape as a run host
-  shared.w->emit("host_end", {{"host", r.host}, {"status", r.status},
+  shared.w->emit(transcript::events::kHostEnd, {{"host", r.host}, {"status", r.status},
                               {"counts", r.counts}, {"ms", 0}, {"reason", why}});
   shared.progress->host_done(r);
   return r;
@@ -132,7 +132,7 @@ std::vector<HostReport> run_fleet(std::vector<HostJob>& jobs, const FleetPolicy&
       std::vector<std::string> names;
       for (size_t i : idx) names.push_back(jobs[i].host.name);
       if (sizes.size() > 1) {
-        shared.w->emit("batch_start", {{"batch", b + 1}, {"batches", sizes.size()}, {"hosts", names}});
+        shared.w->emit(transcript::events::kBatchStart, {{"batch", b + 1}, {"batches", sizes.size()}, {"hosts", names}});
         shared.progress->batch_started(static_cast<int>(b + 1), static_cast<int>(sizes.size()), names);
       }
       run_batch(jobs, idx, policy, make, shared, reports);

@@ -28,10 +28,10 @@ std::string stopped_reason(const std::string& step) { return fmt::format("host s
 void HostRun::skip(const plan::Step& step, const std::string& reason, const json& extra) {
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
-  w.emit("step_start", {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
+  w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
   json end = {{"host", host}, {"step", step.id}, {"status", "skipped"}, {"rung", 0}, {"ms", 0}, {"reason", reason}};
   end.update(extra);
-  w.emit("step_end", end);
+  w.emit(transcript::events::kStepEnd, end);
   StepOutcome skipped;  // every field defined, so later templates render
   skipped.status = "skipped";
   skipped.reason = reason;
@@ -57,7 +57,7 @@ bool HostRun::connect() {
   if (auto err = t_.connect(&info)) {
     json ev = {{"host", host}, {"cause", transport::cause_name(err->kind)}, {"message", err->message}};
     if (!err->methods_tried.empty()) ev["methods_tried"] = err->methods_tried;
-    w.emit("unreachable", ev);
+    w.emit(transcript::events::kUnreachable, ev);
     shared_.progress->unreachable(host, err->message);
     bool key = err->kind == transport::FailureKind::host_key_unknown ||
                err->kind == transport::FailureKind::host_key_changed;
@@ -70,7 +70,7 @@ bool HostRun::connect() {
              {"user", info.user}, {"fingerprint", info.fingerprint},
              {"auth_method", info.auth_method}, {"ms", info.ms}};
   if (!info.via.empty()) ev["via"] = info.via;  // jump hosts, first hop first
-  w.emit("connect", ev);
+  w.emit(transcript::events::kConnect, ev);
   std::string via;
   for (const auto& hop : info.via) via += (via.empty() ? " via " : ", ") + hop;
   shared_.progress->connected(host, fmt::format("{}@{}:{}{}", info.user, info.address, info.port, via));
@@ -122,7 +122,7 @@ bool HostRun::run_step(size_t i) {
       return true;
     }
   }
-  w.emit("step_start", {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
+  w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
   p.step_started(host, step.id, step.name);
   ex_->set_step(step.id, step.become, step.become_user, step.capture);
   steps::PreparedStep ps;
@@ -149,7 +149,7 @@ bool HostRun::run_step(size_t i) {
   if (o.ms == 0) o.ms = now_ms() - t0;
   json end = {{"host", host}, {"step", step.id}, {"status", o.status}, {"rung", o.rung}, {"ms", o.ms}};
   if (!o.reason.empty()) end["reason"] = o.reason;
-  w.emit("step_end", end);
+  w.emit(transcript::events::kStepEnd, end);
   job_.scope["steps"][step.id] = outcome_json(o);
   if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_json(o);
   rep_.counts[o.status]++;
@@ -190,7 +190,7 @@ HostReport HostRun::finish() {
   json ev = {{"host", rep_.host}, {"status", rep_.status}, {"counts", rep_.counts}, {"ms", rep_.ms}};
   if (!rep_.reason.empty()) ev["reason"] = rep_.reason;
   if (!rep_.stopped_at.empty()) ev["stopped_at"] = rep_.stopped_at;
-  shared_.w->emit("host_end", ev);
+  shared_.w->emit(transcript::events::kHostEnd, ev);
   ex_.reset();
   t_.close();
   shared_.progress->host_done(rep_);

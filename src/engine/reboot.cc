@@ -71,7 +71,7 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
     transport::ConnectInfo info;
     if (auto err = t_.connect(&info)) {
       last = err->message;
-      w.emit("reboot_wait", {{"host", host}, {"step", ex_->step()}, {"attempt", attempt},
+      w.emit(transcript::events::kRebootWait, {{"host", host}, {"step", ex_->step()}, {"attempt", attempt},
                              {"cause", transport::cause_name(err->kind)}, {"message", err->message}});
       if (err->kind == transport::FailureKind::host_key_changed ||
           err->kind == transport::FailureKind::host_key_unknown) {
@@ -91,7 +91,7 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
                            {"user", info.user}, {"fingerprint", info.fingerprint},
                            {"auth_method", info.auth_method}, {"ms", info.ms}, {"after_reboot", true}};
       if (!info.via.empty()) ev["via"] = info.via;
-      w.emit("connect", ev);
+      w.emit(transcript::events::kConnect, ev);
       break;
     }
     if (res.exit_code == 0 && id == old_id) {
@@ -100,7 +100,7 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
     } else {
       last = fmt::format("boot wait failed ({})", brief(res));
     }
-    w.emit("reboot_wait", {{"host", host}, {"step", ex_->step()}, {"attempt", attempt},
+    w.emit(transcript::events::kRebootWait, {{"host", host}, {"step", ex_->step()}, {"attempt", attempt},
                            {"message", last}});
     t_.close();
   }

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "transcript/events.h"
+
 namespace ratchet::transcript {
 
 static constexpr int kMaxDepth = 64;  // nesting accepted in one event line
@@ -36,15 +38,20 @@ static nlohmann::json parse_line(const std::string& line) {
                              : nlohmann::json::parse(line, nullptr, false);
 }
 
+/// Whether `e`'s "event" is the string `name` (a hostile line may hold any type).
+static bool is_event(const nlohmann::json& e, std::string_view name) {
+  auto it = e.find("event");
+  return it != e.end() && it->is_string() && it->get_ref<const std::string&>() == name;
+}
+
 bool looks_like_run_start(const std::string& first_line) {
-  for (std::string_view start : {std::string_view(R"({"event":"run_start")"), std::string_view(R"({"argv":[)")}) {
+  static const std::string ours = fmt::format(R"({{"event":"{}")", events::kRunStart);
+  for (std::string_view start : {std::string_view(ours), std::string_view(R"({"argv":[)")}) {
     size_t n = std::min(start.size(), first_line.size());
     if (n > 0 && first_line.compare(0, n, start.substr(0, n)) == 0) return true;
   }
   auto j = parse_line(first_line);
-  if (j.is_discarded() || !j.is_object()) return false;
-  auto it = j.find("event");
-  return it != j.end() && it->is_string() && it->get_ref<const std::string&>() == "run_start";
+  return !j.is_discarded() && j.is_object() && is_event(j, events::kRunStart);
 }
 
 ReadResult read_transcript(const std::string& path) {
@@ -87,17 +94,18 @@ ReadResult read_transcript(const std::string& path) {
           notes.push_back(fmt::format("line {} (byte {}) is not a JSON object; skipped", line_no, start));
         }
       } else {
+        auto name = j.find("event");
+        if (name != j.end() && name->is_string())
+          if (std::string why = events::check_event(name->get_ref<const std::string&>(), j, events::Check::read);
+              !why.empty())
+            r.problems.push_back(fmt::format("line {}: {}", line_no, why));
         r.events.push_back(std::move(j));
       }
     }
     start = end + 1;
   }
   // A hostile line may hold "event" of any type; only the string "run_end" ends a run.
-  const auto ends_run = [](const nlohmann::json& e) {
-    auto it = e.find("event");
-    return it != e.end() && it->is_string() && it->get_ref<const std::string&>() == "run_end";
-  };
-  if (!r.cut_off && !r.events.empty() && !ends_run(r.events.back()))
+  if (!r.cut_off && !r.events.empty() && !is_event(r.events.back(), events::kRunEnd))
     notes.push_back(fmt::format("transcript has no run_end after {} events: the run did not finish",
                                 r.events.size()));
   for (size_t i = 0; i < notes.size(); ++i) r.note += (i ? "\n" : "") + notes[i];

@@ -15,6 +15,10 @@ struct ReadResult {
   /// Why the file is not a transcript ("" = it is, or it is empty): its first
   /// bytes are not the start of a run_start event (looks_like_run_start()).
   std::string not_transcript;
+  /// Events of a kind events.h knows with a field of another type than its row
+  /// says (events::Check::read), as "line N: event `exit`: field `ms` must be an
+  /// integer"; they are kept in `events` and shown as written.
+  std::vector<std::string> problems;
 };
 
 /// Whether `first_line` (a file's first line, whole or cut off anywhere) is,

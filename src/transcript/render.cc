@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "transcript/events.h"
 #include "util/duration.h"
 #include "util/text.h"
 
@@ -60,125 +61,208 @@ std::vector<json> filter(const std::vector<json>& events, const RenderOptions& o
   return out;
 }
 
-std::string render(const std::vector<json>& all, const RenderOptions& opt) {
-  auto events = filter(all, opt);
-  std::string out;
-  // Per host: buffered lines, so hosts that ran in parallel print apart.
+namespace {
+
+/// What render() has built so far: the run's own lines, each host's lines
+/// (hosts that ran in parallel print apart) and the closing lines.
+struct Page {
+  const RenderOptions& opt;
+  std::string head;  // run_start, host_library, batch_start
+  std::string tail;  // run_end, and events of no host
   std::vector<std::string> host_order;
   std::map<std::string, std::string> body;
   std::map<std::string, std::string> pending_cmd;  // host -> current command line
   std::map<std::string, std::string> pending_out;  // host -> its output, printed after the exit
-  std::string tail;
-  for (const auto& e : events) {
+};
+
+/// Lines for one event: `b` is its host's lines (the tail for an event of no host).
+using RenderFn = void (*)(Page& p, const json& e, const std::string& host, std::string& b);
+
+std::string list_of(const json& e, const char* k, const char* first, const char* sep) {
+  std::string s;
+  if (e.contains(k) && e[k].is_array())
+    for (const auto& v : e[k]) s += (s.empty() ? first : sep) + (v.is_string() ? v.get<std::string>() : v.dump());
+  return s;
+}
+
+void on_run_start(Page& p, const json& e, const std::string&, std::string&) {
+  if (e.contains("exec"))
+    p.head += fmt::format("exec of `{}` on {}, ratchet {}\n", first_line(str(e, "exec"), 100), str(e, "targets"),
+                          str(e, "ratchet_version"));
+  else
+    p.head += fmt::format("run {} of {} ({}), playbook sha256 {}, ratchet {}\n", str(e, "run_id"), str(e, "playbook"),
+                          str(e, "playbook_path"), str(e, "playbook_sha256").substr(0, 12), str(e, "ratchet_version"));
+  p.head += fmt::format("started {}\n", str(e, "t"));
+  if (e.contains("plan") && e["plan"].is_object()) {  // apply: the saved plan it executed
+    const auto& plan = e["plan"];
+    p.head += fmt::format("applied plan {} ({}), made by {} at {}\n", str(plan, "digest").substr(0, 12),
+                          str(plan, "path"), str(plan, "made_by"), str(plan, "made_at"));
+  }
+}
+
+void on_host_library(Page& p, const json& e, const std::string&, std::string&) {
+  p.head += fmt::format("host library sha256 {}, {} bytes\n", str(e, "sha256").substr(0, 12),
+                        e.contains("text") && e["text"].is_string() ? e["text"].get_ref<const std::string&>().size() : 0);
+}
+
+void on_batch_start(Page& p, const json& e, const std::string&, std::string&) {
+  p.head += fmt::format("batch {}/{}: {}\n", str(e, "batch"), str(e, "batches"), list_of(e, "hosts", "", ", "));
+}
+
+void on_connect(Page&, const json& e, const std::string&, std::string& b) {
+  b += fmt::format("  {} {}@{}:{}{} host key {} ({}, {})\n",
+                   flag(e, "after_reboot") ? "connected after reboot" : "connected", str(e, "user"), str(e, "address"),
+                   str(e, "port"), list_of(e, "via", " via ", ", "), str(e, "fingerprint"), str(e, "auth_method"), dur(e));
+}
+
+void on_unreachable(Page&, const json& e, const std::string&, std::string& b) {
+  b += fmt::format("  UNREACHABLE ({}): {}\n", str(e, "cause"), str(e, "message"));
+}
+
+void on_reboot_wait(Page&, const json& e, const std::string&, std::string& b) {
+  b += e.contains("cause") ? fmt::format("      waiting for the reboot, attempt {}: {}: {}\n", str(e, "attempt"),
+                                         str(e, "cause"), str(e, "message"))
+                           : fmt::format("      waiting for the reboot, attempt {}: {}\n", str(e, "attempt"),
+                                         str(e, "message"));
+}
+
+void on_reconnect(Page&, const json& e, const std::string&, std::string& b) {
+  b += flag(e, "ok") ? fmt::format("      reconnected (attempt {}, after {})\n", str(e, "attempt"), dur(e))
+                     : fmt::format("      reconnect attempt {} failed ({}): {}\n", str(e, "attempt"), str(e, "cause"),
+                                   str(e, "message"));
+}
+
+void on_step_start(Page&, const json& e, const std::string&, std::string& b) {
+  b += fmt::format("  - {} [{}] {}\n", str(e, "step"), str(e, "kind"), str(e, "name"));
+}
+
+void on_command(Page& p, const json& e, const std::string& host, std::string&) {
+  if (!p.opt.commands) return;
+  auto r = integer(e, "rung");
+  std::string rung = r.value_or(0) ? fmt::format("rung {} ", *r) : "";
+  std::string& line = p.pending_cmd[host];
+  line = fmt::format("      {}{:<6} $ {}", rung, str(e, "role"), util::trim_lines(str(e, "command"), 1, 100));
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+}
+
+void on_output(Page& p, const json& e, const std::string& host, std::string&) {
+  if (!p.opt.commands) return;
+  // Bytes that are not UTF-8 are recorded as base64: shown decoded, each
+  // bad byte as \xNN, the rest as text.
+  std::string data = str(e, "data");
+  if (flag(e, "redacted")) data = fmt::format("<{} bytes, not recorded: the command's input held a secret>", str(e, "bytes"));
+  else if (!e.contains("data") && !util::unbase64(str(e, "data_b64"), &data)) data = "<data_b64 that is not base64>";
+  std::string t = util::trim_lines(data, p.opt.output_lines, 120);
+  if (!t.empty())
+    p.pending_out[host] += util::indent_lines(t, str(e, "stream") == "stderr" ? "          ! " : "          | ");
+}
+
+void on_exit(Page& p, const json& e, const std::string& host, std::string& b) {
+  if (!p.opt.commands) return;
+  std::string how = e.contains("signal")          ? "SIG" + str(e, "signal")
+                    : !str(e, "error").empty() ? "error: " + str(e, "error")
+                                               : fmt::format("exit {}", str(e, "code"));
+  if (flag(e, "timed_out")) how += ", timed out";
+  b += fmt::format("{}  → {} ({})\n", p.pending_cmd[host], how, dur(e));
+  b += p.pending_out[host];
+  p.pending_out[host].clear();
+  p.pending_cmd[host].clear();
+}
+
+void on_evidence(Page&, const json& e, const std::string&, std::string& b) {
+  std::string lines;
+  for (const char* k : {"holders", "signalled"})
+    if (e.contains(k) && e[k].is_array())
+      for (const auto& h : e[k])
+        lines += fmt::format("          {} PID {} user {} started {} cmd: {}\n", k == std::string("holders") ? "holder" : "signalled",
+                             str(h, "pid"), str(h, "user"), str(h, "started"), first_line(str(h, "cmdline"), 80));
+  if (e.contains("boot_id_before") || e.contains("boot_id_after"))
+    lines += fmt::format("          rebooted: boot id {} → {} ({} attempts, back after {})\n", str(e, "boot_id_before"),
+                         str(e, "boot_id_after"), str(e, "attempts"),
+                         integer(e, "back_ms") ? util::format_duration(util::Millis(*integer(e, "back_ms")))
+                                               : str(e, "back_ms"));
+  if (e.contains("note")) lines += fmt::format("          note: {}\n", str(e, "note"));
+  if (lines.empty()) {  // nothing more than a verdict
+    std::string verdict = e.contains("holds") ? (flag(e, "holds") ? ": holds" : ": does not hold")
+                          : e.contains("ok")  ? (flag(e, "ok") ? ": ok" : ": not ok")
+                                              : "";
+    lines = fmt::format("          evidence{}{}\n", str(e, "role").empty() ? "" : " of the " + str(e, "role"), verdict);
+  }
+  b += lines;
+}
+
+void on_step_end(Page&, const json& e, const std::string&, std::string& b) {
+  std::string why = e.contains("reason") && !str(e, "reason").empty() ? ": " + str(e, "reason") : "";
+  if (str(e, "status") == "skipped") {  // never ran: no time to give
+    b += fmt::format("    skipped{}\n", why);
+    return;
+  }
+  std::string rung = str(e, "status") == "escalated" || str(e, "status") == "failed"
+                         ? fmt::format(" (rung {})", str(e, "rung"))
+                         : "";
+  b += fmt::format("    {}{} in {}{}\n", str(e, "status"), rung, dur(e), why);
+}
+
+void on_host_end(Page&, const json& e, const std::string&, std::string& b) {
+  std::string counts;
+  if (e.contains("counts") && e["counts"].is_object())
+    for (auto it = e["counts"].begin(); it != e["counts"].end(); ++it)
+      if (auto n = integer(it.value()); n.value_or(0) > 0)
+        counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", *n, it.key());
+  std::string why = str(e, "status") != "ok" && !str(e, "reason").empty() ? ": " + str(e, "reason") : "";
+  std::string at = str(e, "stopped_at").empty() ? "" : fmt::format(" (stopped at {})", str(e, "stopped_at"));
+  b += fmt::format("  host {}{}: {}{}\n", str(e, "status"), at, counts.empty() ? "nothing ran" : counts, why);
+}
+
+void on_run_end(Page& p, const json& e, const std::string&, std::string&) {
+  p.tail += fmt::format("run {} (exit {}) at {}\n", str(e, "status"), str(e, "exit_code"), str(e, "t"));
+}
+
+/// One renderer per kind of events.h (a test holds the two tables to each other).
+const std::map<std::string_view, RenderFn>& renderers() {
+  namespace ev = events;
+  static const std::map<std::string_view, RenderFn> m = {
+      {ev::kRunStart, on_run_start},     {ev::kHostLibrary, on_host_library}, {ev::kBatchStart, on_batch_start},
+      {ev::kConnect, on_connect},        {ev::kUnreachable, on_unreachable},  {ev::kRebootWait, on_reboot_wait},
+      {ev::kReconnect, on_reconnect},    {ev::kStepStart, on_step_start},     {ev::kCommand, on_command},
+      {ev::kOutput, on_output},          {ev::kExit, on_exit},                {ev::kEvidence, on_evidence},
+      {ev::kStepEnd, on_step_end},       {ev::kHostEnd, on_host_end},         {ev::kRunEnd, on_run_end},
+  };
+  return m;
+}
+
+/// A kind this table does not know (a newer ratchet's): named, never dropped.
+void unknown(const json& e, const std::string& name, std::string& b) {
+  std::string fields;
+  for (auto it = e.begin(); it != e.end(); ++it)
+    if (it.key() != "event" && it.key() != "t") fields += (fields.empty() ? "" : ", ") + it.key();
+  b += fmt::format("  unknown event {}{}\n", name.empty() ? "(no name)" : name,
+                   fields.empty() ? "" : " (" + fields + ")");
+}
+
+}  // namespace
+
+std::string render(const std::vector<json>& all, const RenderOptions& opt) {
+  Page p{opt, {}, {}, {}, {}, {}, {}};
+  for (const auto& e : filter(all, opt)) {
     const std::string ev = str(e, "event");
     const std::string host = str(e, "host");
-    if (!host.empty() && !body.count(host)) {
-      host_order.push_back(host);
-      body[host] = "";
+    if (!host.empty() && !p.body.count(host)) {
+      p.host_order.push_back(host);
+      p.body[host] = "";
     }
-    std::string& b = host.empty() ? tail : body[host];
-    if (ev == "run_start") {
-      if (e.contains("exec"))
-        out += fmt::format("exec of `{}` on {}, ratchet {}\n", first_line(str(e, "exec"), 100),
-                           str(e, "targets"), str(e, "ratchet_version"));
-      else
-        out += fmt::format("run {} of {} ({}), playbook sha256 {}, ratchet {}\n", str(e, "run_id"),
-                           str(e, "playbook"), str(e, "playbook_path"),
-                           str(e, "playbook_sha256").substr(0, 12), str(e, "ratchet_version"));
-      out += fmt::format("started {}\n", str(e, "t"));
-      if (e.contains("plan") && e["plan"].is_object()) {
-        const auto& p = e["plan"];
-        out += fmt::format("applied plan {} ({}), made by {} at {}\n", str(p, "digest").substr(0, 12),
-                           str(p, "path"), str(p, "made_by"), str(p, "made_at"));
-      }
-    } else if (ev == "host_library") {
-      out += fmt::format("host library sha256 {}, {} bytes\n", str(e, "sha256").substr(0, 12),
-                         e.contains("text") && e["text"].is_string() ? e["text"].get_ref<const std::string&>().size() : 0);
-    } else if (ev == "batch_start") {
-      std::string names;
-      if (e.contains("hosts") && e["hosts"].is_array())
-        for (const auto& h : e["hosts"]) names += (names.empty() ? "" : ", ") + (h.is_string() ? h.get<std::string>() : h.dump());
-      out += fmt::format("batch {}/{}: {}\n", str(e, "batch"), str(e, "batches"), names);
-    } else if (ev == "connect") {
-      std::string via;
-      if (e.contains("via") && e["via"].is_array())
-        for (const auto& hop : e["via"]) via += (via.empty() ? " via " : ", ") + (hop.is_string() ? hop.get<std::string>() : hop.dump());
-      b += fmt::format("  {} {}@{}:{}{} host key {} ({}, {})\n",
-                       flag(e, "after_reboot") ? "connected after reboot" : "connected", str(e, "user"),
-                       str(e, "address"), str(e, "port"), via, str(e, "fingerprint"), str(e, "auth_method"), dur(e));
-    } else if (ev == "reboot_wait") {
-      b += e.contains("cause")
-               ? fmt::format("      waiting for the reboot, attempt {}: {}: {}\n", str(e, "attempt"), str(e, "cause"),
-                             str(e, "message"))
-               : fmt::format("      waiting for the reboot, attempt {}: {}\n", str(e, "attempt"), str(e, "message"));
-    } else if (ev == "unreachable") {
-      b += fmt::format("  UNREACHABLE ({}): {}\n", str(e, "cause"), str(e, "message"));
-    } else if (ev == "step_start") {
-      b += fmt::format("  - {} [{}] {}\n", str(e, "step"), str(e, "kind"), str(e, "name"));
-    } else if (ev == "command" && opt.commands) {
-      auto r = integer(e, "rung");
-      std::string rung = r.value_or(0) ? fmt::format("rung {} ", *r) : "";
-      pending_cmd[host] = fmt::format("      {}{:<6} $ {}", rung, str(e, "role"),
-                                      util::trim_lines(str(e, "command"), 1, 100));
-      while (!pending_cmd[host].empty() && pending_cmd[host].back() == '\n') pending_cmd[host].pop_back();
-    } else if (ev == "reconnect") {
-      b += flag(e, "ok") ? fmt::format("      reconnected (attempt {}, after {})\n", str(e, "attempt"), dur(e))
-                         : fmt::format("      reconnect attempt {} failed ({}): {}\n", str(e, "attempt"),
-                                       str(e, "cause"), str(e, "message"));
-    } else if (ev == "exit" && opt.commands) {
-      std::string how = e.contains("signal") ? "SIG" + str(e, "signal")
-                        : !str(e, "error").empty() ? "error: " + str(e, "error")
-                                                   : fmt::format("exit {}", str(e, "code"));
-      if (flag(e, "timed_out")) how += ", timed out";
-      b += fmt::format("{}  → {} ({})\n", pending_cmd[host], how, dur(e));
-      b += pending_out[host];
-      pending_out[host].clear();
-      pending_cmd[host].clear();
-    } else if (ev == "output" && opt.commands) {
-      // Bytes that are not UTF-8 are recorded as base64: shown decoded, each
-      // bad byte as \xNN, the rest as text.
-      std::string data = str(e, "data");
-      if (!e.contains("data") && !util::unbase64(str(e, "data_b64"), &data))
-        data = "<data_b64 that is not base64>";
-      std::string t = util::trim_lines(data, opt.output_lines, 120);
-      if (!t.empty()) pending_out[host] += util::indent_lines(t, str(e, "stream") == "stderr" ? "          ! " : "          | ");
-    } else if (ev == "evidence") {
-      if (e.contains("holders") && e["holders"].is_array()) {
-        for (const auto& h : e["holders"])
-          b += fmt::format("          holder PID {} user {} started {} cmd: {}\n", str(h, "pid"),
-                           str(h, "user"), str(h, "started"), first_line(str(h, "cmdline"), 80));
-      }
-      if (e.contains("note")) b += fmt::format("          note: {}\n", str(e, "note"));
-    } else if (ev == "step_end") {
-      std::string why = e.contains("reason") && !str(e, "reason").empty() ? ": " + str(e, "reason") : "";
-      if (str(e, "status") == "skipped") {  // never ran: no time to give
-        b += fmt::format("    skipped{}\n", why);
-      } else {
-        std::string rung = str(e, "status") == "escalated" || str(e, "status") == "failed"
-                               ? fmt::format(" (rung {})", str(e, "rung"))
-                               : "";
-        b += fmt::format("    {}{} in {}{}\n", str(e, "status"), rung, dur(e), why);
-      }
-    } else if (ev == "host_end") {
-      std::string counts;
-      if (e.contains("counts") && e["counts"].is_object())
-        for (auto it = e["counts"].begin(); it != e["counts"].end(); ++it)
-          if (auto n = integer(it.value()); n.value_or(0) > 0)
-            counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", *n, it.key());
-      std::string why = str(e, "status") != "ok" && !str(e, "reason").empty() ? ": " + str(e, "reason") : "";
-      std::string at = str(e, "stopped_at").empty() ? "" : fmt::format(" (stopped at {})", str(e, "stopped_at"));
-      b += fmt::format("  host {}{}: {}{}\n", str(e, "status"), at, counts.empty() ? "nothing ran" : counts, why);
-    } else if (ev == "run_end") {
-      tail += fmt::format("run {} (exit {}) at {}\n", str(e, "status"), str(e, "exit_code"), str(e, "t"));
-    } else if (ev != "command" && ev != "exit" && ev != "output") {  // a kind this version does not know
-      b += fmt::format("  event `{}` (not known to this ratchet)\n", ev);
-    }
+    std::string& b = host.empty() ? p.tail : p.body[host];
+    auto it = e.contains("event") && e["event"].is_string() ? renderers().find(ev) : renderers().end();
+    if (it != renderers().end()) it->second(p, e, host, b);
+    else unknown(e, ev, b);
   }
   // A command with no exit: the run stopped while it ran (SIGKILL, a full disk).
-  for (auto& [h, cmd] : pending_cmd)
-    if (!cmd.empty()) body[h] += cmd + "  → no exit recorded: the run stopped here\n" + pending_out[h];
-  for (const auto& h : host_order) out += fmt::format("host {}\n{}", h, body[h]);
-  out += tail;
+  for (auto& [h, cmd] : p.pending_cmd)
+    if (!cmd.empty()) (h.empty() ? p.tail : p.body[h]) += cmd + "  → no exit recorded: the run stopped here\n";
+  for (auto& [h, text] : p.pending_out) (h.empty() ? p.tail : p.body[h]) += text;  // no exit after it
+  std::string out = p.head;
+  for (const auto& h : p.host_order) out += fmt::format("host {}\n{}", h, p.body[h]);
+  out += p.tail;
   // Everything here may hold what a host printed: no escape or control byte
   // reaches the terminal (a title change, an alternate screen, a clear); each
   // shows as \xNN, a backslash as \\ (util::escaped_line).

@@ -15,7 +15,9 @@ struct RenderOptions {
 };
 
 /// Per host, per step: status, rung, duration and name; then each command with
-/// its role, rung, exit and trimmed output; then the host and run totals.
+/// its role, rung, exit and trimmed output; then the host and run totals. Every
+/// kind of events.h has its line; one the table does not know (a newer schema's)
+/// is shown as "unknown event NAME (its fields)", never dropped.
 std::string render(const std::vector<nlohmann::json>& events, const RenderOptions& opt);
 
 /// Events that pass the host/step filters of `opt` (for `show --json`).

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "transcript/events.h"
 #include "util/clock.h"
 #include "util/text.h"
 
@@ -106,7 +107,21 @@ void Writer::mask_tree(nlohmann::json& v) const {
   mask_tree_unlocked(v);
 }
 
+bool Writer::checks_events() {
+#ifdef NDEBUG
+  return false;
+#else
+  return true;
+#endif
+}
+
 void Writer::emit(const std::string& event, nlohmann::json fields) {
+  // A mismatch is the caller's bug: every run of the test suite checks every event it writes.
+  if (checks_events()) {
+    static const nlohmann::json none = nlohmann::json::object();
+    const nlohmann::json& own = fields.is_object() ? fields : none;  // as written below
+    if (std::string why = events::check_event(event, own); !why.empty()) throw std::logic_error(why);
+  }
   if (fd_ < 0) return;
   // "event" and "t" first, then the fields in name order: a file's first bytes
   // say whether it is a transcript (`{"event":"run_start"`), even cut short.

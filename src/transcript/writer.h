@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "transcript/events.h"
+
 namespace ratchet::transcript {
 
 /// Schema version written in run_start; bump on incompatible changes.
@@ -25,7 +27,13 @@ class Writer {
 
   /// Writes {"event": name, "t": now (RFC 3339 UTC, ms), ...fields} as one line
   /// with one write(2). Every string passes through the secret mask. Thread-safe.
+  /// Where checks_events(), an event that does not fit its row of events.h
+  /// (events::check_event) throws std::logic_error, also on a writer that records nothing.
   void emit(const std::string& event, nlohmann::json fields = nlohmann::json::object());
+
+  /// Whether emit() checks each event: in builds with asserts on (no NDEBUG:
+  /// Debug, which the tests and CI use).
+  static bool checks_events();
 
   /// Every later occurrence of `value` in any string becomes "***" (empty:
   /// ignored); so does each line of 4 bytes or more of a value of several

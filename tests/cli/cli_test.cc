@@ -387,6 +387,23 @@ TEST_CASE("show: not a transcript exits 2 and one cut inside its first line exit
   CHECK(r.out.find("run R1 of p") == 0);
 }
 
+TEST_CASE("show shows a kind it does not know and a field of another type, and says so", "[cli]") {
+  std::string dir = temp_dir("ratchet-show");
+  std::ofstream(dir + "/t.jsonl")
+      << kRunStart << "\n"
+      << R"({"event":"step_start","t":"2026-11-30T00:00:00.000Z","host":"h","step":"a","kind":"run","name":"A"})"
+      << "\n" << R"({"event":"plan_digest","t":"2026-11-30T00:00:00.000Z","host":"h","sha256":"x"})"
+      << "\n" << R"({"event":"step_end","t":"2026-11-30T00:00:01.000Z","host":"h","step":"a","status":"ok","rung":0,"ms":"1000"})"
+      << "\n";
+  auto r = run_sh(std::string(RATCHET_BINARY) + " show " + dir + "/t.jsonl");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("host h\n  - a [run] A\n  unknown event plan_digest (host, sha256)\n    ok in 1000\n") !=
+        std::string::npos);
+  CHECK(r.err ==
+        "ratchet: note: line 4: event `step_end`: field `ms` must be an integer (shown as written)\n"
+        "ratchet: note: transcript has no run_end after 4 events: the run did not finish\n");
+}
+
 TEST_CASE("show --step and --host that match nothing exit 2 with a did-you-mean", "[cli]") {
   std::string dir = temp_dir("ratchet-show");
   std::ofstream(dir + "/t.jsonl")

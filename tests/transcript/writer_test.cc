@@ -20,9 +20,9 @@ TEST_CASE("transcript lines are JSON objects, mode 0600, in order", "[transcript
   std::string p = temp_path("t.jsonl");
   {
     Writer w(p);
-    w.emit("run_start", {{"schema", kSchemaVersion}});
-    w.emit("step_start", {{"host", "h1"}, {"step", "stop"}, {"kind", "service"}});
-    w.emit("run_end", {{"status", "ok"}, {"exit_code", 0}});
+    w.emit(events::kRunStart, {{"schema", kSchemaVersion}, {"ratchet_version", "v"}, {"targets", {"h1"}}});
+    w.emit(events::kStepStart, {{"host", "h1"}, {"step", "stop"}, {"kind", "service"}, {"name", "Stop"}});
+    w.emit(events::kRunEnd, {{"status", "ok"}, {"exit_code", 0}, {"hosts", {{"ok", 1}}}});
   }
   struct stat st{};
   REQUIRE(stat(p.c_str(), &st) == 0);
@@ -44,13 +44,17 @@ TEST_CASE("transcript masks secrets everywhere", "[transcript]") {
   {
     Writer w(p);
     w.add_secret("hunter2");
-    w.emit("output", {{"data", "password is hunter2!"}, {"nested", {"x", "hunter2"}}});
+    w.emit(events::kOutput, {{"host", "h"}, {"step", "s"}, {"rung", 0}, {"stream", "stdout"}, {"bytes", 20},
+                             {"data", "password is hunter2!"}});
+    w.emit(events::kEvidence, {{"host", "h"}, {"step", "s"}, {"rung", 0},
+                               {"holders", {{{"pid", 7}, {"cmdline", "app --pw hunter2"}}}}});
   }
   std::ifstream in(p);
   std::string all((std::istreambuf_iterator<char>(in)), {});
   CHECK(all.find("hunter2") == std::string::npos);
   auto r = read_transcript(p);
   CHECK(r.events[0]["data"] == "password is ***!");
+  CHECK(r.events[1]["holders"][0]["cmdline"] == "app --pw ***");
 }
 
 TEST_CASE("output that is not UTF-8 goes base64", "[transcript]") {
@@ -66,8 +70,9 @@ TEST_CASE("every line begins with its event and time, so a cut first line still 
   std::string p = temp_path("order.jsonl");
   {
     Writer w(p);
-    w.emit("run_start", {{"argv", {"ratchet"}}, {"schema", kSchemaVersion}, {"event", "forged"}, {"t", "x"}});
-    w.emit("run_end");
+    w.emit(events::kRunStart, {{"argv", {"ratchet"}}, {"schema", kSchemaVersion}, {"ratchet_version", "v"},
+                               {"targets", nlohmann::json::array()}, {"event", "forged"}, {"t", "x"}});
+    w.emit(events::kRunEnd, {{"status", "ok"}, {"exit_code", 0}, {"hosts", nlohmann::json::object()}});
   }
   std::ifstream in(p);
   std::string first, second;
@@ -75,10 +80,11 @@ TEST_CASE("every line begins with its event and time, so a cut first line still 
   std::getline(in, second);
   CHECK(first.rfind(R"({"event":"run_start","t":")", 0) == 0);
   CHECK(first.size() > 51);
-  CHECK(first.substr(51) == R"(,"argv":["ratchet"],"schema":2})");  // the fields can't override event or t
+  // the fields can't override event or t
+  CHECK(first.substr(51) == R"(,"argv":["ratchet"],"ratchet_version":"v","schema":2,"targets":[]})");
   CHECK(second.rfind(R"({"event":"run_end","t":")", 0) == 0);
-  CHECK(second.back() == '}');
-  CHECK(second.size() == 50);  // {"event":"run_end","t":"2026-11-30T00:00:00.000Z"}
+  // {"event":"run_end","t":"2026-11-30T00:00:00.000Z", then the fields in name order
+  CHECK(second.substr(49) == R"(,"exit_code":0,"hosts":{},"status":"ok"})");
   auto r = read_transcript(p);
   REQUIRE(r.events.size() == 2);
   CHECK(r.events[0]["event"] == "run_start");
