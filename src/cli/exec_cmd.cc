@@ -17,7 +17,6 @@
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
 #include "transcript/writer.h"
-#include "transport/wire.h"
 #include "util/text.h"
 #include "ratchet/version.h"
 #include "util/spell.h"
@@ -97,45 +96,31 @@ int cmd_exec(const ExecOptions& o) {
       return kExitFailed;
     }
   }
+  // Through the same executor as a step's commands: the same connect and
+  // command/output/exit events, the same refusals before sending.
+  transcript::Writer none;  // records nothing: no --transcript
   auto t = transport::make_ssh_transport(endpoint_for(host, o.base));
+  g_exec_interrupted = false;
+  engine::Executor ex(*t, w ? *w : none, host.name, &g_exec_interrupted);
   transport::ConnectInfo info;
-  if (auto err = t->connect(&info)) {
+  if (auto err = ex.connect(&info)) {
     std::cerr << "ratchet: " << util::escaped_line(err->message) << "\n";
-    bool key = err->kind == transport::FailureKind::host_key_unknown ||
-               err->kind == transport::FailureKind::host_key_changed;
-    if (w) w->emit(transcript::events::kUnreachable, {{"host", host.name}, {"cause", transport::cause_name(err->kind)},
-                                   {"message", err->message}});
+    bool key = engine::host_key_failure(*err);
     return finish(key ? kExitHostKey : kExitUnreachable, key ? "host_key" : "unreachable");
   }
-  if (w) {
-    nlohmann::json ev = {{"host", host.name}, {"address", info.address}, {"port", info.port},
-                         {"user", info.user}, {"fingerprint", info.fingerprint},
-                         {"auth_method", info.auth_method}, {"ms", info.ms}};
-    if (!info.via.empty()) ev["via"] = info.via;
-    w->emit(transcript::events::kConnect, ev);
-  }
-  transport::ExecRequest req;
-  req.run_id = transport::new_run_id();
-  req.command = transport::wire_command(command, *timeout, {}, req.run_id);
-  req.timeout = transport::client_deadline(*timeout);
-  req.host_timeout = *timeout;
+  ex.set_step("exec", false, "");
+  ex.set_library(nullptr);  // the words as given: no host library
+  steps::Command c;
+  c.role = "action";
+  c.text = command;
+  c.timeout = *timeout;
   // ^C / SIGTERM: the remote command's process group is stopped (ssh_exec.cc).
-  g_exec_interrupted = false;
-  req.cancel = &g_exec_interrupted;
   auto old_int = std::signal(SIGINT, on_exec_signal);
   auto old_term = std::signal(SIGTERM, on_exec_signal);
-  auto r = t->exec(req);
+  auto r = ex.run(c, 0, "");
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
   t->close();
-  if (w) {
-    nlohmann::json base = {{"host", host.name}, {"step", "exec"}, {"rung", 0}};
-    nlohmann::json cmd = base;
-    cmd.update({{"role", "action"}, {"command", command}, {"sent", req.command},
-                {"timeout_ms", timeout->count()}});
-    w->emit(transcript::events::kCommand, cmd);
-    engine::record_result(*w, base, r, false);
-  }
   // stdout as the host wrote it (like ssh: it may be piped on); stderr is for a
   // person, so no byte of it may drive the terminal.
   std::cout << r.out.data << std::flush;

@@ -12,7 +12,14 @@ namespace ratchet::engine {
 
 Executor::Executor(transport::Transport& t, transcript::Writer& w, std::string host,
                    const std::atomic<bool>* interrupted)
-    : t_(t), w_(w), host_(std::move(host)), interrupted_(interrupted) {}
+    : t_(t), w_(w), host_(std::move(host)), interrupted_(interrupted), library_(&steps::wire_library()) {}
+
+std::optional<transport::ConnectError> Executor::connect(transport::ConnectInfo* info) {
+  auto err = t_.connect(info);
+  if (err) w_.emit(transcript::events::kUnreachable, unreachable_event(host_, *err));
+  else w_.emit(transcript::events::kConnect, connect_event(host_, *info));
+  return err;
+}
 
 void Executor::set_step(const std::string& step_id, bool become, const std::string& become_user,
                         size_t capture) {
@@ -40,31 +47,27 @@ bool Executor::reconnect(int rung) {
     lost_ = fmt::format("the session to {} dropped (reconnecting is off)", host_);
     return false;
   }
-  util::Millis backoff{500};
   std::string last = "interrupted";
-  for (int attempt = 1; !interrupted(); ++attempt) {
-    transport::ConnectInfo info;
-    auto err = t_.connect(&info);
+  auto on_try = [&](int attempt, const std::optional<transport::ConnectError>& err,
+                    const transport::ConnectInfo& info) {
     nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"attempt", attempt},
                          {"ok", !err}, {"ms", elapsed().count()}};
     if (!err) {
       ev["fingerprint"] = info.fingerprint;
       w_.emit(transcript::events::kReconnect, ev);
-      return true;
+      return Next::done;
     }
     last = err->message;
     ev["cause"] = transport::cause_name(err->kind);
     ev["message"] = err->message;
     w_.emit(transcript::events::kReconnect, ev);
-    if (err->kind == transport::FailureKind::host_key_changed ||
-        err->kind == transport::FailureKind::host_key_unknown)
-      break;  // a new key after a drop is exactly what strict checking refuses
-    util::Millis left = reconnect_window_ - elapsed();
-    if (left.count() <= 0) break;
-    if (sleep_) sleep_(std::min(backoff, left));  // the last try at the end of the window
-    backoff = std::min<util::Millis>(backoff * 2, util::Millis(5'000));
-  }
-  if (interrupted()) {
+    // A new key after a drop is exactly what strict checking refuses.
+    return host_key_failure(*err) ? Next::stop : Next::again;
+  };
+  // Backoff 0.5/1/2/4/5 s, the last try at the end of the window.
+  auto how = reconnect_with_backoff(t_, start + reconnect_window_, Backoff{}, sleep_, interrupted_, on_try);
+  if (how == Reconnected::done) return true;
+  if (how == Reconnected::interrupted || interrupted()) {
     lost_ = "interrupted";
     return false;
   }
@@ -166,24 +169,35 @@ std::string Executor::ensure_become(int rung) {
                           verr.empty() ? "no message" : verr));
 }
 
+transport::ExecRequest Executor::command_for(const steps::Command& c, const std::string& input,
+                                             const transport::Become& b) const {
+  transport::ExecRequest req;
+  req.script = c.text;
+  req.library = library_;
+  req.stdin_data = input;
+  req.become = b;  // the watchdog runs as the command does
+  if (b.enabled && b.password && password_) req.become_password = *password_;
+  req.host_timeout = c.timeout;
+  req.timeout = transport::client_deadline(c.timeout);
+  req.capture = capture_;
+  req.cancel = interrupted_;
+  req.run_id = transport::new_run_id();
+  return req;
+}
+
+transport::ExecResult Executor::refused(int rung, std::string why) {
+  transport::ExecResult r;
+  r.error = std::move(why);
+  w_.emit(transcript::events::kExit, {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
+                   {"timed_out", false}});
+  return r;
+}
+
 transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
                                               const std::string& input, const transport::Become& b) {
-  transport::ExecResult r;
-  transport::ExecRequest req;
-  req.run_id = transport::new_run_id();
-  req.command = transport::wire_command(steps::with_library(c.text), c.timeout, b, req.run_id);
-  // sudo -S reads the first line; the rest is the command's own input.
-  req.stdin_data = b.enabled && b.password && password_ ? *password_ + "\n" + input : input;
-  req.timeout = transport::client_deadline(c.timeout);
-  req.host_timeout = c.timeout;
-  req.cancel = interrupted_;
-  req.capture = capture_;
-  req.become = b;  // the watchdog runs as the command does
-  if (b.enabled && b.password && password_) req.become_stdin = *password_ + "\n";
-  std::string recorded =
-      transport::wire_command(steps::with_library_reference(c.text), c.timeout, b, req.run_id);
+  const transport::ExecRequest req = command_for(c, input, b);
   nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", c.role},
-                       {"command", c.text}, {"sent", recorded},
+                       {"command", c.text}, {"sent", transport::sent_form(req)},
                        {"timeout_ms", c.timeout.count()}};
   if (b.enabled && b.password) ev["become_password"] = true;  // sent first on stdin, never recorded
   if (!input.empty()) {
@@ -199,28 +213,12 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
   std::string probe = c.text;
   if (password_ && !password_->empty())
     for (size_t at; (at = probe.find(*password_)) != std::string::npos;) probe.erase(at, password_->size());
-  if (w_.mask(probe) != probe) {
-    r.error = "refused: the command would carry a secret on its command line (pass it on stdin)";
-    w_.emit(transcript::events::kExit, {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
-                     {"timed_out", false}});
-    return r;
-  }
-  // What the host's shell could not even start must not read as a command that
-  // ran and failed (a check would then "fail" and the action run).
-  if (c.text.find('\0') != std::string::npos)
-    r.error = "refused: the command holds a NUL byte, which no shell command line can carry "
-              "(pass the value on stdin)";
-  else if (req.command.size() > transport::kMaxWireBytes)
-    r.error = fmt::format("refused: the command is {} bytes as sent; Linux takes less than {} in one argument "
-                          "(MAX_ARG_STRLEN, execve(2)): pass large values on stdin",
-                          req.command.size(), transport::kMaxWireBytes + 1);
-  if (!r.error.empty()) {
-    w_.emit(transcript::events::kExit, {{"host", host_}, {"step", step_}, {"rung", rung}, {"error", r.error}, {"ms", 0},
-                     {"timed_out", false}});
-    return r;
-  }
+  if (w_.mask(probe) != probe)
+    return refused(rung, "refused: the command would carry a secret on its command line (pass it on stdin)");
+  // A NUL byte or a wire string over MAX_ARG_STRLEN: no host could start it.
+  if (std::string why = transport::unsendable(req); !why.empty()) return refused(rung, std::move(why));
   if (observer_) observer_(rung, c.role);
-  r = t_.exec(req);
+  transport::ExecResult r = t_.exec(req);
   // A secret the capture cap cut in two is masked on both sides of the cut,
   // before anything (judges, reasons, the transcript) sees the output.
   for (auto* cap : {&r.out, &r.err})

@@ -1,11 +1,14 @@
 #pragma once
 // Runs a step's commands on one host and records each in the transcript:
-// command (rendered and as sent), output, exit, evidence.
+// command (rendered and as sent), output, exit, evidence; and its session:
+// connect, and reconnect after a drop (session.h). Hands the transport typed
+// commands (transport::ExecRequest); the transport wraps them for the wire.
 #include <atomic>
 #include <functional>
 #include <map>
 #include <string>
 
+#include "engine/session.h"
 #include "steps/action.h"
 #include "transcript/writer.h"
 #include "transport/transport.h"
@@ -20,14 +23,22 @@ class Executor {
   Executor(transport::Transport& t, transcript::Writer& w, std::string host,
            const std::atomic<bool>* interrupted = nullptr);
 
-  /// Sets the step id (and become) recorded with the following events.
   /// Sets the step id, become and output cap (bytes per stream) for the following commands.
   void set_step(const std::string& step_id, bool become, const std::string& become_user,
                 size_t capture = 1 << 20);
 
-  /// Runs `c` (wrapped with the host library, the deadline and become) with
-  /// `input` on stdin; records command/output/exit events under `rung`.
+  /// Opens the session (*info filled) and records `connect`, or `unreachable`
+  /// and returns why not. `info` must not be null.
+  std::optional<transport::ConnectError> connect(transport::ConnectInfo* info);
+
+  /// Hands the transport `c` as a typed command (script, library, become,
+  /// c.timeout on the host, the client deadline, `input` on stdin) and records
+  /// command/output/exit events under `rung`; refusals are results, nothing sent.
   transport::ExecResult run(const steps::Command& c, int rung, const std::string& input);
+
+  /// The library sent with commands that call it (default: the host library,
+  /// steps::wire_library()); null = none (`ratchet exec`'s ad hoc command).
+  void set_library(const transport::Library* lib) { library_ = lib; }
 
   /// While on, output events carry only sizes, not data (a step that writes a
   /// secret: its checks print digests of it).
@@ -67,8 +78,14 @@ class Executor {
   std::string ensure_become(int rung);
 
  private:
+  // The typed command for `c` under `b`: the script, the library, input, the
+  // become password when b.password, c.timeout on the host, client_deadline,
+  // the cap, the cancel flag, a fresh run id.
+  transport::ExecRequest command_for(const steps::Command& c, const std::string& input,
+                                     const transport::Become& b) const;
   transport::ExecResult exec_recorded(const steps::Command& c, int rung, const std::string& input,
                                       const transport::Become& b);
+  transport::ExecResult refused(int rung, std::string why);
   transport::Become become_for_current() const;
   bool reconnect(int rung);
 
@@ -87,11 +104,12 @@ class Executor {
   util::Millis reconnect_window_{0};
   std::function<void(util::Millis)> sleep_;
   std::string lost_;
+  const transport::Library* library_;
 };
 
 /// Records a command's result: an `output` event per stream that printed
 /// (masked by `w`; sizes only when `redact`), then its `exit` event, each with
-/// the fields of `base` (host, step, rung). Shared by run and exec.
+/// the fields of `base` (host, step, rung).
 void record_result(transcript::Writer& w, const nlohmann::json& base, const transport::ExecResult& r,
                    bool redact);
 

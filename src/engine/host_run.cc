@@ -53,28 +53,20 @@ bool HostRun::connect() {
   auto& w = *shared_.w;
   start_ms_ = now_ms();
   shared_.progress->connecting(host);
+  // The executor records `connect` (or `unreachable`) as it does after a drop.
+  ex_.emplace(t_, w, host, shared_.interrupted);
   transport::ConnectInfo info;
-  if (auto err = t_.connect(&info)) {
-    json ev = {{"host", host}, {"cause", transport::cause_name(err->kind)}, {"message", err->message}};
-    if (!err->methods_tried.empty()) ev["methods_tried"] = err->methods_tried;
-    w.emit(transcript::events::kUnreachable, ev);
+  if (auto err = ex_->connect(&info)) {
     shared_.progress->unreachable(host, err->message);
-    bool key = err->kind == transport::FailureKind::host_key_unknown ||
-               err->kind == transport::FailureKind::host_key_changed;
-    rep_.status = key ? "host_key" : "unreachable";
+    rep_.status = host_key_failure(*err) ? "host_key" : "unreachable";
     rep_.reason = err->message;
     rep_.cause = transport::cause_name(err->kind);
+    ex_.reset();  // no session: nothing to run or skip
     return false;
   }
-  json ev = {{"host", host}, {"address", info.address}, {"port", info.port},
-             {"user", info.user}, {"fingerprint", info.fingerprint},
-             {"auth_method", info.auth_method}, {"ms", info.ms}};
-  if (!info.via.empty()) ev["via"] = info.via;  // jump hosts, first hop first
-  w.emit(transcript::events::kConnect, ev);
   std::string via;
   for (const auto& hop : info.via) via += (via.empty() ? " via " : ", ") + hop;
   shared_.progress->connected(host, fmt::format("{}@{}:{}{}", info.user, info.address, info.port, via));
-  ex_.emplace(t_, w, host, shared_.interrupted);
   ex_->set_become_password(shared_.become_password);
   ex_->set_reconnect(shared_.reconnect_timeout, shared_.sleep);
   Progress* prog = shared_.progress;

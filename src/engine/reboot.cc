@@ -1,12 +1,14 @@
 // kind = "reboot" on one host: read the boot id, start the reboot, drop the
-// session, reconnect with backoff until the host answers with a NEW boot id
-// (all bounded by reboot_timeout), then run the test_command until it passes.
+// session, reconnect with backoff (session.h) until the host answers with a NEW
+// boot id (all bounded by reboot_timeout), then run the test_command until it
+// passes. Every command goes through the executor, as a step's do.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 
 #include "engine/host_run.h"
+#include "engine/session.h"
 
 namespace ratchet::engine {
 
@@ -37,7 +39,9 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
   StepOutcome o;
   o.status = "failed";
   const steps::Rung& r = ps.rungs.at(0);
-  const long long start = steady_ms();
+  const auto start_at = std::chrono::steady_clock::now();
+  const auto deadline_at = start_at + r.reboot_timeout;
+  const long long start = std::chrono::duration_cast<std::chrono::milliseconds>(start_at.time_since_epoch()).count();
   const long long deadline = start + r.reboot_timeout.count();
   auto& w = *shared_.w;
   const std::string& host = job_.host.name;
@@ -57,29 +61,19 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
   }
   t_.close();  // the host is going down; every later command needs a new session
 
+  // Each try: a session, then a NEW boot id over it (the same one: the host
+  // never went down yet). Paced as every reconnect is (session.h), from 1 s.
   std::string last = "no answer yet";
-  std::string new_id;
-  util::Millis backoff{1'000};
+  std::string new_id, key_refused;
   int attempt = 0;
-  while (!interrupted()) {
-    long long left = deadline - steady_ms();
-    if (left <= 0) break;
-    shared_.sleep(std::min<util::Millis>(backoff, util::Millis(left)));
-    backoff = std::min<util::Millis>(backoff * 2, util::Millis(5'000));
-    if (interrupted() || steady_ms() >= deadline) break;
-    ++attempt;
-    transport::ConnectInfo info;
-    if (auto err = t_.connect(&info)) {
+  auto on_try = [&](int n, const std::optional<transport::ConnectError>& err, const transport::ConnectInfo& info) {
+    if (err) {
       last = err->message;
-      w.emit(transcript::events::kRebootWait, {{"host", host}, {"step", ex_->step()}, {"attempt", attempt},
+      w.emit(transcript::events::kRebootWait, {{"host", host}, {"step", ex_->step()}, {"attempt", n},
                              {"cause", transport::cause_name(err->kind)}, {"message", err->message}});
-      if (err->kind == transport::FailureKind::host_key_changed ||
-          err->kind == transport::FailureKind::host_key_unknown) {
-        o.reason = "reboot: the host came back with a host key that known_hosts does not hold: " +
-                   err->message;
-        return o;
-      }
-      continue;
+      if (!host_key_failure(*err)) return Next::again;
+      key_refused = "reboot: the host came back with a host key that known_hosts does not hold: " + err->message;
+      return Next::stop;
     }
     steps::Command wait = r.after.at(0);
     wait.timeout = util::Millis(std::max<long long>(1'000, deadline - steady_ms()));
@@ -87,12 +81,8 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
     std::string id = trimmed(res.out.data);
     if (res.exit_code == 0 && !id.empty() && id != old_id) {
       new_id = id;
-      nlohmann::json ev = {{"host", host}, {"address", info.address}, {"port", info.port},
-                           {"user", info.user}, {"fingerprint", info.fingerprint},
-                           {"auth_method", info.auth_method}, {"ms", info.ms}, {"after_reboot", true}};
-      if (!info.via.empty()) ev["via"] = info.via;
-      w.emit(transcript::events::kConnect, ev);
-      break;
+      w.emit(transcript::events::kConnect, connect_event(host, info, true));
+      return Next::done;
     }
     if (res.exit_code == 0 && id == old_id) {
       last = "the host never went down (same boot id): did the reboot command fail? it needs root, so "
@@ -100,9 +90,18 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
     } else {
       last = fmt::format("boot wait failed ({})", brief(res));
     }
-    w.emit(transcript::events::kRebootWait, {{"host", host}, {"step", ex_->step()}, {"attempt", attempt},
-                           {"message", last}});
+    w.emit(transcript::events::kRebootWait, {{"host", host}, {"step", ex_->step()}, {"attempt", n}, {"message", last}});
     t_.close();
+    return Next::again;
+  };
+  Backoff pace;
+  pace.first = util::Millis(1'000);
+  pace.wait_first = true;        // the host needs time to go down
+  pace.try_at_deadline = false;  // a try needs time left for the boot wait
+  reconnect_with_backoff(t_, deadline_at, pace, shared_.sleep, shared_.interrupted, on_try, &attempt);
+  if (!key_refused.empty()) {
+    o.reason = key_refused;
+    return o;
   }
   if (new_id.empty()) {
     o.reason = interrupted() ? "interrupted while waiting for the host to come back"

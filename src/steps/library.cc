@@ -16,15 +16,17 @@ const std::string& host_library_sha256() {
   return sha;
 }
 
-std::string with_library_reference(const std::string& command) {
-  if (command.find("ratchet_") == std::string::npos) return command;
-  return "# <ratchet host library, sha256 " + host_library_sha256() + ": the host_library event>\n" +
-         command;
+const transport::Library& wire_library() {
+  static const std::string reference =
+      "# <ratchet host library, sha256 " + host_library_sha256() + ": the host_library event>";
+  static const transport::Library lib{host_library(), reference, "ratchet_"};
+  return lib;
 }
 
-std::string with_library(const std::string& command) {
-  if (command.find("ratchet_") == std::string::npos) return command;
-  return host_library() + "\n" + command;
+std::string with_library_reference(const std::string& command) {
+  return transport::with_library_reference(command, &wire_library());
 }
+
+std::string with_library(const std::string& command) { return transport::with_library(command, &wire_library()); }
 
 }  // namespace ratchet::steps

@@ -3,10 +3,16 @@
 // commands call by name (ratchet_kill, ratchet_holders, ratchet_write, ...).
 #include <string>
 
+#include "transport/wire.h"
+
 namespace ratchet::steps {
 
 /// The library's text, as compiled into the binary.
 const std::string& host_library();
+
+/// The library as the transport sends it (transport::Library): its text, the
+/// reference line the transcript records instead, and the "ratchet_" marker.
+const transport::Library& wire_library();
 
 /// The exact script sent for `command`: the library followed by the command when
 /// the command calls a ratchet_* function, else the command unchanged.

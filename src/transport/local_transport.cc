@@ -1,6 +1,8 @@
 // The local backend: /bin/sh -c on this machine, for unit tests. Mirrors what
 // sshd does for an exec channel without a PTY: a new session (so the command
-// leads its own process group), three pipes, exit status or signal.
+// leads its own process group), three pipes, exit status or signal. The typed
+// command goes through the same wire_form() as over ssh: /bin/sh -c runs the
+// wire string as the login shell would.
 #include <fcntl.h>
 #include <poll.h>
 #include <pwd.h>
@@ -13,6 +15,7 @@
 #include <chrono>
 
 #include "transport/transport.h"
+#include "transport/wire.h"
 
 namespace ratchet::transport {
 
@@ -98,11 +101,18 @@ class LocalTransport final : public Transport {
     return std::nullopt;
   }
 
-  ExecResult exec(const ExecRequest& req) override;
+  ExecResult exec(const ExecRequest& given) override;
   void close() override {}
 };
 
-ExecResult LocalTransport::exec(const ExecRequest& req) {
+ExecResult LocalTransport::exec(const ExecRequest& given) {
+  ExecRequest named;
+  if (given.host_timeout.count() > 0 && given.run_id.empty()) {  // the caller left it to us
+    named = given;
+    named.run_id = new_run_id();
+  }
+  const ExecRequest& req = named.run_id.empty() ? given : named;
+  const Wire wire = wire_form(req);
   ExecResult r;
   const auto start = Clock::now();
   const auto deadline = start + req.timeout;
@@ -117,7 +127,7 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
     return r.error = strerror(errno), r;
   }
   pid_t pid = fork();
-  if (pid == 0) exec_child(req.command, in[0], out[1], err[1]);
+  if (pid == 0) exec_child(wire.command, in[0], out[1], err[1]);
   for (int fd : {in[0], out[1], err[1]}) ::close(fd);
   if (pid < 0) {
     for (int fd : {in[1], out[0], err[0]}) ::close(fd);
@@ -127,10 +137,11 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
   for (int fd : fds) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   size_t written = 0;
   auto close_fd = [&](int i) { ::close(fds[i]), fds[i] = -1; };
-  if (req.stdin_data.empty()) close_fd(0);  // EOF at once
+  const std::string& input = wire.stdin_data;
+  if (input.empty()) close_fd(0);  // EOF at once
   CaptureBuffer cap_out(req.capture), cap_err(req.capture);
   const bool wrapped = req.host_timeout.count() > 0;
-  PidMarkerFilter marker(wrapped ? req.run_id : "");  // the wrapper's pid line (wire.h)
+  PidMarkerFilter marker(wrapped ? wire.run_id : "");  // the wrapper's pid line (wire.h)
   std::string passed;
   bool armed = false;
   auto elapsed_ms = [&] {
@@ -154,7 +165,7 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
         elapsed_ms() >= arm_after(req.host_timeout).count()) {
       armed = true;
       r.watchdog = run_beside(watchdog_command(
-          marker.process(), util::Millis(req.host_timeout.count() - elapsed_ms()), Become{}, req.run_id));
+          marker.process(), util::Millis(req.host_timeout.count() - elapsed_ms()), Become{}, wire.run_id));
     }
     if (!reaped && waitpid(pid, &status, WNOHANG) == pid) reaped = true, reaped_at = Clock::now();
     if (fds[1] < 0 && fds[2] < 0 && reaped) break;
@@ -179,10 +190,10 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
       int i = which[k];
       if (p[k].revents == 0) continue;
       if (i == 0) {
-        size_t chunk = std::min<size_t>(req.stdin_data.size() - written, 65536);
-        ssize_t w = write_nosigpipe(fds[0], req.stdin_data.data() + written, chunk);
+        size_t chunk = std::min<size_t>(input.size() - written, 65536);
+        ssize_t w = write_nosigpipe(fds[0], input.data() + written, chunk);
         if (w > 0) written += size_t(w);
-        if ((w < 0 && errno != EAGAIN) || written == req.stdin_data.size()) close_fd(0);
+        if ((w < 0 && errno != EAGAIN) || written == input.size()) close_fd(0);
         continue;
       }
       ssize_t got = ::read(fds[i], buf, sizeof buf);
@@ -200,7 +211,7 @@ ExecResult LocalTransport::exec(const ExecRequest& req) {
   // call. A finished command's children are left alone, as on an ssh host:
   // those still holding its output are named in the warning.
   if (!reaped) kill(-pid, SIGKILL);
-  if (held && wrapped) r.warning = held_output_warning(req.drain_grace.count(), run_capture(held_output_query(req.run_id, Become{})));
+  if (held && wrapped) r.warning = held_output_warning(req.drain_grace.count(), run_capture(held_output_query(wire.run_id, Become{})));
   else if (held) r.warning = held_output_warning(req.drain_grace.count(), "");
   if (!reaped) {
     r.timed_out = true;

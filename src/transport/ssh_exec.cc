@@ -3,7 +3,8 @@
 // status and exit signal from channel callbacks, a client-side deadline. The
 // wrapper's "[ratchet-pid]" line is taken out of stderr; with it, the host-side
 // watchdog is armed on a second channel when the command runs long (wire.h),
-// and ^C stops the command over that second channel too.
+// and ^C stops the command over that second channel too. The typed command
+// becomes its wire string here (wire_form), nowhere else on the ssh side.
 #include <fmt/format.h>
 #include <libssh/callbacks.h>
 
@@ -97,18 +98,26 @@ bool drain(ssh_channel ch, int is_stderr, CaptureBuffer* cap, PidMarkerFilter* f
   }
 }
 
-ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, bool may_arm);
+ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
+                       bool may_arm);
+
+/// A short helper command on a second channel (the watchdog, the holder
+/// query): `command` as it is, `become_stdin` on its stdin, 10 s, 4 KiB.
+ExecResult run_beside(ssh_session s, const Target& t, std::string command, const Wire& of) {
+  ExecRequest q;
+  q.timeout = util::Millis(10'000);
+  q.capture = 4096;
+  Wire w;
+  w.command = std::move(command);
+  w.stdin_data = of.become_stdin;
+  return run_channel(s, t, q, w, false);
+}
 
 /// Runs the watchdog for `p` on a second channel of `s` (wire.h), `left` ms
 /// before the deadline (0: stop it now). Returns "armed" or why not.
-std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req, const RemoteProcess& p,
-                         long long left) {
-  ExecRequest w;
-  w.command = watchdog_command(p, util::Millis(left), req.become, req.run_id);
-  w.stdin_data = req.become_stdin;
-  w.timeout = util::Millis(10'000);
-  w.capture = 4096;
-  ExecResult r = run_channel(s, t, w, false);
+std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
+                         const RemoteProcess& p, long long left) {
+  ExecResult r = run_beside(s, t, watchdog_command(p, util::Millis(left), req.become, wire.run_id), wire);
   if (!r.error.empty()) return "watchdog: " + r.error;
   if (r.exit_code != 0) {
     // The watchdog's own line; a login shell's rc file may print before it.
@@ -120,7 +129,8 @@ std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req,
   return "armed";
 }
 
-ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, bool may_arm) {
+ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
+                       bool may_arm) {
   ExecResult r;
   const auto start = Clock::now();
   const auto deadline = start + req.timeout;
@@ -137,17 +147,18 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
   ssh_channel ch = channel.get();
   if (ch == nullptr) return fail("cannot create a channel");
   if (ssh_channel_open_session(ch) != SSH_OK) return fail("cannot open a session channel");
-  if (ssh_channel_request_exec(ch, req.command.c_str()) != SSH_OK)
+  if (ssh_channel_request_exec(ch, wire.command.c_str()) != SSH_OK)
     return fail("exec request refused");
 
   CaptureBuffer out(req.capture), err(req.capture);
   // Only a wrapped command prints the pid line (wire.h: a host deadline > 0).
   const bool wrapped = req.host_timeout.count() > 0;
-  PidMarkerFilter marker(wrapped ? req.run_id : "");
+  PidMarkerFilter marker(wrapped ? wire.run_id : "");
+  const std::string& input = wire.stdin_data;
   const RemoteProcess& proc = marker.process();
   bool armed = false;
   size_t written = 0;
-  bool stdin_done = req.stdin_data.empty(), out_eof = false, err_eof = false;
+  bool stdin_done = input.empty(), out_eof = false, err_eof = false;
   if (stdin_done) ssh_channel_send_eof(ch);  // nothing to send: EOF at once
   ssh_event event = ssh_event_new();         // wakes on any packet of this session
   if (event == nullptr) return fail("cannot create an event loop");
@@ -162,11 +173,10 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
       // Never more than the server's window: a blocking write would stop us
       // draining stdout while the command waits for us to read. At most 1 MiB
       // per round, then the outputs are drained.
-      for (size_t budget = 1 << 20; budget > 0 && written < req.stdin_data.size();) {
-        size_t chunk = std::min<size_t>(
-            {req.stdin_data.size() - written, ssh_channel_window_size(ch), 32768, budget});
+      for (size_t budget = 1 << 20; budget > 0 && written < input.size();) {
+        size_t chunk = std::min<size_t>({input.size() - written, ssh_channel_window_size(ch), 32768, budget});
         if (chunk == 0) break;  // window closed: wait for the server to reopen it
-        int w = ssh_channel_write(ch, req.stdin_data.data() + written, uint32_t(chunk));
+        int w = ssh_channel_write(ch, input.data() + written, uint32_t(chunk));
         // A command that exits without reading its input: stop sending, no error.
         if (w <= 0 || st.remote_closed) {
           stdin_done = true;
@@ -175,7 +185,7 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
         written += size_t(w);
         budget -= std::min(budget, size_t(w));
       }
-      if (written == req.stdin_data.size() && !stdin_done) {
+      if (written == input.size() && !stdin_done) {
         ssh_channel_send_eof(ch);
         stdin_done = true;
       }
@@ -198,7 +208,7 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
     // A second channel needs the session back from this loop's event.
     auto on_second_channel = [&](long long left) {
       ssh_event_remove_session(event, s);
-      std::string how = arm_watchdog(s, t, req, proc, left);
+      std::string how = arm_watchdog(s, t, req, wire, proc, left);
       ssh_event_add_session(event, s);
       return how;
     };
@@ -251,12 +261,7 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
   if (held) {
     std::string holders;
     if (may_arm && wrapped && proc.known()) {
-      ExecRequest q;
-      q.command = held_output_query(req.run_id, req.become);
-      q.stdin_data = req.become_stdin;
-      q.timeout = util::Millis(10'000);
-      q.capture = 4096;
-      ExecResult h = run_channel(s, t, q, false);
+      ExecResult h = run_beside(s, t, held_output_query(wire.run_id, req.become), wire);
       if (h.exit_code == 0) holders = h.out.data;
     }
     r.warning = held_output_warning(req.drain_grace.count(), holders);
@@ -276,7 +281,12 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, b
 }  // namespace
 
 ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) {
-  return run_channel(s, t, req, true);
+  if (req.host_timeout.count() > 0 && req.run_id.empty()) {  // the caller left it to us
+    ExecRequest named = req;
+    named.run_id = new_run_id();
+    return run_channel(s, t, named, wire_form(named), true);
+  }
+  return run_channel(s, t, req, wire_form(req), true);
 }
 
 }  // namespace ratchet::transport::ssh

@@ -111,8 +111,9 @@ std::vector<std::string> known_fingerprints(ssh_session s, const Target& t);
 std::optional<ConnectError> authenticate(ssh_session s, const Target& t, const KeyPlan& keys,
                                          std::string* method);
 
-/// Runs req on a new exec channel of the connected session `s` (no PTY) and
-/// closes that channel before returning. Channel failures set ExecResult::error.
+/// Runs req, made into its wire string (wire.h wire_form; a run id drawn when
+/// it has none), on a new exec channel of the connected session `s` (no PTY)
+/// and closes that channel before returning. Channel failures set ExecResult::error.
 ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req);
 
 }  // namespace ratchet::transport::ssh

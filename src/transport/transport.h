@@ -61,31 +61,33 @@ std::string cause_name(FailureKind k);
 /// The default drain grace (ExecRequest::drain_grace): 2 s.
 inline constexpr util::Millis kDrainGrace{2'000};
 
-/// One remote command. `command` is the exact wire string.
+/// One remote command, typed: the script as the step asked and how to run it.
+/// The transport wraps it for the wire itself (wire.h: wire_form; the ssh
+/// backend sends that, the local one runs it with /bin/sh -c).
 struct ExecRequest {
-  std::string command;
-  std::string stdin_data;        ///< written then EOF; empty = EOF at once
-  util::Millis timeout{60'000};  ///< client-side deadline for the whole exchange
-  size_t capture = 1 << 20;      ///< bytes kept per stream: head and tail halves
-  /// The deadline the wire wrapper enforces on the host (wire.h); a death by
-  /// signal at or after it is reported as timed_out. 0 = no host deadline.
+  std::string script;               ///< sh command line, rendered, before any wrapping
+  const Library* library = nullptr; ///< sent ahead of a script that calls it (wire.h); null = none
+  std::string stdin_data;           ///< the command's own input, written then EOF; empty = EOF at once
+  /// Through sudo (wire.h): user, -S (password first on stdin) or -n, the C
+  /// locale for the become probe. The watchdog runs with the same become.
+  Become become;
+  std::string become_password;      ///< read by sudo -S when become.password; never recorded
+  /// The deadline enforced on the host (ms, through run_script()); a death by
+  /// signal at or after it is reported as timed_out. 0 = none: plain /bin/sh -c.
   util::Millis host_timeout{0};
+  util::Millis timeout{60'000};     ///< client-side deadline for the whole exchange (ms)
+  size_t capture = 1 << 20;         ///< bytes kept per stream: head and tail halves
   /// Polled while waiting (every <= 200 ms); once true the command is stopped
   /// (its process group TERMed, KILLed 1 s later), the exchange ends and
   /// `error` is "interrupted". May be null.
   const std::atomic<bool>* cancel = nullptr;
-  /// How `command` was wrapped (wire.h), for the watchdog the client arms on a
-  /// second channel; `become_stdin` goes first on that channel's stdin (the
-  /// sudo password line, or "").
-  Become become;
-  std::string become_stdin;
-  /// The run id `command` was wrapped with (wire.h; "" when it was not): the
-  /// marker line to look for and what the watchdog checks on the host.
-  std::string run_id;
   /// How long to keep reading after the exit status came while something
   /// still holds the output open (a background child the command started):
   /// then the exchange ends, the child is left running and `warning` says so.
   util::Millis drain_grace = kDrainGrace;
+  /// Names the command on the host (wire.h new_run_id) when host_timeout > 0;
+  /// "" = the transport draws one (then sent_form() cannot show it).
+  std::string run_id;
 };
 
 /// Output of one stream, capped: head and tail kept, the middle dropped.

@@ -30,6 +30,9 @@
 //    grace (transport.h): the client stops reading, names the holders (the
 //    processes with RATCHET_RUN_ID=ID, held_output_query) in a warning, and
 //    leaves them running. Needs Linux /proc.
+//  - What the engine hands over is typed (transport.h: the script as the step
+//    asked, become, deadline, stdin); wire_form() below is the one place that
+//    turns it into all of the above, for the ssh and the local backend alike.
 #include "transport/wire.h"
 
 #include <fmt/format.h>
@@ -38,6 +41,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "transport/transport.h"
 #include "util/shell.h"
 
 namespace ratchet::transport {
@@ -139,6 +143,47 @@ std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Be
   return fmt::format("{}/bin/sh -c {} ratchet {} {} {} {} {}", become_prefix(b),
                      util::shell_quote(watchdog_text()), p.pid, p.pgid, p.start_ticks,
                      std::max<long long>(0, left.count()), util::shell_quote(run_id));
+}
+
+std::string with_library(const std::string& script, const Library* lib) {
+  if (lib == nullptr || script.find(lib->marker) == std::string::npos) return script;
+  return std::string(lib->text) + "\n" + script;
+}
+
+std::string with_library_reference(const std::string& script, const Library* lib) {
+  if (lib == nullptr || script.find(lib->marker) == std::string::npos) return script;
+  return std::string(lib->reference) + "\n" + script;
+}
+
+Wire wire_form(const ExecRequest& req) {
+  Wire w;
+  if (req.host_timeout.count() > 0) w.run_id = req.run_id;
+  w.command = wire_command(with_library(req.script, req.library), req.host_timeout, req.become, req.run_id);
+  // sudo -S reads the first line; the rest is the command's own input.
+  if (req.become.enabled && req.become.password) w.become_stdin = req.become_password + "\n";
+  w.stdin_data = w.become_stdin + req.stdin_data;
+  return w;
+}
+
+std::string sent_form(const ExecRequest& req) {
+  return wire_command(with_library_reference(req.script, req.library), req.host_timeout, req.become,
+                      req.run_id);
+}
+
+std::string unsendable(const ExecRequest& req) {
+  // What the host's shell could not even start must not read as a command that
+  // ran and failed (a check would then "fail" and the action run).
+  if (req.script.find('\0') != std::string::npos)
+    return "refused: the command holds a NUL byte, which no shell command line can carry "
+           "(pass the value on stdin)";
+  // Any run id has 16 digits: the size does not depend on which.
+  const std::string id = valid_run_id(req.run_id) ? req.run_id : std::string(16, '0');
+  const size_t bytes = wire_command(with_library(req.script, req.library), req.host_timeout, req.become, id).size();
+  if (bytes > kMaxWireBytes)
+    return fmt::format("refused: the command is {} bytes as sent; Linux takes less than {} in one argument "
+                       "(MAX_ARG_STRLEN, execve(2)): pass large values on stdin",
+                       bytes, kMaxWireBytes + 1);
+  return "";
 }
 
 }  // namespace ratchet::transport

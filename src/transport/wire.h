@@ -1,7 +1,8 @@
 #pragma once
 // The exact strings sent to a host: a POSIX sh wrapper that names the command's
 // process, the watchdog that enforces its deadline on the host (see wire.cc for
-// the rules), and privilege escalation. Pure string transforms, no I/O.
+// the rules), privilege escalation, the host library ahead of a script, and a
+// typed command (transport.h) made into all of that. Pure string transforms, no I/O.
 #include <string>
 #include <string_view>
 
@@ -9,6 +10,8 @@
 #include "util/duration.h"
 
 namespace ratchet::transport {
+
+struct ExecRequest;  // transport.h
 
 /// Privilege escalation for one command through sudo(8).
 struct Become {
@@ -24,6 +27,20 @@ struct Become {
   /// command's own locale is left alone).
   bool c_locale = false;
 };
+
+/// Shell functions sent ahead of a script that calls them (the host library,
+/// steps/library.h), and the line the transcript records in their place.
+struct Library {
+  std::string_view text;       ///< sent before the script, then "\n"
+  std::string_view reference;  ///< one comment line recorded instead of `text` (sent_form)
+  std::string_view marker;     ///< a script that does not contain it calls none of them: sent alone
+};
+
+/// `script` as it goes out: lib->text, "\n", then the script when lib is set
+/// and the script contains lib->marker; else `script` unchanged.
+std::string with_library(const std::string& script, const Library* lib);
+/// The same with lib->reference in place of lib->text (what the transcript records).
+std::string with_library_reference(const std::string& script, const Library* lib);
 
 /// The argv sudo is given for `command` under b (b.enabled), as an operator
 /// writes it in a sudoers rule: "sudo -n -H [-u USER] -- /bin/sh -c COMMAND".
@@ -84,5 +101,26 @@ std::string held_output_query(std::string_view run_id, const Become& b);
 /// same become as the command.
 std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b,
                              std::string_view run_id);
+
+/// A typed command made ready for an exec channel (both backends use it).
+struct Wire {
+  std::string command;       ///< the exec request's string (wire_command of the script with its library)
+  std::string stdin_data;    ///< sudo -S's password line first (become.password), then the command's input
+  std::string run_id;        ///< the marker's and watchdog's id; "" when not wrapped (no host deadline)
+  std::string become_stdin;  ///< what a second channel's sudo reads first: the password line, or ""
+};
+
+/// req for the wire: wire_command(with_library(script), host_timeout, become,
+/// run_id). Throws std::invalid_argument for a host deadline without a valid run id.
+Wire wire_form(const ExecRequest& req);
+
+/// The transcript's `sent` for req: its wire command with the library's
+/// reference line in place of its text (same run id, same become).
+std::string sent_form(const ExecRequest& req);
+
+/// "" when req can be sent; else why not, the same words as the executor
+/// records: "refused: the command holds a NUL byte, ..." or "refused: the
+/// command is N bytes as sent; ..." (its wire command over kMaxWireBytes).
+std::string unsendable(const ExecRequest& req);
 
 }  // namespace ratchet::transport

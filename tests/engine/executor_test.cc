@@ -4,6 +4,7 @@
 #include "steps/library.h"
 #include "support/local_proc.h"
 #include "support/scripted_transport.h"
+#include "transport/wire.h"
 #include "transcript/reader.h"
 #include "util/hash.h"
 #include "util/text.h"
@@ -31,7 +32,9 @@ TEST_CASE("executor: the library is sent, the transcript names it by hash, event
   }
   REQUIRE(t.requests.size() == 1);
   const auto& req = t.requests[0];
-  CHECK(req.command.find("ratchet_no_holders()") != std::string::npos);  // the library travels
+  CHECK(req.script == "ratchet_no_holders -- /dev/nvidia0");  // as the step asked, unwrapped
+  CHECK(req.library == &steps::wire_library());                // the library travels with it
+  CHECK(transport::wire_form(req).command.find("ratchet_no_holders()") != std::string::npos);
   CHECK(req.capture == 4096);
   CHECK(req.host_timeout.count() == 5000);
   CHECK(req.timeout.count() == 8000);  // + client grace
@@ -43,6 +46,7 @@ TEST_CASE("executor: the library is sent, the transcript names it by hash, event
   CHECK(tr.events[0]["rung"] == 2);
   CHECK(tr.events[0]["command"] == "ratchet_no_holders -- /dev/nvidia0");
   std::string sent = tr.events[0]["sent"];
+  CHECK(sent == transport::sent_form(req));  // what the transport would send, library by reference
   CHECK(sent.find("# <ratchet host library, sha256 " + steps::host_library_sha256()) != std::string::npos);
   CHECK(sent.find("ratchet_no_holders()") == std::string::npos);
   CHECK(tr.events[0]["stdin"] == "***");  // holds a secret: no digest either
@@ -130,9 +134,15 @@ TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin 
     CHECK(ex.run(c, 0, "").exit_code == 0);
     REQUIRE(t.requests.size() == 3);
     // The probe runs sudo in the C locale (its messages are read); commands keep theirs.
-    CHECK(t.requests[0].command.rfind("exec env LC_ALL=C sudo -n -H -- ", 0) == 0);
-    CHECK(t.requests[1].command.rfind("exec sudo -n -H -- ", 0) == 0);
-    CHECK(t.requests[1].stdin_data == "data");
+    const auto& probe = t.requests[0];
+    CHECK(probe.script == "true");
+    CHECK((probe.become.enabled && probe.become.user.empty() && !probe.become.password && probe.become.c_locale));
+    CHECK(probe.host_timeout.count() == 15'000);
+    const auto& cmd = t.requests[1];
+    CHECK((cmd.become.enabled && !cmd.become.password && !cmd.become.c_locale));
+    CHECK(cmd.become_password.empty());  // sudo -n: the password never travels
+    CHECK(cmd.stdin_data == "data");
+    CHECK(transport::wire_form(cmd).stdin_data == "data");
   }
   SECTION("password needed: checked once with sudo -S, then every command gets it first") {
     {
@@ -148,11 +158,19 @@ TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin 
       CHECK(ex.run(c, 0, "payload").exit_code == 0);
     }
     REQUIRE(t.requests.size() == 3);
-    CHECK(t.requests[0].command.rfind("exec env LC_ALL=C sudo -n -H -u app -- ", 0) == 0);
-    CHECK(t.requests[0].stdin_data.empty());
-    CHECK(t.requests[1].command.rfind("exec env LC_ALL=C sudo -k -S -p '' -H -u app -- ", 0) == 0);
-    CHECK(t.requests[1].stdin_data == pw + "\n");
-    CHECK(t.requests[2].stdin_data == pw + "\npayload");
+    const auto& probe = t.requests[0];
+    CHECK((probe.become.enabled && probe.become.user == "app" && !probe.become.password && probe.become.c_locale));
+    CHECK(probe.stdin_data.empty());
+    CHECK(probe.become_password.empty());
+    const auto& check = t.requests[1];
+    CHECK((check.become.user == "app" && check.become.password && check.become.c_locale));
+    CHECK(check.become_password == pw);
+    CHECK(check.stdin_data.empty());
+    const auto& cmd = t.requests[2];
+    CHECK((cmd.become.user == "app" && cmd.become.password && !cmd.become.c_locale));
+    CHECK(cmd.become_password == pw);
+    CHECK(cmd.stdin_data == "payload");  // the command's own input; the password goes first on the wire
+    CHECK(transport::wire_form(cmd).stdin_data == pw + "\npayload");
     std::ifstream in(path);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(text.find(pw) == std::string::npos);
@@ -230,7 +248,9 @@ TEST_CASE("executor: the become password masks only once sent, and never refuses
       CHECK(r.exit_code == 0);
     }
     REQUIRE(t.requests.size() == 3);
-    CHECK(t.requests[2].stdin_data == pw + "\n");
+    CHECK(t.requests[2].become.password);
+    CHECK(t.requests[2].become_password == pw);
+    CHECK(t.requests[2].stdin_data.empty());
     std::ifstream in(path);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(text.find("\"command\":\"***_stat /etc/motd\"") != std::string::npos);
@@ -263,4 +283,108 @@ TEST_CASE("record_result: output events carry the stream's bytes and sha256, nev
   REQUIRE(by_stream.count("stderr"));
   CHECK(by_stream["stderr"]["data"] == "the *** leaked\n");
   CHECK_FALSE(by_stream["stderr"].contains("sha256"));  // a digest around a secret could be brute-forced
+}
+
+TEST_CASE("executor: the transport is given a typed command with script and become and deadlines and stdin and run id",
+          "[engine]") {
+  testing::ScriptedTransport t;
+  std::string path = testing::temp_dir("ratchet-typed") + "/t.jsonl";
+  std::atomic<bool> stop{false};
+  {
+    transcript::Writer w(path);
+    engine::Executor ex(t, w, "h1", &stop);
+    ex.set_step("s", false, "", 2048);
+    steps::Command c;
+    c.role = "action";
+    c.text = "printf '%s' \"$1\" | sha256sum";
+    c.timeout = util::Millis(7000);
+    t.push(0, "ok\n");
+    t.push(0, "ok\n");
+    CHECK(ex.run(c, 1, "in put").exit_code == 0);
+    CHECK(ex.run(c, 1, "").exit_code == 0);
+  }
+  REQUIRE(t.requests.size() == 2);
+  const auto& req = t.requests[0];
+  CHECK(req.script == "printf '%s' \"$1\" | sha256sum");
+  CHECK(req.library == &steps::wire_library());  // set, though this script calls none of it
+  CHECK(req.stdin_data == "in put");
+  CHECK_FALSE(req.become.enabled);
+  CHECK(req.become_password.empty());
+  CHECK(req.host_timeout.count() == 7000);
+  CHECK(req.timeout == transport::client_deadline(util::Millis(7000)));
+  CHECK(req.capture == 2048);
+  CHECK(req.cancel == &stop);
+  CHECK(req.drain_grace == transport::kDrainGrace);
+  CHECK(transport::valid_run_id(req.run_id));
+  CHECK(t.requests[1].run_id != req.run_id);  // a new id for every command
+  CHECK(t.requests[1].stdin_data.empty());
+  auto tr = transcript::read_transcript(path);
+  REQUIRE(tr.events.size() >= 1);
+  CHECK(tr.events[0]["sent"] == transport::sent_form(req));
+  CHECK(tr.events[0]["sent"].get<std::string>().find(req.run_id) != std::string::npos);
+}
+
+TEST_CASE("executor: without a library (ratchet exec) the script goes alone even when it names ratchet_",
+          "[engine]") {
+  testing::ScriptedTransport t;
+  transcript::Writer w;
+  engine::Executor ex(t, w, "h1");
+  ex.set_step("exec", false, "");
+  ex.set_library(nullptr);
+  steps::Command c;
+  c.role = "action";
+  c.text = "ratchet_kill 1";
+  t.push(0);
+  ex.run(c, 0, "");
+  REQUIRE(t.requests.size() == 1);
+  CHECK(t.requests[0].library == nullptr);
+  CHECK(transport::wire_form(t.requests[0]).command.find("ratchet_kill()") == std::string::npos);
+}
+
+TEST_CASE("executor: connect records connect (with via) or unreachable (with the methods tried)", "[engine]") {
+  struct Door : testing::ScriptedTransport {
+    std::optional<transport::ConnectError> fail;
+    std::optional<transport::ConnectError> connect(transport::ConnectInfo* info) override {
+      if (fail) return fail;
+      info->address = "10.0.0.5";
+      info->port = 2222;
+      info->user = "ops";
+      info->fingerprint = "SHA256:abc";
+      info->auth_method = "publickey (agent)";
+      info->via = {"j@bastion:22"};
+      info->ms = 42;
+      return std::nullopt;
+    }
+  };
+  std::string path = testing::temp_dir("ratchet-connect") + "/t.jsonl";
+  {
+    transcript::Writer w(path);
+    Door ok;
+    engine::Executor a(ok, w, "h1");
+    transport::ConnectInfo info;
+    CHECK_FALSE(a.connect(&info));
+    CHECK(info.address == "10.0.0.5");
+    Door down;
+    down.fail = transport::ConnectError{transport::FailureKind::auth, "h2: auth failed", {"publickey (agent)"}};
+    engine::Executor b(down, w, "h2");
+    CHECK(b.connect(&info)->message == "h2: auth failed");
+  }
+  auto tr = transcript::read_transcript(path);
+  REQUIRE(tr.events.size() == 2);
+  auto c = tr.events[0];
+  CHECK(c["event"] == "connect");
+  CHECK(c["host"] == "h1");
+  CHECK(c["address"] == "10.0.0.5");
+  CHECK(c["port"] == 2222);
+  CHECK(c["user"] == "ops");
+  CHECK(c["fingerprint"] == "SHA256:abc");
+  CHECK(c["auth_method"] == "publickey (agent)");
+  CHECK(c["ms"] == 42);
+  CHECK(c["via"] == nlohmann::json::array({"j@bastion:22"}));
+  CHECK_FALSE(c.contains("after_reboot"));
+  auto u = tr.events[1];
+  CHECK(u["event"] == "unreachable");
+  CHECK(u["cause"] == "auth");
+  CHECK(u["message"] == "h2: auth failed");
+  CHECK(u["methods_tried"] == nlohmann::json::array({"publickey (agent)"}));
 }

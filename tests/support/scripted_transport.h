@@ -1,6 +1,8 @@
 #pragma once
 // A Transport for unit tests of the engine: returns scripted results in order
-// and records every request. Never used instead of real sshd in integration tests.
+// and records every typed command it was given (script, become, deadlines,
+// stdin: no wire string to parse). Never used instead of real sshd in
+// integration tests.
 #include <deque>
 #include <string>
 #include <vector>
@@ -28,6 +30,7 @@ class ScriptedTransport : public transport::Transport {
     results_.push_back(r);
   }
   std::optional<transport::ConnectError> connect(transport::ConnectInfo* info) override {
+    ++connects;
     info->address = "scripted";
     return std::nullopt;
   }
@@ -45,7 +48,8 @@ class ScriptedTransport : public transport::Transport {
   void close() override {}
   size_t left() const { return results_.size(); }
 
-  std::vector<transport::ExecRequest> requests;
+  std::vector<transport::ExecRequest> requests;  ///< every exec(), in order
+  int connects = 0;                               ///< connect() calls
 
  private:
   std::deque<transport::ExecResult> results_;

@@ -158,7 +158,7 @@ TEST_CASE("IdentitiesOnly yes: a listed key held by the agent is signed by the a
   auto t = make_ssh_transport(ep);
   REQUIRE_FALSE(t->connect(nullptr));
   ExecRequest req;
-  req.command = "echo signed-by-agent";
+  req.script = "echo signed-by-agent";
   auto r = t->exec(req);
   CHECK(r.out.data == "signed-by-agent\n");
 

@@ -22,7 +22,7 @@ ExecResult run(const std::string& command, int timeout_ms = 10'000, std::string 
   ConnectInfo info;
   REQUIRE_FALSE(t->connect(&info));
   ExecRequest req;
-  req.command = command;
+  req.script = command;
   req.timeout = milliseconds(timeout_ms);
   req.stdin_data = std::move(stdin_data);
   return t->exec(req);
@@ -32,7 +32,7 @@ ExecResult run_wired(const std::string& command, int timeout_ms) {
   auto t = make_local_transport();
   ExecRequest req;
   req.run_id = new_run_id();
-  req.command = wire_command(command, milliseconds(timeout_ms), Become{}, req.run_id);
+  req.script = command;
   req.timeout = client_deadline(milliseconds(timeout_ms));
   req.host_timeout = milliseconds(timeout_ms);
   return t->exec(req);
@@ -65,7 +65,7 @@ TEST_CASE("local: streams, exit code and connect info", "[transport]") {
   CHECK(info.address == "localhost");
   CHECK(info.auth_method == "local");
   ExecRequest req;
-  req.command = "printf 'a\\n'; printf 'b' >&2; exit 7";
+  req.script = "printf 'a\\n'; printf 'b' >&2; exit 7";
   ExecResult r = t->exec(req);
   CHECK(r.out.data == "a\n");
   CHECK(r.err.data == "b");
@@ -177,11 +177,32 @@ TEST_CASE("local: each stream's byte count and sha256 cover every byte, also pas
   ConnectInfo info;
   REQUIRE_FALSE(t->connect(&info));
   ExecRequest req;
-  req.command = "head -c 3000000 /dev/zero | tr '\\000' a; printf e >&2";
+  req.script = "head -c 3000000 /dev/zero | tr '\\000' a; printf e >&2";
   req.capture = 1 << 20;
   ExecResult r = t->exec(req);
   CHECK(r.out.total == 3000000);
   CHECK(r.out.dropped > 0);
   CHECK(r.out.sha256 == util::sha256_hex(std::string(3000000, 'a')));
   CHECK(r.err.sha256 == util::sha256_hex("e"));
+}
+
+TEST_CASE("local: a typed command gets its library and a run id drawn by the transport", "[transport]") {
+  auto t = make_local_transport();
+  ConnectInfo info;
+  REQUIRE_FALSE(t->connect(&info));
+  static const Library lib{"ratchet_hi() { echo \"hi $1\"; }", "# lib", "ratchet_"};
+  ExecRequest req;
+  req.script = "ratchet_hi there; echo $RATCHET_RUN_ID";
+  req.library = &lib;
+  req.host_timeout = milliseconds(5000);
+  req.timeout = client_deadline(req.host_timeout);
+  ExecResult r = t->exec(req);  // req.run_id is "": the transport names the command
+  std::istringstream out(r.out.data);
+  std::string first, id;
+  std::getline(out, first);
+  std::getline(out, id);
+  CHECK(first == "hi there");
+  CHECK(valid_run_id(id));
+  CHECK(r.remote_pid > 1);  // wrapped: the marker line named the process and was taken out
+  CHECK(r.err.data.empty());
 }

@@ -25,7 +25,7 @@ namespace {
 
 ExecRequest request(const std::string& command) {
   ExecRequest req;
-  req.command = command;
+  req.script = command;
   req.timeout = std::chrono::milliseconds(20'000);
   return req;
 }

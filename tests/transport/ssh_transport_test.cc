@@ -33,7 +33,7 @@ std::unique_ptr<Transport> connected(const Endpoint& ep, ConnectInfo* info = nul
 
 ExecRequest request(const std::string& command, int timeout_ms = 10'000) {
   ExecRequest req;
-  req.command = command;
+  req.script = command;
   req.timeout = milliseconds(timeout_ms);
   return req;
 }
@@ -42,7 +42,7 @@ ExecRequest request(const std::string& command, int timeout_ms = 10'000) {
 ExecRequest wired(const std::string& command, int timeout_ms) {
   ExecRequest req;
   req.run_id = new_run_id();
-  req.command = wire_command(command, milliseconds(timeout_ms), Become{}, req.run_id);
+  req.script = command;
   req.timeout = client_deadline(milliseconds(timeout_ms));
   req.host_timeout = milliseconds(timeout_ms);
   return req;
@@ -100,10 +100,11 @@ TEST_CASE("ssh: connect reports the peer and keeps stdout, stderr and the exit c
 TEST_CASE("ssh: death by signal reports the signal name and exit code -1", "[ssh]") {
   SshdHost host;
   auto t = connected(host.endpoint());
+  // Every typed command runs as `exec /bin/sh -c SCRIPT` (wire.h), whatever the login shell.
   ExecResult r = t->exec(request("sh -c 'kill -KILL $$'; exit $?"));
-  CHECK(r.exit_code == 137);  // the login shell survived: it reports 128+9 itself
+  CHECK(r.exit_code == 137);  // /bin/sh survived: it reports 128+9 itself
   CHECK(r.signal == "");
-  r = t->exec(request("sh -c 'kill -KILL $$'"));  // bash execs a lone command: sshd sees the signal
+  r = t->exec(request("exec sh -c 'kill -KILL $$'"));  // the process sshd waits for died: sshd sees the signal
   CHECK(r.signal == "KILL");
   CHECK(r.exit_code == -1);
   r = t->exec(request("kill -KILL $$"));

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "transport/transport.h"
 #include "util/shell.h"
 
 using namespace ratchet;
@@ -142,4 +143,96 @@ TEST_CASE("the wire scripts' sources join into one equivalent line", "[transport
   }
   for (std::string_view s : {run_script(), watchdog_script()})
     CHECK(std::system(("sh -n -c " + util::shell_quote(s)).c_str()) == 0);
+}
+
+namespace {
+
+const Library kLib{"ratchet_hi() { echo hi; }", "# <lib by reference>", "ratchet_"};
+
+ExecRequest typed(std::string script, int host_ms) {
+  ExecRequest req;
+  req.script = std::move(script);
+  req.library = &kLib;
+  req.host_timeout = milliseconds(host_ms);
+  req.run_id = "0123456789abcdef";
+  return req;
+}
+
+}  // namespace
+
+TEST_CASE("wire_form of a typed command: the library ahead of a script that calls it, then the wrapper",
+          "[transport]") {
+  ExecRequest req = typed("ratchet_hi", 5000);
+  Wire w = wire_form(req);
+  CHECK(w.command == wire_command("ratchet_hi() { echo hi; }\nratchet_hi", milliseconds(5000), Become{},
+                                  "0123456789abcdef"));
+  CHECK(w.run_id == "0123456789abcdef");
+  CHECK(w.stdin_data.empty());
+  CHECK(w.become_stdin.empty());
+  req.script = "echo plain";  // calls nothing of it: sent alone
+  CHECK(wire_form(req).command == wire_command("echo plain", milliseconds(5000), Become{}, "0123456789abcdef"));
+  req.library = nullptr;
+  req.script = "ratchet_hi";
+  CHECK(wire_form(req).command == wire_command("ratchet_hi", milliseconds(5000), Become{}, "0123456789abcdef"));
+  // No host deadline: plain /bin/sh -c, no run id on the wire.
+  req = typed("echo hi", 0);
+  w = wire_form(req);
+  CHECK(w.command == "exec /bin/sh -c 'echo hi'");
+  CHECK(w.run_id.empty());
+  // A deadline needs a run id (the transports draw one when it is "").
+  req = typed("echo hi", 1000);
+  req.run_id = "nope";
+  CHECK_THROWS_AS(wire_form(req), std::invalid_argument);
+}
+
+TEST_CASE("wire_form: sudo's password line goes first on stdin and to each second channel", "[transport]") {
+  ExecRequest req = typed("id -u", 5000);
+  req.stdin_data = "payload";
+  req.become = Become{true, "app", false};
+  req.become_password = "pw";  // not asked for (sudo -n): not sent
+  Wire w = wire_form(req);
+  CHECK(w.command.rfind("exec sudo -n -H -u app -- /bin/sh -c ", 0) == 0);
+  CHECK(w.stdin_data == "payload");
+  CHECK(w.become_stdin.empty());
+  req.become.password = true;
+  w = wire_form(req);
+  CHECK(w.command.rfind("exec sudo -k -S -p '' -H -u app -- /bin/sh -c ", 0) == 0);
+  CHECK(w.stdin_data == "pw\npayload");
+  CHECK(w.become_stdin == "pw\n");
+  req.become.c_locale = true;  // the become probe
+  CHECK(wire_form(req).command.rfind("exec env LC_ALL=C sudo -k -S -p '' -H -u app -- ", 0) == 0);
+}
+
+TEST_CASE("sent_form: the wire command with the library by reference and never the password", "[transport]") {
+  ExecRequest req = typed("ratchet_hi", 5000);
+  req.become = Become{true, "", true};
+  req.become_password = "hunter2";
+  req.stdin_data = "input";
+  CHECK(sent_form(req) == wire_command("# <lib by reference>\nratchet_hi", milliseconds(5000), req.become,
+                                       "0123456789abcdef"));
+  CHECK(sent_form(req).find("hunter2") == std::string::npos);
+  req.script = "echo plain";
+  CHECK(sent_form(req) == wire_form(req).command);  // no library: as sent
+}
+
+TEST_CASE("unsendable: a NUL byte or a wire string over MAX_ARG_STRLEN is refused before sending",
+          "[transport]") {
+  CHECK(unsendable(typed("echo hi", 5000)).empty());
+  CHECK(unsendable(typed(std::string("echo a\0b", 8), 5000)) ==
+        "refused: the command holds a NUL byte, which no shell command line can carry (pass the value on stdin)");
+  ExecRequest big = typed("test -n " + std::string(140000, 'A'), 5000);
+  const size_t bytes = wire_form(big).command.size();
+  CHECK(unsendable(big) == "refused: the command is " + std::to_string(bytes) +
+                               " bytes as sent; Linux takes less than 131072 in one argument (MAX_ARG_STRLEN, "
+                               "execve(2)): pass large values on stdin");
+  big.run_id = "";  // the size does not depend on the run id
+  CHECK(unsendable(big).find(std::to_string(bytes) + " bytes as sent") != std::string::npos);
+  // The library counts: a script under the limit alone, over it with the library.
+  std::string lib_text(100000, '#');
+  Library heavy{lib_text, "#", "ratchet_"};
+  ExecRequest with = typed("ratchet_x " + std::string(40000, 'B'), 5000);
+  with.library = &heavy;
+  CHECK_FALSE(unsendable(with).empty());
+  with.library = nullptr;
+  CHECK(unsendable(with).empty());
 }
