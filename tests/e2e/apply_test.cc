@@ -10,6 +10,7 @@
 #include <fcntl.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -17,6 +18,7 @@
 
 #include "plan/codec.h"
 #include "support/local_proc.h"
+#include "support/sshd_fixture.h"
 #include "support/systemd_fixture.h"
 #include "transcript/reader.h"
 #include "util/hash.h"
@@ -241,4 +243,97 @@ TEST_CASE("apply refuses before anything connects: an edited, truncated, foreign
                      plan + "`") != std::string::npos);
     CHECK_FALSE(host.connected());
   }
+}
+
+TEST_CASE("apply: a host key other than the one the plan saw is refused at connect with exit 4", "[ssh][apply]") {
+  ratchet::testing::SshdHost sshd;
+  std::string dir = ratchet::testing::temp_dir("ratchet-apply-pin");
+  // When the plan is made, known_hosts lists another key for the host.
+  REQUIRE(run_sh("ssh-keygen -q -t ed25519 -N '' -f " + dir + "/other").code == 0);
+  std::string other = slurp(dir + "/other.pub");
+  std::string kh = dir + "/known_hosts";
+  std::ofstream(kh) << "[127.0.0.1]:" << sshd.port() << " " << other;
+  std::string inv = dir + "/inv.toml";
+  std::ofstream(inv) << "[hosts.box]\naddress = \"127.0.0.1\"\nport = " << sshd.port() << "\nidentity = \""
+                     << sshd.client_key() << "\"\nknown_hosts = \"" << kh << "\"\n";
+  std::string pb = dir + "/pb.toml";
+  std::ofstream(pb) << "name = \"pin\"\n[[step]]\nid = \"touch\"\nkind = \"run\"\ncommand = \"touch " << dir
+                    << "/ran\"\n";
+  const std::string bin = RATCHET_BINARY;
+  auto made = run_sh(bin + " plan " + pb + " -i " + inv + " --out " + dir + "/p.json");
+  REQUIRE(made.code == 0);
+  auto fp = run_sh("ssh-keygen -lf " + dir + "/other.pub | cut -d' ' -f2");
+  json doc = json::parse(slurp(dir + "/p.json"));
+  CHECK(doc["hosts"][0]["known_keys"] == json::array({fp.out.substr(0, fp.out.size() - 1)}));
+  // Then known_hosts is "fixed" to the server's real key: apply still refuses it.
+  std::ofstream(kh, std::ios::trunc) << sshd.known_hosts_line();
+  auto r = run_sh(bin + " apply " + dir + "/p.json --transcript " + dir + "/t.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 4);
+  CHECK((r.out + r.err).find("HOST KEY differs from the saved plan") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/ran"));
+  // A plan made now pins the real key, and runs.
+  REQUIRE(run_sh(bin + " plan " + pb + " -i " + inv + " --out " + dir + "/p2.json").code == 0);
+  auto ok = run_sh(bin + " apply " + dir + "/p2.json --transcript " + dir + "/t2.jsonl");
+  INFO(ok.out << ok.err);
+  CHECK(ok.code == 0);
+  CHECK(fs::exists(dir + "/ran"));
+}
+
+TEST_CASE("apply: a secret the plan names must be supplied again and is never saved", "[e2e][apply]") {
+  Listener host;
+  std::string dir = ratchet::testing::temp_dir("ratchet-apply-secret");
+  std::string inv = dir + "/inv.toml";
+  std::ofstream(inv) << "[hosts.box]\naddress = \"127.0.0.1\"\nport = " << host.port << "\nknown_hosts = \"" << dir
+                     << "/kh\"\n";
+  std::string pb = dir + "/pb.toml";
+  std::ofstream(pb) << "name = \"s\"\n[secrets]\ntoken = \"env:RATCHET_APPLY_TEST_TOKEN\"\n[[step]]\nid = \"w\"\n"
+                       "kind = \"write\"\npath = \"/tmp/x\"\ncontent = \"token={{ token }}\\n\"\n";
+  const std::string bin = RATCHET_BINARY;
+  auto made = run_sh("RATCHET_APPLY_TEST_TOKEN=s3cr3t-value " + bin + " plan " + pb + " -i " + inv + " --out " + dir +
+                "/p.json");
+  REQUIRE(made.code == 0);
+  std::string text = slurp(dir + "/p.json");
+  CHECK(text.find("s3cr3t-value") == std::string::npos);
+  json doc = json::parse(text);
+  CHECK(doc["secrets"] == json({{"token", "env:RATCHET_APPLY_TEST_TOKEN"}}));
+  CHECK(doc["hosts"][0]["steps"][0]["runtime"]["placeholders"] == json::array({"token"}));
+  auto r = run_sh("env -u RATCHET_APPLY_TEST_TOKEN " + bin + " apply " + dir + "/p.json");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("secret `token` is not supplied: environment variable RATCHET_APPLY_TEST_TOKEN is not set") !=
+        std::string::npos);
+  CHECK_FALSE(host.connected());
+}
+
+TEST_CASE("every shipped playbook: the saved plan holds exactly the commands run executes", "[e2e][apply]") {
+  Listener host;
+  std::string dir = ratchet::testing::temp_dir("ratchet-apply-all");
+  std::string inv = dir + "/inv.toml";
+  std::ofstream(inv) << "[hosts.a]\naddress = \"127.0.0.1\"\nport = " << host.port << "\nknown_hosts = \"" << dir
+                     << "/kh\"\n[hosts.b]\naddress = \"127.0.0.1\"\nport = " << host.port << "\nknown_hosts = \""
+                     << dir << "/kh\"\nbecome = true\n[groups]\ngpu = [\"a\", \"b\"]\n";
+  const std::string bin = RATCHET_BINARY;
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator(std::string(RATCHET_SOURCE_DIR) + "/playbooks")) {
+    if (entry.path().extension() != ".toml") continue;
+    ++n;
+    std::string pb = entry.path().string();
+    INFO(pb);
+    auto pj = run_sh(bin + " plan " + pb + " -i " + inv + " --json");
+    INFO(pj.err);
+    REQUIRE(pj.code == 0);
+    std::string file = dir + "/" + entry.path().stem().string() + ".plan.json";
+    REQUIRE(run_sh(bin + " plan " + pb + " -i " + inv + " --out " + file).code == 0);
+    std::string text = slurp(file);
+    // What run executes (plan --json is the plan run builds) is what the file holds...
+    CHECK(json::parse(text)["hosts"] == json::parse(pj.out)["hosts"]);
+    // ... and what apply decodes from it is that again, byte for byte.
+    std::string err;
+    auto back = ratchet::plan::decode_file(text, &err);
+    INFO(err);
+    REQUIRE(back);
+    CHECK(ratchet::plan::encode_file(*back) == text);
+  }
+  CHECK(n >= 2);
+  CHECK_FALSE(host.connected());
 }
