@@ -35,6 +35,11 @@ N_HEAVY = int(os.environ.get("N_HEAVY", "1"))
 N_W4 = int(os.environ.get("N_W4", str(min(N, 3))))
 N_W6 = int(os.environ.get("N_W6", str(min(N, 3))))
 ANSIBLE = os.environ.get("ANSIBLE", "1") == "1"
+# A paired before/after comparison: RATCHET_BEFORE=PATH adds a "ratchet-before" cell beside every
+# ratchet cell (the same command with that binary), alternating with it in every repetition;
+# RATCHET_ONLY=1 leaves the peers out.
+RATCHET_BEFORE = os.environ.get("RATCHET_BEFORE", "")
+RATCHET_ONLY = os.environ.get("RATCHET_ONLY", "0") == "1"
 ONLY = os.environ.get("ONLY", "W1 W2 W3 W4 W5" if QUICK else "W1 W2 W3 W4 W5 W6").split()
 K = int(os.environ.get("K", "3" if QUICK else "10"))
 A = int(os.environ.get("A", "5" if QUICK else "50"))
@@ -233,6 +238,11 @@ def fleet_cells(wl, group, mode, extra_ratchet=()):
     reps = N_W4 if wl == "W4" else N
     cells = [Cell(wl, "ratchet", ratchet_cmd(pb, h), reps, kex="ratchet", transcript="file",
                   check=check_steps(h, n, echo))]
+    if RATCHET_BEFORE:
+        cells.append(Cell(wl, "ratchet-before", [RATCHET_BEFORE] + ratchet_cmd(pb, h)[1:], reps, kex="ratchet",
+                          transcript="file", check=check_steps(h, n, echo)))
+    if RATCHET_ONLY:
+        return cells
     for tool, cmd, tr in extra_ratchet:
         cells.append(Cell(wl, tool, cmd(pb, h), reps, kex="ratchet", transcript=tr))
     cells.append(Cell(wl, "openssh-cm", [os.path.join(PEERS, "cm.sh"), str(h), str(n), mode], reps, kex="ssh"))
@@ -251,8 +261,13 @@ def w5_cells(size):
     wl = "W5-%dMiB" % mb
     pb = playbook("w5-%dm" % mb, "w1", 1, "big", size)
     env = {"BIG_BYTES": str(size)}
-    return [
-        Cell(wl, "ratchet", ratchet_cmd(pb, 1), N, kex="ratchet", transcript="file", check=check_big(size)),
+    mine = [Cell(wl, "ratchet", ratchet_cmd(pb, 1), N, kex="ratchet", transcript="file", check=check_big(size))]
+    if RATCHET_BEFORE:
+        mine.append(Cell(wl, "ratchet-before", [RATCHET_BEFORE] + ratchet_cmd(pb, 1)[1:], N, kex="ratchet",
+                         transcript="file", check=check_big(size)))
+    if RATCHET_ONLY:
+        return mine
+    return mine + [
         Cell(wl, "ssh>/dev/null", [os.path.join(PEERS, "ssh_big.sh")], N, kex="ssh", env=env),
         Cell(wl, "ssh-c25519>/dev/null", [os.path.join(PEERS, "ssh_big.sh")], N, kex="ssh-c25519",
              env=dict(env, KEX=C25519)),

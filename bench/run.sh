@@ -21,6 +21,8 @@
 #    $OUT/table.md and $OUT/results.json (default OUT=/tmp/ratchet-bench/results);
 # 5. stops every host it started, also on failure or Ctrl-C.
 #
+# Paired before/after (one sitting, the two binaries alternating in every repetition):
+#   RATCHET=new/ratchet RATCHET_BEFORE=old/ratchet RATCHET_ONLY=1 ONLY="W1 W2 W3 W4 W5" bench/run.sh
 # Knobs: N, N_SLOW, N_HEAVY, N_W4, N_W6 (repetitions), ONLY="W1 W3" (workloads), ANSIBLE=0,
 # BASE_PORT, OUT, BENCH_TMP (/tmp/ratchet-bench*), INSTALL=0 (install nothing).
 set -euo pipefail
