@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 
 #include "engine/scope.h"
@@ -31,8 +32,16 @@ std::string who_here() {
   return fmt::format("{}@{}", user, *host ? host : "unknown");
 }
 
+// `path` made absolute, so that `apply` finds it from any working directory.
+std::string absolute(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ec;
+  auto p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
 plan::Source source_of(const char* role, const std::string& name, const std::string& path) {
-  plan::Source s{role, name, path, ""};
+  plan::Source s{role, name, absolute(path), ""};
   std::string text, err;
   if (playbook::read_text_file(path, &text, &err)) s.sha256 = util::sha256_hex(text);
   return s;
@@ -60,6 +69,7 @@ void print_errors(const std::vector<std::string>& errors, size_t host_count) {
 std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   plan::Plan P;
   P.playbook_name = L.pb.name;
+  P.playbook_path = L.pb.path;
   P.policy = L.pb.policy;
   if (!o.strategy.empty()) P.policy.strategy = o.strategy;
   auto dry = resolve_secrets(L.pb, true);
@@ -90,8 +100,8 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   P.made.ratchet_version = RATCHET_VERSION;
   P.made.host_library_sha256 = steps::host_library_sha256();
 
-  P.sources.push_back({"playbook", "", L.pb.path, L.pb.sha256});
-  for (const auto& [name, f] : L.pb.files) P.sources.push_back({f.role, name, f.path, f.sha256});
+  P.sources.push_back({"playbook", "", absolute(L.pb.path), L.pb.sha256});
+  for (const auto& [name, f] : L.pb.files) P.sources.push_back({f.role, name, absolute(f.path), f.sha256});
   if (!o.inventory.empty()) P.sources.push_back(source_of("inventory", "", o.inventory));
   if (o.ssh_config != "none") {
     std::string cfg = o.ssh_config;
@@ -104,7 +114,7 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   P.secrets = L.pb.secrets;
 
   auto& sel = P.selection;
-  sel.inventory = o.inventory;
+  sel.inventory = absolute(o.inventory);
   sel.targets = o.target;
   sel.limit = o.limit;
   for (const auto& kv : o.extra) {
@@ -114,8 +124,8 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
     sel.extra_vars.emplace_back(name, kv.substr(eq + 1));
   }
   sel.extra_secrets = o.secret;
-  sel.ssh_config = o.ssh_config;
-  sel.known_hosts = o.known_hosts;
+  sel.ssh_config = o.ssh_config == "none" ? o.ssh_config : absolute(o.ssh_config);
+  sel.known_hosts = absolute(o.known_hosts);
   sel.accept_new = o.accept_new;
   sel.strategy = o.strategy;
   return P;

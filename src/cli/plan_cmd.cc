@@ -56,7 +56,7 @@ static std::string labelled(const std::string& text, const std::string& label) {
 static void print_plan_to(std::ostream& os, const plan::Plan& P) {
   const plan::Source& pb = P.sources.front();
   os << fmt::format("plan: {} ({}, sha256 {}) — a dry run: nothing connects, nothing is sent\n", P.playbook_name,
-                    pb.path, pb.sha256.substr(0, 12));
+                    P.playbook_path, pb.sha256.substr(0, 12));
   os << "commands call the host library (ratchet_*; docs/host-library.md); "
         "<name> marks a value known only at run time\n";
   const auto& pol = P.policy;

@@ -253,7 +253,7 @@ json plan_json(const Plan& p, bool provenance) {
   for (const auto& hp : p.hosts) hosts.push_back(host_json(hp));
   const Source* pb = p.sources.empty() ? nullptr : &p.sources.front();
   json j = {{"playbook", p.playbook_name},
-            {"path", pb ? pb->path : ""},
+            {"path", p.playbook_path.empty() && pb ? pb->path : p.playbook_path},
             {"sha256", pb ? pb->sha256 : ""},
             {"policy",
              {{"strategy", p.policy.strategy}, {"serial", count_json(p.policy.serial)},
@@ -327,6 +327,7 @@ std::optional<Plan> decode_file(const std::string& text, std::string* err) {
     Plan p;
     Reader r{"plan", j};
     p.playbook_name = r.str("playbook");
+    p.playbook_path = r.str("path");
     Reader pol{"policy", r.at("policy")};
     p.policy.strategy = pol.str("strategy");
     p.policy.serial = count_from(pol.at("serial"));

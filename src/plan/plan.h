@@ -101,6 +101,7 @@ struct Made {
 
 struct Plan {
   std::string playbook_name;
+  std::string playbook_path;    ///< as given on the command line (sources holds it absolute)
   playbook::RunPolicy policy;
   Made made;
   Selection selection;

@@ -236,6 +236,17 @@ TEST_CASE("apply refuses before anything connects: an edited, truncated, foreign
   SECTION("--limit can only narrow") {
     CHECK(apply("--limit elsewhere").find("--limit: ") != std::string::npos);
   }
+  SECTION("not refused: an unrelated inventory edit, and apply from another directory") {
+    // Made with relative paths from dir; the inventory gains a host the plan does not select.
+    REQUIRE(run_sh("cd " + dir + " && " + bin + " plan playbooks/gpu-release.toml -i inventory.toml "
+                   "-e 'devices=[\"/var/tmp/x*\"]' --out rel.json").code == 0);
+    std::ofstream(inv, std::ios::app) << "\n[hosts.other]\naddress = \"127.0.0.1\"\nport = 1\n";
+    auto r = run_sh("cd / && " + bin + " apply " + dir + "/rel.json --connect-timeout 1s --transcript " + dir +
+                    "/t.jsonl");
+    INFO(r.out << r.err);
+    CHECK(r.code == 3);  // every check passed: it connected (the listener speaks no SSH)
+    CHECK(host.connected());
+  }
   SECTION("run refuses a plan file") {
     auto r = run_sh(bin + " run " + plan);
     CHECK(r.code == 2);
