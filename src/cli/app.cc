@@ -256,6 +256,8 @@ int main(int argc, char** argv) {
     return usage_error(command_of(app, argc, argv), mask_secret_args(cli11_message(e), argc, argv));
   }
   o.command = command_of(app, argc, argv);
+  o.out_given = plan->count("--out") > 0;
+  ap.expect_digest_given = apply->count("--expect-digest") > 0;
   eo.base.command = o.command;
   ap.base.command = o.command;
   try {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -23,6 +24,12 @@ namespace ratchet::cli {
 
 namespace {
 
+std::string absolute_path(const std::string& p) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(p, ec);
+  return ec ? p : abs.lexically_normal().string();
+}
+
 int refuse(const std::string& file, const std::vector<std::string>& why) {
   for (const auto& w : why) std::cerr << util::terminal_line(fmt::format("ratchet: error: {}: {}", file, w)) << "\n";
   std::cerr << util::terminal_line(fmt::format("ratchet: apply refused {} ({} reason{}); nothing was run",
@@ -31,9 +38,12 @@ int refuse(const std::string& file, const std::vector<std::string>& why) {
   return kExitUsage;
 }
 
+// "SHA256:ABC..." or " abc... " as the hex digest alone, lower case.
 std::string bare_digest(std::string d) {
-  if (d.rfind("sha256:", 0) == 0) d = d.substr(7);
   std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return std::tolower(c); });
+  size_t b = d.find_first_not_of(" \t\r\n"), e = d.find_last_not_of(" \t\r\n");
+  d = b == std::string::npos ? "" : d.substr(b, e - b + 1);
+  if (d.rfind("sha256:", 0) == 0) d = d.substr(7);
   return d;
 }
 
@@ -50,7 +60,10 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
   const std::string digest = plan::digest_of(nlohmann::json::parse(text));
 
   std::vector<std::string> why;
-  if (!a.expect_digest.empty() && bare_digest(a.expect_digest) != digest)
+  if (a.expect_digest_given && bare_digest(a.expect_digest).empty())
+    return usage_error("apply", "--expect-digest is empty: give the digest the reviewer approved "
+                                "(`ratchet plan --out` prints it)");
+  if (a.expect_digest_given && bare_digest(a.expect_digest) != digest)
     why.push_back(fmt::format("the plan's digest is {}, not the approved {}: this is not the plan that was reviewed",
                               digest, bare_digest(a.expect_digest)));
   std::string dur_err;
@@ -76,7 +89,10 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
     else given.push_back(name);
   }
   for (const auto& name : ao.secret)
-    if (!P->secrets.contains(name))
+    if (P->secrets.contains(name) && P->secrets.at(name) != "-e")
+      why.push_back(fmt::format("--secret {}: that secret comes from {} (the playbook's [secrets]), not -e: drop "
+                                "-e {}=... --secret {}", name, P->secrets.at(name), name, name));
+    else if (!P->secrets.contains(name))
       why.push_back(fmt::format("--secret {}: the plan has no secret of that name (it has: {})", name, [&] {
         std::string list;
         for (const auto& kv : P->secrets) list += (list.empty() ? "" : ", ") + kv.first;
@@ -114,46 +130,55 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
   o.strategy = P->selection.strategy;
   auto L = load_all(o);
   if (!L) return refuse(a.file, {"the files it was made from no longer load (errors above)"});
-  auto now = make_plan(*L, o);
-  if (!now) return refuse(a.file, {"its steps no longer render (errors above)"});
-  for (const auto& hp : P->hosts) {
-    auto it = std::find_if(now->hosts.begin(), now->hosts.end(),
-                           [&](const plan::HostPlan& n) { return n.host.name == hp.host.name; });
-    if (it == now->hosts.end()) {
-      why.push_back(fmt::format("host {} of the plan is no longer selected (the inventory changed)", hp.host.name));
-      continue;
-    }
-    for (auto& d : plan::host_differences(hp, *it)) why.push_back(std::move(d));
-  }
-  if (!why.empty()) return refuse(a.file, why);
 
-  // --limit only narrows the plan's hosts.
+  // --limit only narrows the plan's hosts (names, groups and globs as in run).
   if (!ao.limit.empty()) {
     std::vector<std::string> names;
-    for (const auto& hp : P->hosts) names.push_back(hp.host.name);
+    for (const auto& hp : P->hosts)
+      if (L->inv && L->inv->hosts.contains(hp.host.name)) names.push_back(hp.host.name);
     std::string sel_err;
-    auto sel = playbook::resolve_targets(*L->inv, names, ao.limit, &sel_err);
-    if (sel.empty()) return refuse(a.file, {fmt::format("--limit: {}", sel_err)});
+    std::vector<const playbook::Host*> sel;
+    if (!names.empty()) sel = playbook::resolve_targets(*L->inv, names, ao.limit, &sel_err);
+    if (sel.empty()) {
+      std::string list;
+      for (const auto& hp : P->hosts) list += (list.empty() ? "" : ", ") + hp.host.name;
+      return refuse(a.file, {fmt::format("--limit selects none of the plan's hosts ({}){}", list,
+                                         sel_err.empty() ? "" : ": " + sel_err)});
+    }
     std::vector<plan::HostPlan> kept;
     for (auto& hp : P->hosts)
       if (std::any_of(sel.begin(), sel.end(), [&](const playbook::Host* h) { return h->name == hp.host.name; }))
         kept.push_back(std::move(hp));
     P->hosts = std::move(kept);
   }
+  // Each remaining host must still be selected; the plan is made again for
+  // exactly those (a host the inventory gained since is not the plan's).
+  std::vector<playbook::Host> hosts;
+  for (const auto& hp : P->hosts) {
+    auto h = std::find_if(L->hosts.begin(), L->hosts.end(), [&](const playbook::Host& x) { return x.name == hp.host.name; });
+    if (h == L->hosts.end())
+      why.push_back(fmt::format("host {} of the plan is no longer selected (the inventory changed)", hp.host.name));
+    else hosts.push_back(*h);
+  }
+  if (!why.empty()) return refuse(a.file, why);
+  L->hosts = hosts;
+  auto now = make_plan(*L, o);
+  if (!now) return refuse(a.file, {"it can no longer be planned here (errors above)"});
+  for (size_t i = 0; i < P->hosts.size(); ++i)
+    for (auto& d : plan::host_differences(P->hosts[i], now->hosts.at(i))) why.push_back(std::move(d));
+  if (!why.empty()) return refuse(a.file, why);
   // Each host as the inventory has it now (its endpoint and vars were checked
   // equal above); each step tied to its place in the model, for the steps that
   // render when they run.
-  for (auto& hp : P->hosts) {
-    auto h = std::find_if(L->hosts.begin(), L->hosts.end(), [&](const playbook::Host& x) { return x.name == hp.host.name; });
-    hp.host = *h;
+  for (size_t i = 0; i < P->hosts.size(); ++i) {
+    auto& hp = P->hosts[i];
+    hp.host = hosts[i];
     for (auto& st : hp.steps) {
       auto m = std::find_if(L->pb.steps.begin(), L->pb.steps.end(), [&](const playbook::Step& s) { return s.id == st.id; });
       st.index = static_cast<size_t>(m - L->pb.steps.begin());
     }
   }
-  L->hosts.clear();
-  for (const auto& hp : P->hosts) L->hosts.push_back(hp.host);
-  AppliedPlan applied{a.file, digest};
+  AppliedPlan applied{absolute_path(a.file), digest};
   return execute_plan(*L, *P, o, argv, &applied, wall0);
 }
 

@@ -31,7 +31,8 @@ int execute_plan(const Loaded& L, const plan::Plan& P, const Options& o, const s
 struct ApplyOptions {
   Options base;             ///< --limit, -e/--secret (secrets only), -K..., --transcript, --json, --forks, ...
   std::string file;         ///< the plan file
-  std::string expect_digest;  ///< "" = not checked
+  std::string expect_digest;  ///< the approved digest (with or without "sha256:")
+  bool expect_digest_given = false;  ///< --expect-digest was given (an empty value is an error, never "unchecked")
   std::string max_age = "24h";
 };
 /// `ratchet apply FILE`: checks the saved plan against the files it was made

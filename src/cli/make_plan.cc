@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,7 +65,21 @@ void print_errors(const std::vector<std::string>& errors, size_t host_count) {
   }
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa{}, sb{};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return absolute(a) == absolute(b);
+}
+
 }  // namespace
+
+std::string clobbered_source(const plan::Plan& P, const std::string& path, const std::string& also) {
+  if (!also.empty() && same_file(path, also)) return "the plan file " + also;
+  for (const auto& s : P.sources)
+    if (s.role != "ssh_config" && same_file(path, s.path))
+      return fmt::format("the {} {}", s.role == "unit_file" ? "unit file" : s.role, s.path);
+  return "";
+}
 
 std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   plan::Plan P;
@@ -90,7 +105,7 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
       std::cerr << "ratchet: error: " << util::terminal_line(err->message) << "\n";
       return std::nullopt;
     }
-    hp.endpoint = {r.address, r.port, r.user, r.jump, r.identity, r.known_keys};
+    hp.endpoint = {r.address, r.port, r.user, r.jump, r.identity, r.proxy, r.identities_only, r.known_keys};
   }
 
   const auto now = std::chrono::system_clock::now();

@@ -13,4 +13,9 @@ namespace ratchet::cli {
 /// Connects to nothing. Prints every error to stderr and returns nullopt (exit 2).
 std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o);
 
+/// Which file of P's sources (or `also`, e.g. the plan file being applied) an
+/// output at `path` would overwrite: "the playbook /x/pb.toml" or "" for none.
+/// Compares device and inode when both exist, else absolute paths.
+std::string clobbered_source(const plan::Plan& P, const std::string& path, const std::string& also = "");
+
 }  // namespace ratchet::cli

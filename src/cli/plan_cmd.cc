@@ -18,6 +18,7 @@
 #include "util/text.h"
 #include "cli/exit_codes.h"
 #include "cli/make_plan.h"
+#include "cli/usage.h"
 #include "plan/build.h"
 #include "plan/codec.h"
 #include "util/duration.h"
@@ -128,10 +129,15 @@ static std::string write_private(const std::string& path, const std::string& tex
 }
 
 int cmd_plan(const Options& o) {
+  if (o.out_given && o.out.empty())
+    return usage_error("plan", "--out is empty: name the file to save the plan to");
   auto L = load_all(o);
   if (!L) return kExitUsage;
   auto P = make_plan(*L, o);
   if (!P) return kExitUsage;
+  if (!o.out.empty())
+    if (std::string hit = clobbered_source(*P, o.out); !hit.empty())
+      return usage_error("plan", fmt::format("--out {} is {}: the plan goes to a file of its own", o.out, hit));
   if (o.json) {
     std::cout << plan::plan_json(*P, false).dump(2) << "\n";
   } else {

@@ -167,6 +167,9 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   std::string path = !o.transcript.empty()
                          ? o.transcript
                          : fmt::format("transcripts/{}-{}.jsonl", file_safe(L->pb.name), util::file_stamp(now));
+  if (std::string hit = clobbered_source(P, path, applied ? applied->path : ""); !hit.empty())
+    return usage_error(o.command.empty() ? "run" : o.command,
+                       fmt::format("--transcript {} is {}: a transcript goes to a file of its own", path, hit));
   transcript::Writer w(path);
   for (auto it = secrets->begin(); it != secrets->end(); ++it) w.add_secret(it.value().get<std::string>());
   // Every value a --secret name was given with -e, not only the last that won:
@@ -219,6 +222,10 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   human << util::escaped_line(fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}",
                                            info.id, L->pb.name, P.hosts.size(), pol.strategy, o.forks, path))
         << "\n" << std::flush;
+  if (applied)
+    human << util::escaped_line(fmt::format("applying saved plan {} ({}), made by {} at {}", applied->digest,
+                                            applied->path, P.made.by, P.made.at))
+          << "\n" << std::flush;
 
   std::vector<engine::HostJob> jobs;
   std::vector<std::string> names;
@@ -314,6 +321,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
     nlohmann::json sum = {{"run_id", info.id}, {"playbook", L->pb.name}, {"transcript", path},
                           {"status", names_of.at(code)}, {"exit_code", code}, {"ms", wall_ms},
                           {"totals", totals}, {"host_status", host_status}, {"hosts", hosts}};
+    if (applied) sum["plan_digest"] = applied->digest;
     w.mask_tree(sum);
     std::cout << sum.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   }

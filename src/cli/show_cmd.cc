@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "plan/codec.h"
+#include "playbook/doc.h"
 #include "cli/exit_codes.h"
 #include "cli/usage.h"
 #include "transcript/reader.h"
@@ -45,6 +47,10 @@ int no_match(const std::string& path, const char* flag, const std::string& value
 }  // namespace
 
 int cmd_show(const ShowOptions& o) {
+  if (std::string text, err; playbook::read_text_file(o.path, &text, &err) && plan::looks_like_plan(text))
+    return usage_error("show", fmt::format("{} is a saved plan (made by `ratchet plan --out`), not a transcript: "
+                                           "`ratchet apply {}` runs it; its commands are in the file itself",
+                                           o.path, o.path));
   auto r = transcript::read_transcript(o.path);
   if (!r.error.empty()) {
     std::cerr << "ratchet: error: " << util::escaped_line(r.error) << "\n";

@@ -245,6 +245,8 @@ json host_json(const HostPlan& hp) {
             {"steps", steps}};
   if (!hp.endpoint.jump.empty()) h["jump"] = hp.endpoint.jump;
   if (!hp.endpoint.identity.empty()) h["identity"] = hp.endpoint.identity;
+  if (!hp.endpoint.proxy.empty()) h["proxy_command"] = hp.endpoint.proxy;
+  if (hp.endpoint.identities_only) h["identities_only"] = true;
   return h;
 }
 
@@ -378,6 +380,8 @@ std::optional<Plan> decode_file(const std::string& text, std::string* err) {
       hp.endpoint.user = hr.str("user");
       hp.endpoint.jump = hr.str_or("jump", "");
       hp.endpoint.identity = hr.str_or("identity", "");
+      hp.endpoint.proxy = hr.str_or("proxy_command", "");
+      hp.endpoint.identities_only = hr.flag("identities_only");
       hp.endpoint.known_keys = hr.strs("known_keys");
       hp.vars = hr.at("vars");
       for (const auto& sj : hr.arr("steps")) hp.steps.push_back(step_from(sj, hr.where));

@@ -8,6 +8,18 @@
 
 namespace ratchet::plan {
 
+namespace {
+
+// An age for people: "26h 5m", "40m", "30s".
+std::string age_text(long long seconds) {
+  if (seconds < 60) return fmt::format("{}s", seconds);
+  if (seconds < 3600) return fmt::format("{}m", seconds / 60);
+  long long h = seconds / 3600, m = (seconds % 3600) / 60;
+  return m ? fmt::format("{}h {}m", h, m) : fmt::format("{}h", h);
+}
+
+}  // namespace
+
 std::vector<std::string> stale_reasons(const Plan& p, const Here& here) {
   std::vector<std::string> out;
   if (p.made.ratchet_version != here.ratchet_version)
@@ -22,21 +34,22 @@ std::vector<std::string> stale_reasons(const Plan& p, const Here& here) {
                               p.made.at, -age));
   else if (age * 1000 > here.max_age.count())
     out.push_back(fmt::format("the plan was made at {}, {} ago, more than --max-age {}: make it again (or pass a larger --max-age)",
-                              p.made.at, util::format_duration(util::Millis(age * 1000)),
+                              p.made.at, age_text(age),
                               here.max_age_text.empty() ? util::format_duration(here.max_age) : here.max_age_text));
   for (const auto& s : p.sources) {
     if (s.role != "playbook" && s.role != "template" && s.role != "unit_file") continue;  // re-resolved instead
     std::string what = s.role == "playbook" ? "the playbook" : s.role == "template" ? "template" : "unit file";
     std::string text, err;
     if (!playbook::read_text_file(s.path, &text, &err)) {
-      out.push_back(fmt::format("{} {} cannot be read now ({}); the plan was made from sha256 {}", what, s.path, err,
+      out.push_back(fmt::format("{} {} cannot be read now ({}); the plan names its files by absolute path and was "
+                                "made from sha256 {}: make the plan again where the files are", what, s.path, err,
                                 s.sha256));
       continue;
     }
     std::string now = util::sha256_hex(text);
     if (now != s.sha256)
-      out.push_back(fmt::format("{} {} changed since the plan was made: sha256 {} in the plan, {} now", what, s.path,
-                                s.sha256, now));
+      out.push_back(fmt::format("{} {} changed since the plan was made: sha256 {} in the plan, {} now; review "
+                                "and make the plan again", what, s.path, s.sha256, now));
   }
   return out;
 }
@@ -68,13 +81,17 @@ std::vector<std::string> host_differences(const HostPlan& planned, const HostPla
   const std::string& h = planned.host.name;
   auto field = [&](const char* name, const std::string& was, const std::string& is) {
     if (was != is)
-      out.push_back(fmt::format("host {}: its {} is `{}` now, `{}` in the plan", h, name, is, was));
+      out.push_back(fmt::format("host {}: its {} is {} now, {} in the plan", h, name, is.empty() ? "(none)" : "`" + is + "`",
+                                was.empty() ? "(none)" : "`" + was + "`"));
   };
   field("address", planned.endpoint.address, now.endpoint.address);
   field("port", std::to_string(planned.endpoint.port), std::to_string(now.endpoint.port));
   field("user", planned.endpoint.user, now.endpoint.user);
   field("jump", planned.endpoint.jump, now.endpoint.jump);
   field("identity", planned.endpoint.identity, now.endpoint.identity);
+  field("ssh config ProxyCommand", planned.endpoint.proxy, now.endpoint.proxy);
+  field("ssh config IdentitiesOnly", planned.endpoint.identities_only ? "yes" : "no",
+        now.endpoint.identities_only ? "yes" : "no");
   for (auto it = planned.vars.begin(); it != planned.vars.end(); ++it) {
     if (!now.vars.contains(it.key()))
       out.push_back(fmt::format("host {}: var `{}` is no longer defined (it was {} in the plan)", h, it.key(), it.value().dump()));

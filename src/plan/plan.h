@@ -54,6 +54,8 @@ struct Endpoint {
   std::string user;
   std::string jump;      ///< "" = direct
   std::string identity;  ///< "" = the defaults
+  std::string proxy;     ///< a ProxyCommand from ssh config ("" = none): a local command connect runs
+  bool identities_only = false;  ///< ssh config IdentitiesOnly: which keys connect offers
   /// known_hosts' keys for it when planned ("SHA256:..."); `apply` accepts only these.
   std::vector<std::string> known_keys;
 };

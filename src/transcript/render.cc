@@ -95,7 +95,7 @@ void on_run_start(Page& p, const json& e, const std::string&, std::string&) {
   p.head += fmt::format("started {}\n", str(e, "t"));
   if (e.contains("plan") && e["plan"].is_object()) {  // apply: the saved plan it executed
     const auto& plan = e["plan"];
-    p.head += fmt::format("applied plan {} ({}), made by {} at {}\n", str(plan, "digest").substr(0, 12),
+    p.head += fmt::format("applied plan {} ({}), made by {} at {}\n", str(plan, "digest"),
                           str(plan, "path"), str(plan, "made_by"), str(plan, "made_at"));
   }
 }

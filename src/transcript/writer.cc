@@ -135,7 +135,9 @@ void Writer::emit(const std::string& event, nlohmann::json fields) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!secrets_.empty()) mask_tree_unlocked(fields);
   std::string rest = dump(fields);  // "{}" or "{...}"
-  std::string text = "{\"event\":" + dump(nlohmann::json(secrets_.empty() ? event : mask_unlocked(event))) +
+  // The event's name is ratchet's own constant (events.h), never masked: a
+  // secret as short as "e" must not turn `connect` into "conn***ct".
+  std::string text = "{\"event\":" + dump(nlohmann::json(event)) +
                      ",\"t\":" + dump(nlohmann::json(t)) +
                      (rest.size() > 2 ? "," + rest.substr(1) : std::string("}")) + "\n";
   const char* p = text.data();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -234,18 +235,45 @@ TEST_CASE("apply refuses before anything connects: an edited, truncated, foreign
     CHECK(apply("-e unit=other.service").find("-e unit: apply sets secrets only") != std::string::npos);
   }
   SECTION("--limit can only narrow") {
-    CHECK(apply("--limit elsewhere").find("--limit: ") != std::string::npos);
+    CHECK(apply("--limit elsewhere").find("--limit selects none of the plan's hosts (lab): ") != std::string::npos);
   }
   SECTION("not refused: an unrelated inventory edit, and apply from another directory") {
     // Made with relative paths from dir; the inventory gains a host the plan does not select.
     REQUIRE(run_sh("cd " + dir + " && " + bin + " plan playbooks/gpu-release.toml -i inventory.toml "
                    "-e 'devices=[\"/var/tmp/x*\"]' --out rel.json").code == 0);
     std::ofstream(inv, std::ios::app) << "\n[hosts.other]\naddress = \"127.0.0.1\"\nport = 1\n";
-    auto r = run_sh("cd / && " + bin + " apply " + dir + "/rel.json --connect-timeout 1s --transcript " + dir +
-                    "/t.jsonl");
+    // The approved digest as a reviewer may paste it: upper case, prefixed, with spaces.
+    std::string d = json::parse(slurp(dir + "/rel.json"))["digest"];
+    std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return std::toupper(c); });
+    auto r = run_sh("cd / && " + bin + " apply " + dir + "/rel.json --connect-timeout 1s --expect-digest ' SHA256:" +
+                    d + " ' --transcript " + dir + "/t.jsonl");
     INFO(r.out << r.err);
     CHECK(r.code == 3);  // every check passed: it connected (the listener speaks no SSH)
     CHECK(host.connected());
+  }
+  SECTION("an empty --expect-digest is an error, never an unchecked apply") {
+    auto r = run_sh(bin + " apply " + plan + " --expect-digest ''");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--expect-digest is empty") != std::string::npos);
+    CHECK_FALSE(host.connected());
+  }
+  SECTION("outputs never overwrite an input: --out onto the playbook, --transcript onto the plan") {
+    const std::string before = slurp(pb);
+    auto r = run_sh(bin + " plan " + pb + " -i " + inv + " -e 'devices=[\"/var/tmp/x*\"]' --out " + pb);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--out " + pb + " is the playbook " + pb + ": the plan goes to a file of its own") !=
+          std::string::npos);
+    CHECK(slurp(pb) == before);
+    r = run_sh(bin + " apply " + plan + " --transcript " + plan);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("is the plan file") != std::string::npos);
+    CHECK(slurp(plan) == original);
+    CHECK_FALSE(host.connected());
+  }
+  SECTION("show refuses a plan file") {
+    auto r = run_sh(bin + " show " + plan);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(plan + " is a saved plan (made by `ratchet plan --out`), not a transcript") != std::string::npos);
   }
   SECTION("run refuses a plan file") {
     auto r = run_sh(bin + " run " + plan);

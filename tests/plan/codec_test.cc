@@ -81,7 +81,7 @@ test_command = "systemctl is-system-running"
   plan::HostPlan hp;
   std::vector<std::string> perr;
   REQUIRE(plan::plan_host(*pb, h, scope, &hp, &perr));
-  hp.endpoint = {"127.0.0.1", 2222, "root", "", "/k", {"SHA256:abc"}};
+  hp.endpoint = {"127.0.0.1", 2222, "root", "", "/k", "nc %h %p", true, {"SHA256:abc"}};
   P.hosts.push_back(hp);
   return P;
 }
@@ -117,6 +117,8 @@ TEST_CASE("plan file: every field round-trips and the digest covers the whole do
   CHECK(back->policy.serial.value == 2);
   CHECK(back->policy.max_fail.percent);
   CHECK(back->hosts[0].endpoint.known_keys == std::vector<std::string>{"SHA256:abc"});
+  CHECK(back->hosts[0].endpoint.proxy == "nc %h %p");
+  CHECK(back->hosts[0].endpoint.identities_only);
   CHECK(back->secrets.at("token") == "env:TOKEN");
   CHECK(back->selection.extra_vars.at(0).second == "inference.service");
   // The digest is of the document itself.

@@ -42,9 +42,9 @@ TEST_CASE("freshness: each stale cause is named, files with both sha256s", "[pla
   REQUIRE(why.size() == 4);
   CHECK(why[0] == "the plan was made by ratchet 0.4.0, this is ratchet 0.5.0: make the plan again with this one");
   CHECK(why[1].find("host library sha256 lib, this ratchet's is lib2") != std::string::npos);
-  CHECK(why[2].find("120m ago, more than --max-age 1h") != std::string::npos);
+  CHECK(why[2].find("2h ago, more than --max-age 1h") != std::string::npos);
   CHECK(why[3] == "template " + dir.path + "/n.tmpl changed since the plan was made: sha256 " +
-                      util::sha256_hex("hello\n") + " in the plan, " + util::sha256_hex("hello, edited\n") + " now");
+                      util::sha256_hex("hello\n") + " in the plan, " + util::sha256_hex("hello, edited\n") + " now; review and make the plan again");
   std::filesystem::remove(dir.path + "/pb.toml");
   here = {"0.4.0", "lib", 1'000'000, util::Millis(3'600'000), ""};
   why = plan::stale_reasons(made_from(dir.path + "/pb.toml", dir.path + "/n.tmpl"), here);
@@ -55,7 +55,7 @@ TEST_CASE("freshness: each stale cause is named, files with both sha256s", "[pla
 TEST_CASE("freshness: a host's endpoint field or var that changed is named", "[plan]") {
   plan::HostPlan a;
   a.host.name = "box";
-  a.endpoint = {"10.0.0.1", 22, "root", "", "", {}};
+  a.endpoint = {"10.0.0.1", 22, "root", "", "", "", false, {}};
   a.vars = {{"gpus", 8}, {"unit", "x"}};
   plan::HostPlan b = a;
   CHECK(plan::host_differences(a, b).empty());
@@ -66,6 +66,11 @@ TEST_CASE("freshness: a host's endpoint field or var that changed is named", "[p
   auto d = plan::host_differences(a, b);
   REQUIRE(d.size() == 4);
   CHECK(d[0] == "host box: its port is `2222` now, `22` in the plan");
+  plan::HostPlan e = a;
+  e.endpoint.proxy = "sh -c 'touch /tmp/p; exec nc %h %p'";
+  CHECK(plan::host_differences(a, e) ==
+        std::vector<std::string>{"host box: its ssh config ProxyCommand is `sh -c 'touch /tmp/p; exec nc %h %p'` now, "
+                                 "(none) in the plan"});
   CHECK(d[1] == "host box: its user is `ops` now, `root` in the plan");
   CHECK(d[2] == "host box: var `gpus` is 4 now, 8 in the plan");
   CHECK(d[3] == "host box: var `unit` is no longer defined (it was \"x\" in the plan)");

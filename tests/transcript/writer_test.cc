@@ -57,6 +57,19 @@ TEST_CASE("transcript masks secrets everywhere", "[transcript]") {
   CHECK(r.events[1]["holders"][0]["cmdline"] == "app --pw ***");
 }
 
+TEST_CASE("a secret as short as one letter never masks an event's name", "[transcript]") {
+  std::string p = temp_path("short.jsonl");
+  {
+    Writer w(p);
+    w.add_secret("e");
+    w.emit(events::kStepStart, {{"host", "h"}, {"step", "s"}, {"kind", "run"}, {"name", "echo e"}});
+  }
+  auto r = read_transcript(p);
+  REQUIRE(r.events.size() == 1);
+  CHECK(r.events[0]["event"] == "step_start");
+  CHECK(r.events[0]["name"] == "***cho ***");  // values are still masked
+}
+
 TEST_CASE("output that is not UTF-8 goes base64", "[transcript]") {
   auto f = output_fields("stdout", std::string("\xff\xfe ok", 5), 5, 0);
   CHECK_FALSE(f.contains("data"));
