@@ -1,4 +1,6 @@
 // Reading command results into verdicts, per Command::judge.
+#include "steps/judge.h"
+
 #include <fmt/format.h>
 
 #include <regex.h>
@@ -10,6 +12,28 @@
 #include "steps/holders.h"
 
 namespace ratchet::steps {
+
+// The one place each judge's name is written.
+std::string_view name(Judge j) {
+  switch (j) {
+    case Judge::exit0: return "exit0";
+    case Judge::exit: return "exit";
+    case Judge::holders: return "holders";
+    case Judge::absent: return "absent";
+    case Judge::matches: return "matches";
+    case Judge::service: return "service";
+    case Judge::write: return "write";
+    case Judge::kill: return "kill";
+    case Judge::kill_action: return "kill_action";
+  }
+  return "?";  // not reached: every judge is a case above (-Wswitch)
+}
+
+std::optional<Judge> parse_judge(std::string_view s) {
+  for (Judge j : kJudges)
+    if (name(j) == s) return j;
+  return std::nullopt;
+}
 
 // The first line of s, at most kReasonLine bytes (cut at a character, "..."
 // added): a reason is one short line, whatever a command printed.
