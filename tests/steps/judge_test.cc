@@ -15,8 +15,8 @@ namespace {
 
 Command check(const std::string& judge, json expect = nullptr) {
   Command c;
-  c.role = "check";
-  c.judge = judge;
+  c.role = Role::check;
+  c.judge = parse_judge(judge).value();
   c.expect = std::move(expect);
   return c;
 }
