@@ -111,7 +111,7 @@ int cmd_exec(const ExecOptions& o) {
   ex.set_step("exec", false, "");
   ex.set_library(nullptr);  // the words as given: no host library
   steps::Command c;
-  c.role = "action";
+  c.role = steps::Role::action;
   c.text = command;
   c.timeout = *timeout;
   // ^C / SIGTERM: the remote command's process group is stopped (ssh_exec.cc).

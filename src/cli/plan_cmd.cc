@@ -33,7 +33,7 @@ static std::string facts_line(const plan::Step& p, size_t k) {
   std::string out = k == 0 ? fmt::format("timeout {}, settle {}, retries {}, delay {}",
                                          util::format_duration(p.timeout), util::format_duration(r.settle),
                                          r.retries, util::format_duration(r.delay))
-                           : fmt::format("rung {}: {}, timeout {}, settle {}, retries {}, delay {}", k, r.kind,
+                           : fmt::format("rung {}: {}, timeout {}, settle {}, retries {}, delay {}", k, name(r.kind),
                                          util::format_duration(f.timeout), util::format_duration(r.settle),
                                          r.retries, util::format_duration(r.delay));
   if (f.wait) out += fmt::format(", wait {}", util::format_duration(*f.wait));
@@ -73,7 +73,7 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
     int n = 0;
     for (const auto& p : hp.steps) {
       std::string as = p.become ? fmt::format("  (as {} via sudo)", p.become_shown) : "";
-      os << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, p.id, p.kind, p.name, as,
+      os << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, p.id, name(p.kind), p.name, as,
                         p.when_note.empty() ? "" : "  (" + p.when_note + ")");
       if (!p.runtime_refs.empty())
         os << fmt::format("       filled in when it runs: {} (shell-quoted in commands; secrets masked)\n",
@@ -83,12 +83,12 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
         os << facts_line(p, k);
         std::string label = k == 0 ? "" : fmt::format("rung {} ", k);
         for (const auto& c : r.check) {
-          os << labelled(c.text, label + "check");
+          os << labelled(c.text, label + std::string(name(c.role)));
           if (auto re = plan::stdout_matches(c); !re.empty())
             os << fmt::format("       {:<14}stdout_matches {}\n", "", re);
         }
         if (r.action) {
-          os << labelled(r.action->text, label + "action");
+          os << labelled(r.action->text, label + std::string(name(r.action->role)));
           if (!r.action->stdin_data.empty()) {
             os << fmt::format("       {:<14}{} bytes on stdin{}\n", "", r.action->stdin_data.size(),
                               r.action->stdin_secret ? " (secret)" : ":");

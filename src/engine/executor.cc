@@ -124,7 +124,7 @@ std::string Executor::ensure_become(int rung) {
     return why;
   };
   steps::Command probe;
-  probe.role = "become_probe";
+  probe.role = steps::Role::become_probe;
   probe.text = "true";
   probe.timeout = util::Millis(15'000);
   // sudo speaks its own English under LC_ALL=C, whatever the host's locale:
@@ -196,7 +196,7 @@ transport::ExecResult Executor::refused(int rung, std::string why) {
 transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
                                               const std::string& input, const transport::Become& b) {
   const transport::ExecRequest req = command_for(c, input, b);
-  nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", c.role},
+  nlohmann::json ev = {{"host", host_}, {"step", step_}, {"rung", rung}, {"role", name(c.role)},
                        {"command", c.text}, {"sent", transport::sent_form(req)},
                        {"timeout_ms", c.timeout.count()}};
   if (b.enabled && b.password) ev["become_password"] = true;  // sent first on stdin, never recorded
@@ -217,7 +217,7 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
     return refused(rung, "refused: the command would carry a secret on its command line (pass it on stdin)");
   // A NUL byte or a wire string over MAX_ARG_STRLEN: no host could start it.
   if (std::string why = transport::unsendable(req); !why.empty()) return refused(rung, std::move(why));
-  if (observer_) observer_(rung, c.role);
+  if (observer_) observer_(rung, std::string(name(c.role)));
   transport::ExecResult r = t_.exec(req);
   // A secret the capture cap cut in two is masked on both sides of the cut,
   // before anything (judges, reasons, the transcript) sees the output.

@@ -28,7 +28,7 @@ std::string stopped_reason(const std::string& step) { return fmt::format("host s
 void HostRun::skip(const plan::Step& step, const std::string& reason, const json& extra) {
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
-  w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
+  w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", name(step.kind)}, {"name", step.name}});
   json end = {{"host", host}, {"step", step.id}, {"status", "skipped"}, {"rung", 0}, {"ms", 0}, {"reason", reason}};
   end.update(extra);
   w.emit(transcript::events::kStepEnd, end);
@@ -114,7 +114,7 @@ bool HostRun::run_step(size_t i) {
       return true;
     }
   }
-  w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", step.kind}, {"name", step.name}});
+  w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", name(step.kind)}, {"name", step.name}});
   p.step_started(host, step.id, step.name);
   ex_->set_step(step.id, step.become, step.become_user, step.capture);
   steps::PreparedStep ps;
@@ -127,7 +127,7 @@ bool HostRun::run_step(size_t i) {
   } else if (std::string why = ex_->ensure_become(0); !why.empty()) {
     o.status = "failed";  // nothing of the step ran: sudo cannot be reached as asked
     o.reason = why;
-  } else if (step.kind == "reboot") {
+  } else if (step.kind == playbook::Kind::reboot) {
     o = run_reboot(ps);
   } else {
     bool secret_input = false;

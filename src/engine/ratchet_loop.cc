@@ -63,7 +63,7 @@ struct Loop {
     }
     o.holders_left = all.holders;
     if (!all.holders.empty() || !all.reason.empty()) {
-      nlohmann::json ev = {{"role", "check"}, {"holds", all.holds}};
+      nlohmann::json ev = {{"role", name(steps::Role::check)}, {"holds", all.holds}};
       if (all.unknown) ev["could_not_check"] = true;
       if (!all.holders.empty()) ev["holders"] = all.holders;
       if (!all.reason.empty()) ev["note"] = all.reason;
@@ -89,14 +89,14 @@ struct Loop {
     o.out = res.out.data;
     o.err = res.err.data;
     auto v = steps::judge_action(c, res, ps.expect_exit);
-    if (c.judge == "kill_action") {
+    if (c.judge == steps::Judge::kill_action) {
       selection = selection_of(res.out.data);
       // A kill step's holders are what its own action selected (tree included).
       if (k == 0) o.holders = v.holders;
       else note_holders(v.holders);
     }
     if (!v.holders.empty() || !v.holds || !v.reason.empty()) {
-      nlohmann::json ev = {{"role", "action"}, {"ok", v.holds}};
+      nlohmann::json ev = {{"role", name(steps::Role::action)}, {"ok", v.holds}};
       if (!v.holders.empty()) ev["signalled"] = v.holders;
       if (!v.reason.empty()) ev["note"] = v.reason;
       ex.evidence(k, ev);

@@ -29,7 +29,7 @@ std::vector<std::string> runtime_refs(const playbook::Playbook& pb, const playbo
   std::vector<std::string> all;
   auto add_action = [&](const playbook::Action& a) {
     collect_refs(a.fields, &all);
-    if (a.kind == "write" && a.fields.contains("template") && a.fields["template"].is_string()) {
+    if (a.kind == playbook::Kind::write && a.fields.contains("template") && a.fields["template"].is_string()) {
       auto f = pb.files.find(a.fields["template"].get<std::string>());
       std::string err;
       if (f != pb.files.end())
@@ -68,7 +68,6 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const p
     p.index = i;
     p.id = s.id;
     p.name = s.name;
-    p.kind = s.kind;
     p.source = s.where.str();
     p.when = s.when;
     p.on_failure = s.on_failure;
@@ -97,13 +96,13 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const p
       ok = false;
       continue;
     }
+    p.kind = p.prepared.rungs[0].kind;  // the step's own: rung 0
     for (size_t k = 0; k < p.prepared.rungs.size(); ++k) {
       const auto& r = p.prepared.rungs[k];
       const playbook::Action* a = k == 0 ? &s.body : k - 1 < s.escalate.size() ? &s.escalate[k - 1] : nullptr;
       RungFacts rf;
       rf.timeout = k > 0 && a && a->timeout ? *a->timeout : s.timeout;
-      std::string kind = r.kind.empty() && a ? a->kind : r.kind;
-      if (kind == "kill") {
+      if (r.kind == playbook::Kind::kill) {
         rf.wait = util::Millis(5'000);  // steps/kill_kind.cc's default
         if (a && a->fields.contains("wait")) {
           const auto& w = a->fields["wait"];
@@ -122,7 +121,7 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const p
 }
 
 std::string stdout_matches(const steps::Command& c) {
-  return c.judge == "matches" && c.expect.is_string() ? c.expect.get<std::string>() : "";
+  return c.judge == steps::Judge::matches && c.expect.is_string() ? c.expect.get<std::string>() : "";
 }
 
 }  // namespace ratchet::plan

@@ -27,10 +27,10 @@ void put_bytes(json& j, const char* key, const std::string& s) {
 }
 
 json command_json(const steps::Command& c, size_t rung) {
-  json j = {{"rung", rung}, {"role", c.role}, {"command", c.text}, {"timeout_ms", c.timeout.count()},
-            {"judge", c.judge}};
+  json j = {{"rung", rung}, {"role", name(c.role)}, {"command", c.text}, {"timeout_ms", c.timeout.count()},
+            {"judge", name(c.judge)}};
   if (!c.expect.is_null()) j["expect"] = c.expect;
-  if (c.judge == "matches" && c.expect.is_string()) j["stdout_matches"] = c.expect;
+  if (c.judge == steps::Judge::matches && c.expect.is_string()) j["stdout_matches"] = c.expect;
   if (!c.stdin_data.empty()) {
     if (c.stdin_secret) j["stdin"] = "***";
     else put_bytes(j, "stdin", c.stdin_data);
@@ -53,7 +53,7 @@ json step_json(const Step& p) {
     }
     const RungFacts rf = k < p.rung_facts.size() ? p.rung_facts[k] : RungFacts{};
     json rj = {{"rung", k},
-               {"kind", r.kind},
+               {"kind", name(r.kind)},
                {"timeout_ms", rf.timeout.count()},
                {"settle_ms", r.settle.count()},
                {"retries", r.retries},
@@ -65,7 +65,7 @@ json step_json(const Step& p) {
     rungs.push_back(rj);
   }
   json s = {{"id", p.id},
-            {"kind", p.kind},
+            {"kind", name(p.kind)},
             {"name", p.name},
             {"source", p.source},
             {"timeout_ms", p.timeout.count()},
@@ -101,6 +101,16 @@ struct Reader {
     return v.get<std::string>();
   }
   std::string str_or(const char* key, std::string dflt) const { return j.contains(key) ? str(key) : dflt; }
+  /// The string at `key` read by `parse` (steps::parse_role, ...); a name that is
+  /// none of `all` throws a message that lists theirs.
+  template <class E, size_t N>
+  E parsed(const char* key, std::optional<E> (*parse)(std::string_view), const std::array<E, N>& all) const {
+    std::string s = str(key);
+    if (auto v = parse(s)) return *v;
+    std::string names;
+    for (E e : all) names += fmt::format("{}{}", names.empty() ? "" : ", ", name(e));
+    throw std::runtime_error(fmt::format("{}: `{}` is `{}`, not one of {}", where, key, s, names));
+  }
   long long num(const char* key) const {
     const json& v = at(key);
     if (!v.is_number_integer()) throw std::runtime_error(fmt::format("{}: `{}` must be an integer", where, key));
@@ -140,10 +150,10 @@ struct Reader {
 
 steps::Command command_from(const Reader& r) {
   steps::Command c;
-  c.role = r.str("role");
+  c.role = r.parsed("role", steps::parse_role, steps::kRoles);
   c.text = r.str("command");
   c.timeout = util::Millis(r.num("timeout_ms"));
-  c.judge = r.str("judge");
+  c.judge = r.parsed("judge", steps::parse_judge, steps::kJudges);
   if (r.j.contains("expect")) c.expect = r.j["expect"];
   c.stdin_secret = r.flag("stdin_secret");
   c.stdin_from_action = r.flag("stdin_from_action");
@@ -156,7 +166,7 @@ Step step_from(const json& sj, const std::string& where) {
   Step p;
   p.id = r.str("id");
   r.where = fmt::format("{} (step {})", where, p.id);
-  p.kind = r.str("kind");
+  p.kind = r.parsed("kind", playbook::parse_kind, playbook::kKinds);
   p.name = r.str("name");
   p.source = r.str("source");
   p.timeout = util::Millis(r.num("timeout_ms"));
@@ -187,7 +197,7 @@ Step step_from(const json& sj, const std::string& where) {
     steps::Rung rung;
     if (static_cast<size_t>(rr.num("rung")) != p.prepared.rungs.size())
       throw std::runtime_error(r.where + ": rungs are out of order");
-    rung.kind = rr.str("kind");
+    rung.kind = rr.parsed("kind", playbook::parse_kind, playbook::kKinds);
     rung.settle = util::Millis(rr.num("settle_ms"));
     rung.retries = static_cast<int>(rr.num("retries"));
     rung.delay = util::Millis(rr.num("delay_ms"));
@@ -207,9 +217,9 @@ Step step_from(const json& sj, const std::string& where) {
     steps::Rung& rung = p.prepared.rungs[k];
     steps::Command c = command_from(cr);
     if (cr.flag("after_reboot")) rung.after.push_back(std::move(c));
-    else if (c.role == "check") rung.check.push_back(std::move(c));
-    else if (c.role == "action" && !rung.action) rung.action = std::move(c);
-    else throw std::runtime_error(fmt::format("{}: unexpected command of role `{}` in rung {}", r.where, c.role, k));
+    else if (c.role == steps::Role::check) rung.check.push_back(std::move(c));
+    else if (c.role == steps::Role::action && !rung.action) rung.action = std::move(c);
+    else throw std::runtime_error(fmt::format("{}: unexpected command of role `{}` in rung {}", r.where, name(c.role), k));
   }
   return p;
 }

@@ -26,7 +26,8 @@ struct RungFacts {
 /// One step planned for one host.
 struct Step {
   size_t index = 0;        ///< its place in the playbook's steps (0-based)
-  std::string id, name, kind;
+  std::string id, name;
+  playbook::Kind kind = playbook::Kind::run;  ///< the step's own (rung 0's)
   std::string source;      ///< where the step was written ("file:line:col")
   std::string when;        ///< "NAME" | "not NAME"; "" = always
   std::string when_note;   ///< "runs only when `x` (now true: runs)"; "" = always

@@ -9,9 +9,15 @@
 
 namespace ratchet::playbook {
 
-std::vector<const char*> local_file_keys(const std::string& kind) {
-  if (kind == "write") return {"template"};
-  if (kind == "service") return {"unit_file"};
+std::vector<const char*> local_file_keys(Kind kind) {
+  switch (kind) {
+    case Kind::write: return {"template"};
+    case Kind::service: return {"unit_file"};
+    case Kind::run:
+    case Kind::kill:
+    case Kind::verify:
+    case Kind::reboot: return {};
+  }
   return {};
 }
 
@@ -23,7 +29,7 @@ std::string local_file_path(const Playbook& pb, const std::string& name) {
 void read_local_files(Playbook* pb, std::vector<LoadError>* errors) {
   auto read_one = [&](const Action& a, const char* key) {
     if (!a.fields.contains(key) || !a.fields[key].is_string()) return;  // the schema reports a wrong type
-    if (a.kind == "write" && a.fields.contains("content")) return;      // both: the schema's error says enough
+    if (a.kind == Kind::write && a.fields.contains("content")) return;  // both: the schema's error says enough
     const std::string name = a.fields[key].get<std::string>();
     auto pos = a.pos.find(key);
     SourcePos at = pos == a.pos.end() ? a.where : pos->second;
@@ -46,10 +52,13 @@ void read_local_files(Playbook* pb, std::vector<LoadError>* errors) {
     f.sha256 = util::sha256_hex(f.bytes);
     pb->files.emplace(name, std::move(f));
   };
+  auto read_all = [&](const Action& a) {
+    if (a.kind)  // none: the kind was missing or unknown, reported already
+      for (const char* k : local_file_keys(*a.kind)) read_one(a, k);
+  };
   for (const auto& s : pb->steps) {
-    for (const char* k : local_file_keys(s.body.kind)) read_one(s.body, k);
-    for (const auto& r : s.escalate)
-      for (const char* k : local_file_keys(r.kind)) read_one(r, k);
+    read_all(s.body);
+    for (const auto& r : s.escalate) read_all(r);
   }
 }
 

@@ -10,7 +10,7 @@ namespace ratchet::playbook {
 
 /// The keys whose value names a local file for a step of kind `kind`
 /// ("template" for write, "unit_file" for service; none for the others).
-std::vector<const char*> local_file_keys(const std::string& kind);
+std::vector<const char*> local_file_keys(Kind kind);
 
 /// Where the file named `name` in a step of `pb` is opened: `name` when
 /// absolute, else relative to the playbook's directory.

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "playbook/kind.h"
 #include "util/duration.h"
 
 namespace ratchet::playbook {
@@ -28,7 +29,8 @@ struct SourcePos {
 /// `fields` holds the kind-specific keys exactly as written; strings may hold
 /// {{ }} templates that are rendered per host.
 struct Action {
-  std::string kind;                      ///< run | service | kill | verify | write
+  /// Unset only in a playbook that failed to load (`kind` missing or unknown).
+  std::optional<Kind> kind;
   Value fields = Value::object();        ///< kind-specific keys, unrendered
   std::map<std::string, SourcePos> pos;  ///< where each field was written
   SourcePos where;                       ///< the table that holds this action
@@ -43,7 +45,7 @@ enum class OnFailure { stop, cont };
 struct Step {
   std::string id;    ///< [a-z0-9_]+; default: slug of name
   std::string name;
-  std::string kind;
+  std::optional<Kind> kind;     ///< as body.kind
   Action body;                  ///< rung 0: the step's own check and action
   std::vector<Action> escalate;  ///< rungs 1..n in file order
   util::Millis timeout{60'000};  ///< bounds each remote command

@@ -272,7 +272,7 @@ void check_references(const Playbook& pb, const Inventory* inv, std::vector<Load
         if (auto bad = check_ref(f.refs[i].name, sc); bad && !host_var(f.refs[i].name))
           errors->push_back(make_error(f.ref_pos[i], bad->first, bad->second, pb.source));
     });
-    if (s.kind == "write") check_template_file(pb, s.body, sc, errors, host_var);
+    if (s.kind == Kind::write) check_template_file(pb, s.body, sc, errors, host_var);
     sc.earlier.insert(s.id);
     if (!s.register_as.empty()) sc.earlier.insert(s.register_as);
   }
@@ -306,7 +306,7 @@ void check_extra_vars(const Playbook& pb, const Inventory* inv, const LoadOption
     each_string(pb, s, [&](const Action&, FieldString& f) {
       for (const auto& r : f.refs) add(first_segment(r.name));
     });
-    if (s.kind == "write")
+    if (s.kind == Kind::write)
       for (const auto& name : template_file_refs(pb, s.body)) add(first_segment(name));
   }
   std::set<std::string> reported;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 #include "util/duration.h"
 
@@ -20,7 +21,7 @@ bool has_template(const Value& v) {
 
 const std::vector<KindSpec>& step_kinds() {
   static const std::vector<KindSpec> kinds = {
-      {"run",
+      {Kind::run,
        {{"command", T::string, true},
         {"check", T::string, true},
         {"creates", T::strings},
@@ -28,14 +29,14 @@ const std::vector<KindSpec>& step_kinds() {
         {"expect_exit", T::ints},
         {"stdin", T::string, false, true}},
        true},
-      {"service",
+      {Kind::service,
        {{"unit", T::string},
         {"state", T::string},
         {"enabled", T::boolean},
         {"unit_file", T::string},
         {"transition_wait", T::duration}},
        true},
-      {"kill",
+      {Kind::kill,
        {{"pid", T::integer},
         {"pid_file", T::string},
         {"pattern", T::string},
@@ -47,7 +48,7 @@ const std::vector<KindSpec>& step_kinds() {
         {"wait", T::duration},
         {"missing_ok", T::boolean}},
        true},
-      {"verify",
+      {Kind::verify,
        {{"no_holders", T::strings},
         {"user", T::strings},
         {"exclude", T::strings},
@@ -60,7 +61,7 @@ const std::vector<KindSpec>& step_kinds() {
         {"command", T::string, true},
         {"stdout_matches", T::string}},
        false},
-      {"write",
+      {Kind::write,
        {{"path", T::string},
         {"content", T::string, false, true},
         {"template", T::string},
@@ -69,7 +70,7 @@ const std::vector<KindSpec>& step_kinds() {
         {"group", T::string},
         {"backup", T::boolean}},
        false},
-      {"reboot",
+      {Kind::reboot,
        {{"command", T::string, true},
         {"test_command", T::string, true},
         {"reboot_timeout", T::duration}},
@@ -79,9 +80,14 @@ const std::vector<KindSpec>& step_kinds() {
 }
 
 const KindSpec* find_kind(std::string_view name) {
-  for (const auto& k : step_kinds())
-    if (k.name == name) return &k;
-  return nullptr;
+  auto k = parse_kind(name);
+  return k ? &kind_spec(*k) : nullptr;
+}
+
+const KindSpec& kind_spec(Kind k) {
+  for (const auto& spec : step_kinds())
+    if (spec.kind == k) return spec;
+  throw std::logic_error("no spec for kind " + std::string(name(k)));  // step_kinds() lists every kind
 }
 
 const std::vector<FieldSpec>& common_step_fields() {
@@ -109,23 +115,31 @@ const std::vector<FieldSpec>& defaults_fields() {
   return f;
 }
 
-const FieldSpec* find_field(TableRole role, std::string_view kind, std::string_view key) {
-  if (const KindSpec* k = find_kind(kind))
-    for (const auto& f : k->fields)
+const FieldSpec* find_field(TableRole role, std::optional<Kind> kind, std::string_view key) {
+  if (kind)
+    for (const auto& f : kind_spec(*kind).fields)
       if (f.name == key) return &f;
   for (const auto& f : role == TableRole::step ? common_step_fields() : rung_fields())
     if (f.name == key) return &f;
   return nullptr;
 }
 
-std::vector<std::string> allowed_keys(TableRole role, std::string_view kind) {
+const FieldSpec* find_field(TableRole role, std::string_view kind, std::string_view key) {
+  return find_field(role, parse_kind(kind), key);
+}
+
+std::vector<std::string> allowed_keys(TableRole role, std::optional<Kind> kind) {
   std::vector<std::string> out;
   for (const auto& f : role == TableRole::step ? common_step_fields() : rung_fields())
     out.push_back(f.name);
-  if (const KindSpec* k = find_kind(kind))
-    for (const auto& f : k->fields)
+  if (kind)
+    for (const auto& f : kind_spec(*kind).fields)
       if (std::find(out.begin(), out.end(), f.name) == out.end()) out.push_back(f.name);
   return out;
+}
+
+std::vector<std::string> allowed_keys(TableRole role, std::string_view kind) {
+  return allowed_keys(role, parse_kind(kind));
 }
 
 std::string type_name(FieldType t) {

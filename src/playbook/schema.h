@@ -1,6 +1,7 @@
 #pragma once
 // The keys each step kind takes, their types and the kind's rules (docs/playbook.md, "Kinds").
 // Pure data and checks on a table already read into a Value; no TOML, no I/O.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,16 +32,21 @@ struct FieldSpec {
 
 /// A step kind and its own keys (beyond the common step fields).
 struct KindSpec {
-  std::string name;
+  Kind kind;
   std::vector<FieldSpec> fields;
   bool rung = false;  ///< may be an escalation rung
+  std::string name = std::string(playbook::name(kind));  ///< as written: "run", ...
 };
 
-/// The step kinds, in the order docs/playbook.md lists them: run, service, kill, verify, write.
+/// The step kinds, in the order docs/playbook.md lists them (kKinds): run, service,
+/// kill, verify, write, reboot.
 const std::vector<KindSpec>& step_kinds();
 
-/// The kind named `name`, or nullptr.
+/// The kind named `name` (parse_kind), or nullptr.
 const KindSpec* find_kind(std::string_view name);
+
+/// The spec of kind `k`.
+const KindSpec& kind_spec(Kind k);
 
 /// Keys every step takes: id, name, kind, timeout, settle, retries, delay, become,
 /// become_user, when, on_failure, register, escalate, capture.
@@ -56,9 +62,13 @@ const std::vector<FieldSpec>& defaults_fields();
 enum class TableRole { step, rung };
 
 /// The spec of `key` in a `kind` step or rung, or nullptr when the key does not belong.
+/// No kind (nullopt): only the keys every step or rung takes.
+const FieldSpec* find_field(TableRole role, std::optional<Kind> kind, std::string_view key);
+/// As above, the kind by name ("" or a name that is none: no kind).
 const FieldSpec* find_field(TableRole role, std::string_view kind, std::string_view key);
 
-/// Every key a `kind` step or rung may hold, common keys first.
+/// Every key a `kind` step or rung may hold, common keys first (nullopt or "": the common keys).
+std::vector<std::string> allowed_keys(TableRole role, std::optional<Kind> kind);
 std::vector<std::string> allowed_keys(TableRole role, std::string_view kind);
 
 /// "a string", "an array of integers", ... for messages.

@@ -35,6 +35,17 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return n.empty() ? "" : fmt::format("did you mean `{}`?", n);
 }
 
+// The kinds a step (or a rung) may be, each between `q`s: "a, b or c".
+std::string kinds_list(TableRole role, const char* q) {
+  std::vector<std::string> names;
+  for (const auto& k : step_kinds())
+    if (role == TableRole::step || k.rung) names.push_back(q + k.name + q);
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
 // Collects problems for one table and answers "is this key present and well typed".
 struct Checker {
   Value* t;
@@ -193,10 +204,7 @@ std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
   const char* what = role == TableRole::step ? "step" : "rung";
   const KindSpec* kind = nullptr;
   if (!table->contains("kind")) {
-    c.add("", fmt::format("{} has no `kind`", what),
-          role == TableRole::step
-              ? "add kind = \"run\", \"service\", \"kill\", \"verify\", \"write\" or \"reboot\""
-              : "add kind = \"run\", \"service\" or \"kill\"");
+    c.add("", fmt::format("{} has no `kind`", what), "add kind = " + kinds_list(role, "\""));
   } else if ((*table)["kind"].is_string()) {
     auto k = (*table)["kind"].get<std::string>();
     std::vector<std::string> names;
@@ -205,12 +213,12 @@ std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
     if (!kind) {
       c.add("kind", fmt::format("unknown kind `{}`", k), did_you_mean(k, names));
     } else if (role == TableRole::rung && !kind->rung) {
-      c.add("kind", fmt::format("a rung must be of kind run, service or kill, not `{}`", k));
+      c.add("kind", fmt::format("a rung must be of kind {}, not `{}`", kinds_list(TableRole::rung, ""), k));
       kind = nullptr;
     }
   }
   // With the kind unknown, keys of any kind pass: only plain typos are reported.
-  std::vector<std::string> allowed = allowed_keys(role, kind ? kind->name : "");
+  std::vector<std::string> allowed = allowed_keys(role, kind ? std::optional<Kind>(kind->kind) : std::nullopt);
   if (!kind)
     for (const auto& k : step_kinds())
       for (const auto& f : k.fields) allowed.push_back(f.name);
@@ -218,10 +226,10 @@ std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
     const std::string& key = it.key();
     const FieldSpec* f = nullptr;
     if (kind) {
-      f = find_field(role, kind->name, key);
+      f = find_field(role, kind->kind, key);
     } else {
       for (const auto& k : step_kinds())
-        if (!f) f = find_field(role, k.name, key);
+        if (!f) f = find_field(role, k.kind, key);
     }
     if (!f) {
       std::string hint = did_you_mean(key, allowed);
@@ -235,7 +243,7 @@ std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
       continue;
     }
     // Kind keys may hold a template whose type shows only after rendering.
-    bool kind_field = find_field(role, "", key) != f;
+    bool kind_field = find_field(role, std::nullopt, key) != f;
     std::string err = type_error(key, it.value(), f->type, kind_field);
     if (!err.empty()) {
       c.add(key, err);
@@ -244,11 +252,14 @@ std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
   }
   check_common(c);
   if (!kind) return c.out;
-  if (kind->name == "kill") check_kill(c);
-  if (kind->name == "verify") check_verify(c);
-  if (kind->name == "service") check_service(c);
-  if (kind->name == "write") check_write(c);
-  if (kind->name == "run") check_run(c);
+  switch (kind->kind) {  // no default: a kind added to the enum must be handled here
+    case Kind::kill: check_kill(c); break;
+    case Kind::verify: check_verify(c); break;
+    case Kind::service: check_service(c); break;
+    case Kind::write: check_write(c); break;
+    case Kind::run: check_run(c); break;
+    case Kind::reboot: break;
+  }
   return c.out;
 }
 

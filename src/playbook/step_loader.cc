@@ -96,7 +96,8 @@ bool is_common(TableRole role, const std::string& key) {
 // Fills an Action from a checked table; common keys stay out of `fields`.
 Action make_action(const Doc& doc, const DocPath& path, const Value& t, TableRole role) {
   Action a;
-  if (t.contains("kind") && t["kind"].is_string()) a.kind = t["kind"].get<std::string>();
+  // Parsed here only: check_table has reported a kind missing or unknown.
+  if (t.contains("kind") && t["kind"].is_string()) a.kind = parse_kind(t["kind"].get<std::string>());
   a.where = doc.at(path);
   for (auto it = t.begin(); it != t.end(); ++it) {
     a.pos[it.key()] = doc.at(path / it.key());
@@ -154,7 +155,6 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
               "set `id`: letters, digits and _");
     }
     if (s.name.empty()) s.name = s.id;
-    if (auto v = get(t, "kind", FieldType::string)) s.kind = v->get<std::string>();
     if (!s.id.empty()) {
       if (auto [it, fresh] = names.emplace(s.id, id_pos); !fresh)
         d.error(id_pos,
@@ -185,6 +185,7 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
                                 it->second.str()));
     }
     s.body = make_action(doc, path, t, TableRole::step);
+    s.kind = s.body.kind;
     if (get(t, "escalate", FieldType::tables)) {
       for (size_t j = 0; j < t["escalate"].size(); ++j) {
         DocPath rpath = path / "escalate" / j;

@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "playbook/kind.h"
+#include "steps/judge.h"
+#include "steps/role.h"
 #include "transport/transport.h"
 #include "util/duration.h"
 
@@ -16,13 +19,13 @@ using Json = nlohmann::json;
 
 /// One remote command a step wants run.
 struct Command {
-  std::string role;         ///< "check" or "action" (the transcript's `role`)
+  Role role = Role::check;  ///< the transcript's and the plan's `role`
   std::string text;         ///< as the playbook asked, rendered: what plan prints
   std::string stdin_data;   ///< sent on stdin, never in the command line
   bool stdin_secret = false;     ///< stdin holds a secret: never recorded
   bool stdin_from_action = false;  ///< kill check: stdin = the action's selection
   util::Millis timeout{60'000};  ///< host-side deadline for this command
-  std::string judge;        ///< how to read the result ("exit0", "kill", "service", ...)
+  Judge judge = Judge::exit0;  ///< how to read the result
   Json expect;              ///< what the judge compares against (kind-specific)
 };
 
@@ -39,14 +42,14 @@ struct Verdict {
 
 /// One rung: 0 is the step's own check and action, k the k-th escalation.
 struct Rung {
-  std::string kind;
+  playbook::Kind kind = playbook::Kind::run;  ///< the builder that made it
   std::vector<Command> check;      ///< rung 0 only; all must hold
   std::optional<Command> action;   ///< none for verify
   util::Millis settle{0};
   int retries = 0;
   util::Millis delay{1'000};
   bool always_act = false;         ///< service restarted/reloaded: skip the first check
-  /// kind = "reboot" only: check[0] reads the boot id, `action` starts the
+  /// kind reboot only: check[0] reads the boot id, `action` starts the
   /// reboot; once the host answers again, after[0] waits for boot to settle and
   /// prints the new boot id, after[1] (optional) is the test_command.
   std::vector<Command> after;

@@ -121,37 +121,39 @@ bool check_regex(const char* key, const std::string& re, std::string* err) {
 // The loader's table (util/rules.h): a signal passes both or neither.
 std::string signal_name(const std::string& s) { return util::signal_name(s); }
 
-Command check_command(std::string text, util::Millis timeout, std::string judge, Json expect) {
+Command check_command(std::string text, util::Millis timeout, Judge judge, Json expect) {
   Command c;
-  c.role = "check";
+  c.role = Role::check;
   c.text = std::move(text);
   c.timeout = timeout;
-  c.judge = std::move(judge);
+  c.judge = judge;
   c.expect = std::move(expect);
   return c;
 }
 
 Command action_command(std::string text, util::Millis timeout, std::string input) {
   Command c;
-  c.role = "action";
+  c.role = Role::action;
   c.text = std::move(text);
   c.stdin_data = std::move(input);
   c.timeout = timeout;
-  c.judge = "exit";
+  c.judge = Judge::exit;
   c.expect = Json::array({0});
   return c;
 }
 
-bool build_rung(const std::string& kind, const Json& f, const BuildContext& ctx, Rung* out,
+bool build_rung(playbook::Kind kind, const Json& f, const BuildContext& ctx, Rung* out,
                 std::string* err) {
   out->kind = kind;
-  if (kind == "run") return build_run(f, ctx, out, err);
-  if (kind == "service") return build_service(f, ctx, out, err);
-  if (kind == "kill") return build_kill(f, ctx, out, err);
-  if (kind == "verify") return build_verify(f, ctx, out, err);
-  if (kind == "write") return build_write(f, ctx, out, err);
-  if (kind == "reboot") return build_reboot(f, ctx, out, err);
-  *err = fmt::format("unknown kind `{}`", kind);
+  switch (kind) {  // no default: a kind added to the enum must have a builder here
+    case playbook::Kind::run: return build_run(f, ctx, out, err);
+    case playbook::Kind::service: return build_service(f, ctx, out, err);
+    case playbook::Kind::kill: return build_kill(f, ctx, out, err);
+    case playbook::Kind::verify: return build_verify(f, ctx, out, err);
+    case playbook::Kind::write: return build_write(f, ctx, out, err);
+    case playbook::Kind::reboot: return build_reboot(f, ctx, out, err);
+  }
+  *err = "unknown kind";  // not reached
   return false;
 }
 

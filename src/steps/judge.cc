@@ -1,4 +1,6 @@
 // Reading command results into verdicts, per Command::judge.
+#include "steps/judge.h"
+
 #include <fmt/format.h>
 
 #include <regex.h>
@@ -10,6 +12,28 @@
 #include "steps/holders.h"
 
 namespace ratchet::steps {
+
+// The one place each judge's name is written.
+std::string_view name(Judge j) {
+  switch (j) {
+    case Judge::exit0: return "exit0";
+    case Judge::exit: return "exit";
+    case Judge::holders: return "holders";
+    case Judge::absent: return "absent";
+    case Judge::matches: return "matches";
+    case Judge::service: return "service";
+    case Judge::write: return "write";
+    case Judge::kill: return "kill";
+    case Judge::kill_action: return "kill_action";
+  }
+  return "?";  // not reached: every judge is a case above (-Wswitch)
+}
+
+std::optional<Judge> parse_judge(std::string_view s) {
+  for (Judge j : kJudges)
+    if (name(j) == s) return j;
+  return std::nullopt;
+}
 
 // The first line of s, at most kReasonLine bytes (cut at a character, "..."
 // added): a reason is one short line, whatever a command printed.
@@ -163,75 +187,77 @@ static Verdict judge_write(const Command& c, const transport::ExecResult& r) {
   return v;
 }
 
-Verdict judge_check(const Command& c, const transport::ExecResult& r) {
+static Verdict judge_kill(const transport::ExecResult& r) {
   Verdict v;
-  if (!r.error.empty() || r.timed_out || !r.signal.empty()) {
-    // The check may not have run at all, or did not finish: it saw nothing.
-    return cannot_check(r.error.empty() ? "the check " + status_text(r) : r.error);
-  }
-  if (c.judge == "service") return judge_service(c, r);
-  if (c.judge == "write") return judge_write(c, r);
-  if (c.judge == "kill") {
-    v.holders = parse_process_lines(r.out.data, "alive");
-    // Any "alive" line fails the check, even one that does not parse: a
-    // process seen alive is seen, whatever else could not be.
-    if (!v.holders.empty() || r.out.data.find("alive\t") != std::string::npos) {
-      v.reason = fmt::format("{} selected process(es) still alive", v.holders.size());
-      return v;
-    }
-    if (r.exit_code != 0) {
-      std::string why = library_line(r.err.data);
-      auto u = cannot_check(why.empty() ? status_text(r) : why);
-      u.holders = v.holders;
-      return u;
-    }
-    v.holds = true;
-    v.reason = first_line(r.err.data);
+  v.holders = parse_process_lines(r.out.data, "alive");
+  // Any "alive" line fails the check, even one that does not parse: a
+  // process seen alive is seen, whatever else could not be.
+  if (!v.holders.empty() || r.out.data.find("alive\t") != std::string::npos) {
+    v.reason = fmt::format("{} selected process(es) still alive", v.holders.size());
     return v;
   }
-  if (c.judge == "holders" || c.judge == "absent") {
-    v.holders = parse_process_lines(r.out.data, c.judge == "holders" ? "holder" : "process");
-    v.holds = r.exit_code == 0;
-    if (v.holds) {
-      v.reason = warning_line(r.err.data);
-    } else if (r.exit_code == 1) {
-      v.reason = c.judge == "holders" ? fmt::format("{} process(es) hold the files", v.holders.size())
-                                      : fmt::format("{} matching process(es) running", v.holders.size());
-      std::string blind = library_line(r.err.data);
-      if (blind.rfind("could not check: ", 0) == 0) v.reason += "; and " + blind;
-    } else {
-      // 2: a pattern that matches nothing; 5: processes it could not see.
-      std::string why = library_line(r.err.data);
-      auto u = cannot_check(why.empty() ? status_text(r) : why);
-      u.holders = v.holders;
-      return u;
-    }
+  if (r.exit_code != 0) {
+    std::string why = library_line(r.err.data);
+    auto u = cannot_check(why.empty() ? status_text(r) : why);
+    u.holders = v.holders;
+    return u;
+  }
+  v.holds = true;
+  v.reason = first_line(r.err.data);
+  return v;
+}
+
+// holders (verify no_holders) and absent (verify absent).
+static Verdict judge_processes(const Command& c, const transport::ExecResult& r) {
+  Verdict v;
+  const bool holders = c.judge == Judge::holders;
+  v.holders = parse_process_lines(r.out.data, holders ? "holder" : "process");
+  v.holds = r.exit_code == 0;
+  if (v.holds) {
+    v.reason = warning_line(r.err.data);
+  } else if (r.exit_code == 1) {
+    v.reason = holders ? fmt::format("{} process(es) hold the files", v.holders.size())
+                       : fmt::format("{} matching process(es) running", v.holders.size());
+    std::string blind = library_line(r.err.data);
+    if (blind.rfind("could not check: ", 0) == 0) v.reason += "; and " + blind;
+  } else {
+    // 2: a pattern that matches nothing; 5: processes it could not see.
+    std::string why = library_line(r.err.data);
+    auto u = cannot_check(why.empty() ? status_text(r) : why);
+    u.holders = v.holders;
+    return u;
+  }
+  return v;
+}
+
+static Verdict judge_matches(const Command& c, const transport::ExecResult& r) {
+  Verdict v;
+  if (r.exit_code != 0) {
+    std::string why = first_line(r.err.data);
+    v.reason = status_text(r) + (why.empty() ? "" : ": " + why);
     return v;
   }
-  if (c.judge == "matches") {
-    if (r.exit_code != 0) {
-      std::string why = first_line(r.err.data);
-      v.reason = status_text(r) + (why.empty() ? "" : ": " + why);
-      return v;
-    }
-    try {
-      // Like grep -E: the pattern matches a line (so ^ and $ anchor lines).
-      // regexec(3), not std::regex: it does not recurse per input byte.
-      regex_t re;
-      if (regcomp(&re, c.expect.get<std::string>().c_str(), REG_EXTENDED | REG_NOSUB) != 0)
-        throw std::runtime_error("bad regex");
-      std::istringstream lines(r.out.data);
-      for (std::string line; !v.holds && std::getline(lines, line);)
-        v.holds = regexec(&re, line.c_str(), 0, nullptr, 0) == 0;
-      regfree(&re);
-    } catch (const std::exception& ex) {
-      v.reason = fmt::format("bad stdout_matches pattern: {}", ex.what());
-      return v;
-    }
-    if (!v.holds) v.reason = fmt::format("stdout does not match /{}/", c.expect.get<std::string>());
+  try {
+    // Like grep -E: the pattern matches a line (so ^ and $ anchor lines).
+    // regexec(3), not std::regex: it does not recurse per input byte.
+    regex_t re;
+    if (regcomp(&re, c.expect.get<std::string>().c_str(), REG_EXTENDED | REG_NOSUB) != 0)
+      throw std::runtime_error("bad regex");
+    std::istringstream lines(r.out.data);
+    for (std::string line; !v.holds && std::getline(lines, line);)
+      v.holds = regexec(&re, line.c_str(), 0, nullptr, 0) == 0;
+    regfree(&re);
+  } catch (const std::exception& ex) {
+    v.reason = fmt::format("bad stdout_matches pattern: {}", ex.what());
     return v;
   }
-  // "exit0": the command's exit status is the check.
+  if (!v.holds) v.reason = fmt::format("stdout does not match /{}/", c.expect.get<std::string>());
+  return v;
+}
+
+// exit0: the command's exit status is the check.
+static Verdict judge_exit0(const transport::ExecResult& r) {
+  Verdict v;
   v.holds = r.exit_code == 0;
   if (!v.holds) {
     std::string why = first_line(r.out.data);
@@ -241,6 +267,25 @@ Verdict judge_check(const Command& c, const transport::ExecResult& r) {
   return v;
 }
 
+Verdict judge_check(const Command& c, const transport::ExecResult& r) {
+  if (!r.error.empty() || r.timed_out || !r.signal.empty()) {
+    // The check may not have run at all, or did not finish: it saw nothing.
+    return cannot_check(r.error.empty() ? "the check " + status_text(r) : r.error);
+  }
+  switch (c.judge) {  // no default: a judge added to the enum must be handled here
+    case Judge::service: return judge_service(c, r);
+    case Judge::write: return judge_write(c, r);
+    case Judge::kill: return judge_kill(r);
+    case Judge::holders:
+    case Judge::absent: return judge_processes(c, r);
+    case Judge::matches: return judge_matches(c, r);
+    case Judge::exit0:
+    case Judge::exit:  // an action's judge on a check: its exit status
+    case Judge::kill_action: return judge_exit0(r);
+  }
+  return judge_exit0(r);  // not reached
+}
+
 Verdict judge_action(const Command& c, const transport::ExecResult& r,
                      const std::vector<int>& expect_exit) {
   Verdict v;
@@ -248,12 +293,22 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
     v.reason = status_text(r);
     return v;
   }
-  if (c.judge == "kill_action") {
-    v.holders = parse_process_lines(r.out.data, "signalled");
-    v.holds = r.exit_code == 0;
-    if (!v.holds) v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
-    else if (v.holders.empty()) v.reason = first_line(r.err.data);
-    return v;
+  switch (c.judge) {  // no default: a judge added to the enum must be handled here
+    case Judge::kill_action:
+      v.holders = parse_process_lines(r.out.data, "signalled");
+      v.holds = r.exit_code == 0;
+      if (!v.holds) v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
+      else if (v.holders.empty()) v.reason = first_line(r.err.data);
+      return v;
+    case Judge::exit:
+    case Judge::exit0:  // a check's judge on an action: its exit status, as `exit`
+    case Judge::holders:
+    case Judge::absent:
+    case Judge::matches:
+    case Judge::service:
+    case Judge::write:
+    case Judge::kill:
+      break;
   }
   // A command that succeeded but left its output held open: say so.
   if (!r.warning.empty()) v.reason = "warning: " + r.warning;

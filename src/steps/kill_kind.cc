@@ -90,10 +90,10 @@ bool build_kill(const Json& f, const BuildContext& ctx, Rung* out, std::string* 
   Command act = action_command(fmt::format("ratchet_kill --signal {} --wait-ms {}{}{} {}", sig, wait.count(),
                          tree ? " --tree" : "", flags, args),
                   ctx.timeout + wait);  // the action polls its targets for up to `wait`
-  act.judge = "kill_action";
+  act.judge = Judge::kill_action;
   out->action = act;
 
-  Command check = check_command(fmt::format("ratchet_kill_check{} {}", flags, args), ctx.timeout, "kill");
+  Command check = check_command(fmt::format("ratchet_kill_check{} {}", flags, args), ctx.timeout, Judge::kill);
   check.stdin_from_action = true;
   out->check.push_back(check);
   return true;

@@ -24,13 +24,14 @@ bool build_write(const Json& f, const BuildContext& ctx, Rung* out, std::string*
 bool build_reboot(const Json& f, const BuildContext& ctx, Rung* out, std::string* err);
 
 /// A check command judged by `judge` against `expect`.
-Command check_command(std::string text, util::Millis timeout, std::string judge, Json expect = nullptr);
+Command check_command(std::string text, util::Millis timeout, Judge judge, Json expect = nullptr);
 
 /// An action command that succeeds on exit 0, with `input` on stdin.
 Command action_command(std::string text, util::Millis timeout, std::string input = "");
 
-/// Dispatches on `kind`; false with *err for an unknown kind.
-bool build_rung(const std::string& kind, const Json& f, const BuildContext& ctx, Rung* out,
+/// Dispatches on `kind` to its builder (and sets out->kind); false with *err as
+/// that builder says.
+bool build_rung(playbook::Kind kind, const Json& f, const BuildContext& ctx, Rung* out,
                 std::string* err);
 
 // Field readers shared by the builders: each returns false and sets *err when

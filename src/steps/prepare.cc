@@ -7,10 +7,15 @@
 
 namespace ratchet::steps {
 
-bool is_shell_field(const std::string& kind, const std::string& key) {
-  if (kind == "run") return key == "command" || key == "check" || key == "unless";
-  if (kind == "verify") return key == "command";
-  if (kind == "reboot") return key == "command" || key == "test_command";
+bool is_shell_field(playbook::Kind kind, const std::string& key) {
+  switch (kind) {
+    case playbook::Kind::run: return key == "command" || key == "check" || key == "unless";
+    case playbook::Kind::verify: return key == "command";
+    case playbook::Kind::reboot: return key == "command" || key == "test_command";
+    case playbook::Kind::service:
+    case playbook::Kind::kill:
+    case playbook::Kind::write: return false;
+  }
   return false;
 }
 
@@ -24,6 +29,11 @@ static const playbook::LocalFile* local_file(const PrepareOptions& opt, const Js
 static bool prepare_action(const playbook::Step& step, const playbook::Action& a, bool own,
                            const Json& scope, const PrepareOptions& opt, Rung* out,
                            std::string* err) {
+  if (!a.kind) {  // only a playbook that failed to load lacks one
+    *err = fmt::format("{}: step `{}`{}: no known `kind`", a.where.str(), step.id, own ? "" : " rung");
+    return false;
+  }
+  const playbook::Kind kind = *a.kind;
   playbook::RenderOptions shell{playbook::RenderMode::shell, opt.plan};
   Json fields = Json::object();
   auto where = [&](const std::string& key) {  // "file:line:col: step `id`: `key`: "
@@ -36,7 +46,7 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
     const std::string& key = it.key();
     std::string why;
     std::optional<Json> v;
-    if (is_shell_field(a.kind, key) && it.value().is_string())
+    if (is_shell_field(kind, key) && it.value().is_string())
       v = playbook::render(it.value().get<std::string>(), scope, shell, &why);
     else
       v = playbook::render_tree(it.value(), scope, opt.plan, &why);
@@ -59,7 +69,7 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
     out->retries = a.retries.value_or(out->retries);
   }
 
-  if (a.kind == "write") {
+  if (kind == playbook::Kind::write) {
     if (fields.contains("template")) {
       const playbook::LocalFile* f = local_file(opt, fields, "template");
       if (!f) {
@@ -76,7 +86,7 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
       ctx.write_content = playbook::to_text(fields["content"]);
     }
   }
-  if (a.kind == "service" && fields.contains("unit_file")) {
+  if (kind == playbook::Kind::service && fields.contains("unit_file")) {
     const playbook::LocalFile* f = local_file(opt, fields, "unit_file");
     if (!f) {
       *err = where("unit_file") + "the unit file was not read when the playbook loaded";
@@ -84,7 +94,7 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
     }
     ctx.unit_file_content = f->bytes;
   }
-  if (!build_rung(a.kind, fields, ctx, out, &why)) {
+  if (!build_rung(kind, fields, ctx, out, &why)) {
     // Point at the field the message names ("`path` must be absolute"), if any.
     playbook::SourcePos at = a.where;
     for (size_t open = why.find('`'); open != std::string::npos; open = why.find('`', open + 1)) {
@@ -109,8 +119,8 @@ bool prepare_step(const playbook::Step& step, const Json& scope, const PrepareOp
   out->rungs.clear();
   Rung own;
   if (!prepare_action(step, step.body, true, scope, opt, &own, err)) return false;
-  if (step.kind == "verify") own.action.reset();
-  out->action_is_result = step.kind == "run" && own.check.empty();
+  if (step.kind == playbook::Kind::verify) own.action.reset();
+  out->action_is_result = step.kind == playbook::Kind::run && own.check.empty();
   if (own.action && own.action->expect.is_array()) {
     out->expect_exit.clear();
     for (const auto& x : own.action->expect) out->expect_exit.push_back(x.get<int>());

@@ -23,6 +23,6 @@ bool prepare_step(const playbook::Step& step, const Json& scope, const PrepareOp
                   PreparedStep* out, std::string* err);
 
 /// The keys of `kind` whose values are shell code (rendered with quoting).
-bool is_shell_field(const std::string& kind, const std::string& key);
+bool is_shell_field(playbook::Kind kind, const std::string& key);
 
 }  // namespace ratchet::steps

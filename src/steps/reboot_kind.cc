@@ -27,7 +27,7 @@ bool build_reboot(const Json& f, const BuildContext& ctx, Rung* out, std::string
     *err = "reboot: `command` must not be empty";
     return false;
   }
-  out->check.push_back(check_command(kBootId, ctx.timeout, "exit0"));
+  out->check.push_back(check_command(kBootId, ctx.timeout, Judge::exit0));
   // Detached with nohup and all three streams closed: the channel ends at once
   // and the reboot starts a second later, whatever happens to this session.
   out->action = action_command(
@@ -39,8 +39,8 @@ bool build_reboot(const Json& f, const BuildContext& ctx, Rung* out, std::string
   out->after.push_back(check_command(
       std::string("if command -v systemctl >/dev/null 2>&1; then systemctl is-system-running "
                   "--wait >/dev/null 2>&1 || :; fi; ") + kBootId,
-      wait, "exit0"));
-  if (!test.empty()) out->after.push_back(check_command(test, ctx.timeout, "exit0"));
+      wait, Judge::exit0));
+  if (!test.empty()) out->after.push_back(check_command(test, ctx.timeout, Judge::exit0));
   out->reboot_timeout = wait;
   return true;
 }

@@ -39,7 +39,7 @@ bool build_run(const Json& f, const BuildContext& ctx, Rung* out, std::string* e
   std::string check_text = !check.empty() ? check : unless;
   if (check_text.empty())
     for (const auto& p : creates) check_text += (check_text.empty() ? "" : " && ") + ("test -e " + util::shell_quote(p));
-  if (!check_text.empty()) out->check.push_back(check_command(check_text, ctx.timeout, "exit0"));
+  if (!check_text.empty()) out->check.push_back(check_command(check_text, ctx.timeout, Judge::exit0));
   return true;
 }
 

@@ -65,7 +65,7 @@ bool build_service(const Json& f, const BuildContext& ctx, Rung* out, std::strin
   }
   out->check.push_back(check_command(fmt::format("ratchet_service_state {} {} {}", u, util::shell_quote(dest),
                                                  transition_wait.count()),
-                                     ctx.timeout + transition_wait, "service", expect));
+                                     ctx.timeout + transition_wait, Judge::service, expect));
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) text += (i ? " && " : "") + parts[i];
   out->action = action_command(text, ctx.timeout, unit_file.empty() ? "" : ctx.unit_file_content);

@@ -9,9 +9,9 @@ namespace ratchet::steps {
 
 std::string filter_flags(const Json& f, std::string* err, bool* ok);  // kill_kind.cc
 
-static Command check_cmd(std::string text, const BuildContext& ctx, std::string judge,
+static Command check_cmd(std::string text, const BuildContext& ctx, Judge judge,
                          Json expect = nullptr) {
-  return check_command(std::move(text), ctx.timeout, std::move(judge), std::move(expect));
+  return check_command(std::move(text), ctx.timeout, judge, std::move(expect));
 }
 
 bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string* err) {
@@ -27,13 +27,13 @@ bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string
     }
     out->check.push_back(
         check_cmd(fmt::format("ratchet_no_holders{} -- {}", flags, util::shell_join(paths)), ctx,
-                  "holders"));
+                  Judge::holders));
   }
   std::vector<std::string> absent;
   if (!field_strings(f, "absent", &absent, err)) return false;
   for (const auto& re : absent) {
     if (!check_regex("absent", re, err)) return false;
-    out->check.push_back(check_cmd("ratchet_absent " + util::shell_quote(re), ctx, "absent"));
+    out->check.push_back(check_cmd("ratchet_absent " + util::shell_quote(re), ctx, Judge::absent));
   }
   for (const char* k : {"port_free", "port_open"}) {
     std::vector<std::string> ports;
@@ -45,21 +45,21 @@ bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string
         *err = fmt::format("verify: `{}` must be a port 1..65535, got {}", k, port);
         return false;
       }
-      out->check.push_back(check_cmd(fmt::format("ratchet_{} {}", k, port), ctx, "exit0"));
+      out->check.push_back(check_cmd(fmt::format("ratchet_{} {}", k, port), ctx, Judge::exit0));
     }
   }
   std::vector<std::string> units, files;
   if (!field_strings(f, "service_active", &units, err) || !field_strings(f, "file_exists", &files, err))
     return false;
   for (const auto& u : units)
-    out->check.push_back(check_cmd("systemctl is-active --quiet -- " + util::shell_quote(u), ctx, "exit0"));
-  for (const auto& p : files) out->check.push_back(check_cmd("test -e " + util::shell_quote(p), ctx, "exit0"));
+    out->check.push_back(check_cmd("systemctl is-active --quiet -- " + util::shell_quote(u), ctx, Judge::exit0));
+  for (const auto& p : files) out->check.push_back(check_cmd("test -e " + util::shell_quote(p), ctx, Judge::exit0));
   if (f.contains("command")) {
     std::string cmd, re;
     if (!field_string(f, "command", &cmd, err) || !field_string(f, "stdout_matches", &re, err)) return false;
     if (!re.empty() && !check_regex("stdout_matches", re, err)) return false;
-    out->check.push_back(re.empty() ? check_cmd(cmd, ctx, "exit0")
-                                    : check_cmd(cmd, ctx, "matches", re));
+    out->check.push_back(re.empty() ? check_cmd(cmd, ctx, Judge::exit0)
+                                    : check_cmd(cmd, ctx, Judge::matches, re));
   } else if (f.contains("stdout_matches")) {
     *err = "verify: `stdout_matches` needs `command`";
     return false;

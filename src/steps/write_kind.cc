@@ -31,7 +31,7 @@ bool build_write(const Json& f, const BuildContext& ctx, Rung* out, std::string*
   std::string q = util::shell_quote(path);
   std::string m = mode;
   while (m.size() > 1 && m[0] == '0') m.erase(0, 1);
-  out->check.push_back(check_command("ratchet_stat " + q, ctx.timeout, "write",
+  out->check.push_back(check_command("ratchet_stat " + q, ctx.timeout, Judge::write,
                                      {{"sha256", util::sha256_hex(ctx.write_content)},
                                       {"mode", m},
                                       {"owner", owner},

@@ -23,7 +23,7 @@ TEST_CASE("executor: the library is sent, the transcript names it by hash, event
     engine::Executor ex(t, w, "h1");
     ex.set_step("free", false, "", 4096);
     steps::Command c;
-    c.role = "check";
+    c.role = steps::Role::check;
     c.text = "ratchet_no_holders -- /dev/nvidia0";
     c.timeout = util::Millis(5000);
     t.push(1, "holder\tline\n", "");
@@ -65,7 +65,7 @@ TEST_CASE("executor: a secret on a command line is refused, output is masked bef
     w.add_secret("S3cr3t");
     engine::Executor ex(t, w, "h1");
     steps::Command c;
-    c.role = "action";
+    c.role = steps::Role::action;
     c.text = "echo token=S3cr3t";
     auto r = ex.run(c, 0, "");
     CHECK(r.error == "refused: the command would carry a secret on its command line (pass it on stdin)");
@@ -92,7 +92,7 @@ TEST_CASE("executor: a command no host could start (over MAX_ARG_STRLEN, or with
     transcript::Writer w(path);
     engine::Executor ex(t, w, "h1");
     steps::Command c;
-    c.role = "check";
+    c.role = steps::Role::check;
     c.text = "test -n " + std::string(140000, 'A');
     auto r = ex.run(c, 0, "");
     CHECK(r.error.rfind("refused: the command is ", 0) == 0);
@@ -119,7 +119,7 @@ TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin 
   std::string path = testing::temp_dir("ratchet-become") + "/t.jsonl";
   const std::string pw = "hunter2-pw";
   steps::Command c;
-  c.role = "action";
+  c.role = steps::Role::action;
   c.text = "id -u";
   c.timeout = util::Millis(5000);
   SECTION("NOPASSWD: sudo -n, stdin untouched") {
@@ -216,7 +216,7 @@ TEST_CASE("executor: the become password masks only once sent, and never refuses
   std::string path = testing::temp_dir("ratchet-become-mask") + "/t.jsonl";
   const std::string pw = "ratchet";  // a weak password that is also a word of every library call
   steps::Command c;
-  c.role = "check";
+  c.role = steps::Role::check;
   c.text = "ratchet_stat /etc/motd";
   c.timeout = util::Millis(5000);
   SECTION("NOPASSWD: never sent, nothing masked") {
@@ -295,7 +295,7 @@ TEST_CASE("executor: the transport is given a typed command with script and beco
     engine::Executor ex(t, w, "h1", &stop);
     ex.set_step("s", false, "", 2048);
     steps::Command c;
-    c.role = "action";
+    c.role = steps::Role::action;
     c.text = "printf '%s' \"$1\" | sha256sum";
     c.timeout = util::Millis(7000);
     t.push(0, "ok\n");
@@ -332,7 +332,7 @@ TEST_CASE("executor: without a library (ratchet exec) the script goes alone even
   ex.set_step("exec", false, "");
   ex.set_library(nullptr);
   steps::Command c;
-  c.role = "action";
+  c.role = steps::Role::action;
   c.text = "ratchet_kill 1";
   t.push(0);
   ex.run(c, 0, "");

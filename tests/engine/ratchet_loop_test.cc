@@ -11,9 +11,9 @@ namespace {
 
 steps::Command cmd(std::string role, std::string text, std::string judge) {
   steps::Command c;
-  c.role = std::move(role);
+  c.role = steps::parse_role(role).value();
   c.text = std::move(text);
-  c.judge = std::move(judge);
+  c.judge = steps::parse_judge(judge).value();
   c.expect = role == "action" ? nlohmann::json::array({0}) : nlohmann::json();
   return c;
 }

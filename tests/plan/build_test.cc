@@ -12,11 +12,11 @@ TEST_CASE("plan build: every step's commands, rung by rung, as JSON", "[plan]") 
   playbook::Step s;
   s.id = "free";
   s.name = "free";
-  s.kind = "verify";
-  s.body.kind = "verify";
+  s.kind = playbook::Kind::verify;
+  s.body.kind = playbook::Kind::verify;
   s.body.fields = {{"no_holders", "/dev/nvidia0"}};
   playbook::Action r;
-  r.kind = "kill";
+  r.kind = playbook::Kind::kill;
   r.fields = {{"holders_of", "/dev/nvidia0"}, {"signal", "KILL"}};
   s.escalate.push_back(r);
   pb.steps.push_back(s);
@@ -40,7 +40,7 @@ TEST_CASE("plan build: the become field names the sudo user, and a step's become
   for (const char* id : {"host_says", "off", "as_svc"}) {
     playbook::Step s;
     s.id = s.name = id;
-    s.kind = s.body.kind = "run";
+    s.kind = s.body.kind = playbook::Kind::run;
     s.body.fields = {{"command", "id -un"}, {"expect_exit", {0}}};
     pb.steps.push_back(s);
   }
@@ -72,7 +72,7 @@ TEST_CASE("plan build: each step's timing, on_failure and each rung's settle, re
   playbook::Playbook pb;
   playbook::Step s;
   s.id = s.name = "free";
-  s.kind = s.body.kind = "verify";
+  s.kind = s.body.kind = playbook::Kind::verify;
   s.body.fields = {{"command", "nvidia-smi -L"}, {"stdout_matches", "^GPU 0"}};
   s.timeout = util::Millis(30'000);
   s.settle = util::Millis(2'000);
@@ -80,7 +80,7 @@ TEST_CASE("plan build: each step's timing, on_failure and each rung's settle, re
   s.delay = util::Millis(500);
   s.on_failure = playbook::OnFailure::cont;
   playbook::Action r;
-  r.kind = "kill";
+  r.kind = playbook::Kind::kill;
   r.fields = {{"pattern", "worker"}, {"signal", "KILL"}, {"wait", "7s"}};
   r.timeout = util::Millis(10'000);
   r.settle = util::Millis(4'000);

@@ -161,3 +161,34 @@ TEST_CASE("plan file: an edit, a truncation, a foreign file or another format ve
   CHECK(plan::looks_like_plan(text));
   CHECK_FALSE(plan::looks_like_plan("name = \"x\"\n"));
 }
+
+TEST_CASE("plan file: a role or judge or kind this ratchet does not know is malformed", "[plan]") {
+  testing::ScratchDir dir("ratchet-codec-enums");
+  const json doc = json::parse(plan::encode_file(sample_plan(dir)));
+  // Sets `*at` (a member of step `stop`) to `v`, digest recomputed, and returns the error.
+  auto decode_with = [&doc](const char* pointer, const char* v) {
+    json edited = doc;
+    edited[json::json_pointer(std::string("/hosts/0/steps/0") + pointer)] = v;
+    edited["digest"] = plan::digest_of(edited);
+    std::string err;
+    CHECK_FALSE(plan::decode_file(edited.dump(), &err));
+    return err;
+  };
+  CHECK(doc["hosts"][0]["steps"][0]["commands"][0]["role"] == "check");
+  CHECK(doc["hosts"][0]["steps"][0]["commands"][0]["judge"] == "service");
+  CHECK(decode_with("/commands/0/role", "probe") ==
+        "the plan file is malformed: host gpu-box (step stop) command: `role` is `probe`, not one of check, action, "
+        "become_probe");
+  CHECK(decode_with("/commands/0/judge", "exit1") ==
+        "the plan file is malformed: host gpu-box (step stop) command: `judge` is `exit1`, not one of exit0, exit, "
+        "holders, absent, matches, service, write, kill, kill_action");
+  CHECK(decode_with("/kind", "shell") ==
+        "the plan file is malformed: host gpu-box (step stop): `kind` is `shell`, not one of run, service, kill, "
+        "verify, write, reboot");
+  CHECK(decode_with("/rungs/0/kind", "Service") ==
+        "the plan file is malformed: host gpu-box (step stop) rung: `kind` is `Service`, not one of run, service, "
+        "kill, verify, write, reboot");
+  // A role it knows, but not one a plan holds.
+  CHECK(decode_with("/commands/0/role", "become_probe") ==
+        "the plan file is malformed: host gpu-box (step stop): unexpected command of role `become_probe` in rung 0");
+}

@@ -79,7 +79,7 @@ TEST_CASE("freshness: a host's endpoint field or var that changed is named", "[p
   plan::Step st;
   st.id = "stop";
   st.prepared.rungs.resize(1);
-  st.prepared.rungs[0].check.push_back(steps::check_command("true", util::Millis(1000), "exit0"));
+  st.prepared.rungs[0].check.push_back(steps::check_command("true", util::Millis(1000), steps::Judge::exit0));
   st.rung_facts.resize(1);
   a.steps = {st};
   c.steps = {st};

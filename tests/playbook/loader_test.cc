@@ -84,7 +84,7 @@ TEST_CASE("the design's example playbook loads with its values", "[playbook]") {
   CHECK(ids == std::vector<std::string>{"stop", "kill_the_server_started_by_hand", "gpus_free",
                                         "write_production_notes", "enable_and_start_the_unit"});
   const Step& stop = pb->steps[0];
-  CHECK(stop.kind == "service");
+  CHECK(stop.kind == Kind::service);
   CHECK(stop.name == "Stop the service");
   CHECK(stop.timeout == Millis(60'000));
   CHECK(stop.settle == Millis(1'000));
@@ -103,7 +103,7 @@ TEST_CASE("the design's example playbook loads with its values", "[playbook]") {
   CHECK(gpus.timeout == Millis(60'000));
   CHECK(gpus.body.fields["no_holders"] == "{{ devices }}");
   REQUIRE(gpus.escalate.size() == 2);
-  CHECK(gpus.escalate[0].kind == "kill");
+  CHECK(gpus.escalate[0].kind == Kind::kill);
   CHECK(gpus.escalate[0].fields == Value({{"holders_of", "{{ devices }}"},
                                           {"exclude", "{{ keep }}"},
                                           {"signal", "TERM"},

@@ -107,3 +107,13 @@ TEST_CASE("signals and slugs normalise", "[playbook]") {
   CHECK(slug("Étape 2") == "tape_2");
   CHECK(slug("!!").empty());
 }
+
+TEST_CASE("schema: a spec for every kind in the order of kKinds", "[playbook]") {
+  REQUIRE(step_kinds().size() == kKinds.size());
+  for (size_t i = 0; i < kKinds.size(); ++i) {
+    CHECK(step_kinds()[i].kind == kKinds[i]);
+    CHECK(step_kinds()[i].name == name(kKinds[i]));
+    CHECK(&kind_spec(kKinds[i]) == &step_kinds()[i]);
+    CHECK(find_kind(name(kKinds[i])) == &step_kinds()[i]);
+  }
+}

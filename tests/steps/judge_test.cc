@@ -2,7 +2,10 @@
 // hold, or could not check; one short line of reason.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "steps/action.h"
+#include "steps/judge.h"
 
 using namespace ratchet::steps;
 using ratchet::transport::ExecResult;
@@ -12,8 +15,8 @@ namespace {
 
 Command check(const std::string& judge, json expect = nullptr) {
   Command c;
-  c.role = "check";
-  c.judge = judge;
+  c.role = Role::check;
+  c.judge = parse_judge(judge).value();
   c.expect = std::move(expect);
   return c;
 }
@@ -110,4 +113,23 @@ TEST_CASE("service checks: stale definitions, transitional states and leftovers"
   v = judge_check(stopped, result(5, "", "ratchet: could not check: systemctl not found: not a systemd host\n"));
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: systemctl not found: not a systemd host");
+}
+
+TEST_CASE("judge names: every judge round-trips through its name", "[steps]") {
+  std::vector<std::string> names;
+  for (Judge j : kJudges) {
+    names.emplace_back(name(j));
+    CHECK(parse_judge(name(j)) == j);
+  }
+  // The plan's `judge` (docs/plan.md).
+  CHECK(names == std::vector<std::string>{"exit0", "exit", "holders", "absent", "matches", "service", "write",
+                                          "kill", "kill_action"});
+  CHECK(std::set<std::string>(names.begin(), names.end()).size() == kJudges.size());
+}
+
+TEST_CASE("judge names: a name that is no judge is refused", "[steps]") {
+  for (const char* s : {"", "exit1", "Exit0", "kill-action", "run", "holders ", "stdout_matches"}) {
+    INFO(s);
+    CHECK_FALSE(parse_judge(s));
+  }
 }

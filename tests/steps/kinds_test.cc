@@ -10,7 +10,7 @@ static Rung build(const std::string& kind, const json& f, BuildContext ctx = {})
   Rung r;
   std::string err;
   INFO(f.dump());
-  REQUIRE(build_rung(kind, f, ctx, &r, &err));
+  REQUIRE(build_rung(ratchet::playbook::parse_kind(kind).value(), f, ctx, &r, &err));
   CHECK(err.empty());
   return r;
 }
@@ -18,7 +18,7 @@ static Rung build(const std::string& kind, const json& f, BuildContext ctx = {})
 static std::string build_error(const std::string& kind, const json& f) {
   Rung r;
   std::string err;
-  CHECK_FALSE(build_rung(kind, f, {}, &r, &err));
+  CHECK_FALSE(build_rung(ratchet::playbook::parse_kind(kind).value(), f, {}, &r, &err));
   return err;
 }
 
@@ -92,7 +92,7 @@ TEST_CASE("verify: one check command per condition", "[steps]") {
   CHECK(r.check[1].text == "ratchet_port_free 8000");
   CHECK(r.check[2].text == "systemctl is-active --quiet -- inference");
   CHECK(r.check[3].text == "curl -sf localhost:8000/health");
-  CHECK(r.check[3].judge == "matches");
+  CHECK(r.check[3].judge == Judge::matches);
   CHECK_FALSE(r.action);
 }
 

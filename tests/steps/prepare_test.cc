@@ -12,8 +12,8 @@ using nlohmann::json;
 static playbook::Step step(const std::string& kind, json fields) {
   playbook::Step s;
   s.id = "s";
-  s.kind = kind;
-  s.body.kind = kind;
+  s.kind = playbook::parse_kind(kind).value();
+  s.body.kind = s.kind;
   s.body.fields = std::move(fields);
   return s;
 }
@@ -38,7 +38,7 @@ TEST_CASE("prepare: rungs take their own timing, else the step's", "[steps]") {
   s.settle = util::Millis(3000);
   s.timeout = util::Millis(20'000);
   playbook::Action r1;
-  r1.kind = "kill";
+  r1.kind = playbook::Kind::kill;
   r1.fields = {{"pid", 42}, {"wait", "2s"}};
   playbook::Action r2 = r1;
   r2.settle = util::Millis(100);
