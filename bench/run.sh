@@ -33,6 +33,7 @@ export QUICK
 
 install_missing() {
   local pkgs=(openssh-client openssh-server python3-fabric ansible-core time procps) missing=() p
+  [ "${RATCHET_ONLY:-0}" = 1 ] && pkgs=(openssh-client openssh-server time procps)  # no peers to run
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
   done
