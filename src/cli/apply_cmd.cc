@@ -130,6 +130,22 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
   o.strategy = P->selection.strategy;
   auto L = load_all(o);
   if (!L) return refuse(a.file, {"the files it was made from no longer load (errors above)"});
+  // What executes is the model just loaded: its own bytes must be the plan's
+  // (a file swapped between the check above and this load is caught here).
+  if (L->pb.sha256 != P->sources.front().sha256)
+    why.push_back(fmt::format("the playbook {} changed while apply read it: sha256 {} in the plan, {} loaded",
+                              o.playbook, P->sources.front().sha256, L->pb.sha256));
+  for (const auto& s : P->sources) {
+    if (s.role != "template" && s.role != "unit_file") continue;
+    auto f = L->pb.files.find(s.name);
+    if (f == L->pb.files.end() || f->second.sha256 != s.sha256)
+      why.push_back(fmt::format("{} {} changed while apply read it: sha256 {} in the plan, {} loaded", s.role, s.path,
+                                s.sha256, f == L->pb.files.end() ? "none" : f->second.sha256));
+  }
+  if (L->pb.secrets != P->secrets)
+    why.push_back("the plan's `secrets` (where each secret comes from) are not the playbook's [secrets]: "
+                  "not a file `ratchet plan --out` wrote from it");
+  if (!why.empty()) return refuse(a.file, why);
 
   // --limit only narrows the plan's hosts (names, groups and globs as in run).
   if (!ao.limit.empty()) {

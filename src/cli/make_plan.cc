@@ -76,8 +76,11 @@ bool same_file(const std::string& a, const std::string& b) {
 std::string clobbered_source(const plan::Plan& P, const std::string& path, const std::string& also) {
   if (!also.empty() && same_file(path, also)) return "the plan file " + also;
   for (const auto& s : P.sources)
-    if (s.role != "ssh_config" && same_file(path, s.path))
-      return fmt::format("the {} {}", s.role == "unit_file" ? "unit file" : s.role, s.path);
+    if (same_file(path, s.path))
+      return fmt::format("the {} {}", s.role == "unit_file" ? "unit file" : s.role == "ssh_config" ? "ssh config" : s.role,
+                         s.path);
+  if (!P.selection.known_hosts.empty() && same_file(path, P.selection.known_hosts))
+    return "the known_hosts file " + P.selection.known_hosts;
   return "";
 }
 

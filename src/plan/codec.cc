@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
 #include "util/hash.h"
 #include "util/text.h"
 
@@ -265,7 +269,7 @@ json plan_json(const Plan& p, bool provenance) {
   for (const auto& hp : p.hosts) hosts.push_back(host_json(hp));
   const Source* pb = p.sources.empty() ? nullptr : &p.sources.front();
   json j = {{"playbook", p.playbook_name},
-            {"path", p.playbook_path.empty() && pb ? pb->path : p.playbook_path},
+            {"path", pb ? pb->path : p.playbook_path},
             {"sha256", pb ? pb->sha256 : ""},
             {"policy",
              {{"strategy", p.policy.strategy}, {"serial", count_json(p.policy.serial)},
@@ -310,8 +314,46 @@ bool looks_like_plan(const std::string& text) {
   return !j.is_discarded() && j.is_object() && j.contains("format") && j["format"] == kFormat;
 }
 
+namespace {
+
+// Most nesting a plan file has (hosts > steps > commands > expect, vars): 64 is plenty.
+constexpr int kMaxDepth = 64;
+
+// Parses `text` refusing duplicate keys (a reviewer's tool may read the first,
+// the decoder the last) and nesting deeper than kMaxDepth. Discarded on failure, *why set.
+json parse_strict(const std::string& text, std::string* why) {
+  std::vector<std::vector<std::string>> keys;  // per open object
+  json::parser_callback_t cb = [&](int depth, json::parse_event_t ev, json& parsed) {
+    if (depth > kMaxDepth) throw std::runtime_error(fmt::format("it nests deeper than {} levels", kMaxDepth));
+    if (ev == json::parse_event_t::object_start) keys.emplace_back();
+    else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    else if (ev == json::parse_event_t::key && !keys.empty()) {
+      const std::string k = parsed.get<std::string>();
+      if (std::find(keys.back().begin(), keys.back().end(), k) != keys.back().end())
+        throw std::runtime_error(fmt::format("the key `{}` appears twice in one object", k));
+      keys.back().push_back(k);
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, cb, true);
+  } catch (const std::runtime_error& e) {
+    *why = e.what();
+  } catch (const json::exception&) {
+    *why = "it is not one JSON object";
+  }
+  return json(json::value_t::discarded);
+}
+
+}  // namespace
+
 std::optional<Plan> decode_file(const std::string& text, std::string* err) {
-  json j = json::parse(text, nullptr, false);
+  std::string why;
+  json j = parse_strict(text, &why);
+  if (j.is_discarded() && why != "it is not one JSON object") {
+    *err = fmt::format("not a plan file `ratchet plan --out` wrote: {}", why);
+    return std::nullopt;
+  }
   if (j.is_discarded() || !j.is_object()) {
     *err = "not a ratchet plan file: it is not one JSON object (truncated or not made by `ratchet plan --out`)";
     return std::nullopt;
@@ -396,6 +438,22 @@ std::optional<Plan> decode_file(const std::string& text, std::string* err) {
       hp.vars = hr.at("vars");
       for (const auto& sj : hr.arr("steps")) hp.steps.push_back(step_from(sj, hr.where));
       p.hosts.push_back(std::move(hp));
+    }
+    // What runs is what the file shows: the plan decoded must write back as
+    // exactly this document (no member it does not read, none read two ways,
+    // no number cut to fit).
+    json again = plan_json(p, true);
+    if (again != j) {
+      std::string at = "the document";
+      for (auto it = j.begin(); it != j.end(); ++it)
+        if (it.key() != "digest" && (!again.contains(it.key()) || again[it.key()] != it.value())) {
+          at = "`" + it.key() + "`";
+          break;
+        }
+      *err = fmt::format("the plan file holds what this ratchet would not write (at {}: a member it does not "
+                         "read, one given two ways, or a value out of range): not a file `ratchet plan --out` wrote",
+                         at);
+      return std::nullopt;
     }
     return p;
   } catch (const std::exception& e) {

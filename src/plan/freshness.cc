@@ -1,6 +1,7 @@
 #include "plan/freshness.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "plan/codec.h"
 #include "playbook/doc.h"
@@ -40,6 +41,11 @@ std::vector<std::string> stale_reasons(const Plan& p, const Here& here) {
     if (s.role != "playbook" && s.role != "template" && s.role != "unit_file") continue;  // re-resolved instead
     std::string what = s.role == "playbook" ? "the playbook" : s.role == "template" ? "template" : "unit file";
     std::string text, err;
+    struct stat st{};
+    if (::stat(s.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      out.push_back(fmt::format("{} {} is not a regular file now: a plan's files are read as files", what, s.path));
+      continue;
+    }
     if (!playbook::read_text_file(s.path, &text, &err)) {
       out.push_back(fmt::format("{} {} cannot be read now ({}); the plan names its files by absolute path and was "
                                 "made from sha256 {}: make the plan again where the files are", what, s.path, err,

@@ -275,6 +275,18 @@ TEST_CASE("apply refuses before anything connects: an edited, truncated, foreign
     CHECK(r.code == 2);
     CHECK(r.err.find(plan + " is a saved plan (made by `ratchet plan --out`), not a transcript") != std::string::npos);
   }
+  SECTION("a forged file whose digest was recomputed: the secrets' sources, or the playbook swapped for a FIFO") {
+    rewrite(plan, [](json& d) { d["secrets"] = {{"token", "env:RATCHET_FORGED_TOKEN"}}; });
+    auto r = run_sh("RATCHET_FORGED_TOKEN=x " + bin + " apply " + plan);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("the plan's `secrets` (where each secret comes from) are not the playbook's [secrets]") !=
+          std::string::npos);
+    CHECK_FALSE(host.connected());
+    std::ofstream(plan, std::ios::trunc) << original;
+    fs::remove(pb);
+    REQUIRE(::mkfifo(pb.c_str(), 0600) == 0);  // nothing may open it: apply would block, or read it twice
+    CHECK(apply().find("the playbook " + pb + " is not a regular file now") != std::string::npos);
+  }
   SECTION("run refuses a plan file") {
     auto r = run_sh(bin + " run " + plan);
     CHECK(r.code == 2);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <functional>
 
 #include "plan/build.h"
 #include "plan/codec.h"
@@ -191,4 +192,41 @@ TEST_CASE("plan file: a role or judge or kind this ratchet does not know is malf
   // A role it knows, but not one a plan holds.
   CHECK(decode_with("/commands/0/role", "become_probe") ==
         "the plan file is malformed: host gpu-box (step stop): unexpected command of role `become_probe` in rung 0");
+}
+
+TEST_CASE("plan file: a forged file with a valid digest is refused when it holds what the encoder never writes",
+          "[plan]") {
+  testing::ScratchDir dir("ratchet-codec-forged");
+  const json doc = json::parse(plan::encode_file(sample_plan(dir)));
+  auto forged = [&](const std::function<void(json&)>& edit) {
+    json d = doc;
+    edit(d);
+    d["digest"] = plan::digest_of(d);
+    std::string err;
+    CHECK_FALSE(plan::decode_file(d.dump(2), &err));
+    return err;
+  };
+  const std::string would_not = "the plan file holds what this ratchet would not write";
+  // The file shows one stdin, the decoder would read the other.
+  CHECK(forged([](json& d) {
+          auto& c = d["hosts"][0]["steps"][3]["commands"][1];
+          c["stdin_b64"] = "ZWNobyBQV05FRAo=";
+        }).find(would_not) == 0);
+  CHECK(forged([](json& d) { d["hosts"][0]["steps"][0]["note"] = "an unknown member"; }).find(would_not) == 0);
+  CHECK(forged([](json& d) { d["hosts"][0]["port"] = 2222 + (1LL << 32); }).find(would_not) == 0);
+  CHECK(forged([](json& d) { d["path"] = "/elsewhere/pb.toml"; }).find(would_not + " (at `path`") == 0);
+  CHECK(forged([](json& d) { d["sha256"] = std::string(64, '0'); }).find(would_not + " (at `sha256`") == 0);
+  CHECK(forged([](json& d) { d["hosts"][0]["steps"][2]["commands"][0]["stdout_matches"] = "x"; }).find(would_not) == 0);
+  // Duplicate keys: a reviewer's tool may read the first, a decoder the last.
+  std::string text = plan::encode_file(sample_plan(dir));
+  size_t at = text.find("\"playbook\": ");
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "\"playbook\": \"decoy\",\n  ");
+  std::string err;
+  CHECK_FALSE(plan::decode_file(text, &err));
+  CHECK(err == "not a plan file `ratchet plan --out` wrote: the key `playbook` appears twice in one object");
+  // Deep nesting is refused while parsing, not by running out of stack.
+  std::string deep = "{\"format\": \"ratchet-plan\", \"vars\": " + std::string(20000, '[') + std::string(20000, ']') + "}";
+  CHECK_FALSE(plan::decode_file(deep, &err));
+  CHECK(err == "not a plan file `ratchet plan --out` wrote: it nests deeper than 64 levels");
 }
