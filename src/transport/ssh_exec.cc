@@ -268,8 +268,11 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
   }
   // The channel closed with neither an exit status nor a signal (OpenSSH's
   // ChannelTimeout, a dropped session): nothing says how the command ended.
+  // libssh reads a channel as closed once its session is dead: then it was the
+  // connection that went, not the channel (OpenSSH's ChannelTimeout).
   if (!ended && !deadline_hit && r.error.empty())
-    r.error = "no exit status received (channel closed by the server)";
+    r.error = ssh_is_connected(s) ? std::string("no exit status received (channel closed by the server)")
+                                  : fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
   if (!r.signal.empty() && req.host_timeout.count() > 0 && elapsed_ms() >= req.host_timeout.count())
     r.timed_out = true;  // the wire wrapper's deadline killed it
   r.out = out.finish();
