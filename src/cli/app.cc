@@ -99,6 +99,22 @@ static void add_forks(CLI::App* sub, Options& o) {
       "hosts at once (default 10, at most 1000)");
 }
 
+/// What `run` and `apply` share: how a run goes, not what runs (--transcript,
+/// --json, the become password, connect and reconnect timeouts).
+static void add_run_options(CLI::App* sub, Options& o) {
+  sub->add_option("--transcript", o.transcript,
+                  "transcript file (default transcripts/<playbook>-<UTC time>.jsonl)");
+  sub->add_flag("--json", o.json, "print a JSON summary on stdout (progress and recap go to stderr)");
+  sub->add_flag("-K,--ask-become-pass", o.ask_become_pass,
+                "ask once for the sudo password (used only where `sudo -n` says one is needed)");
+  sub->add_option("--become-password-file", o.become_password_file, "read the sudo password from FILE");
+  sub->add_option("--become-password-env", o.become_password_env,
+                  "read the sudo password from environment variable NAME");
+  add_connect_timeout(sub, o);
+  sub->add_option("--reconnect-timeout", o.reconnect_timeout,
+                  "how long to try to reconnect a host whose session dropped mid-run, e.g. 30s (default); 0 = never");
+}
+
 /// The subcommand argv names ("" = none): the first argument that is one.
 static std::string command_of(const CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -146,20 +162,10 @@ int main(int argc, char** argv) {
   run->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(run, o);
   add_forks(run, o);
-  run->add_option("--transcript", o.transcript,
-                  "transcript file (default transcripts/<playbook>-<UTC time>.jsonl)");
   run->add_flag("--accept-new", o.accept_new, "trust and record a host key seen for the first time");
   run->add_option("--strategy", o.strategy, "linear (each step on every host first) or free (default: the playbook's, else linear)")
       ->check(CLI::IsMember({"linear", "free"}));
-  run->add_flag("--json", o.json, "print a JSON summary on stdout (progress and recap go to stderr)");
-  run->add_flag("-K,--ask-become-pass", o.ask_become_pass,
-                "ask once for the sudo password (used only where `sudo -n` says one is needed)");
-  run->add_option("--become-password-file", o.become_password_file, "read the sudo password from FILE");
-  run->add_option("--become-password-env", o.become_password_env,
-                  "read the sudo password from environment variable NAME");
-  add_connect_timeout(run, o);
-  run->add_option("--reconnect-timeout", o.reconnect_timeout,
-                  "how long to try to reconnect a host whose session dropped mid-run, e.g. 30s (default); 0 = never");
+  add_run_options(run, o);
 
   auto* plan = app.add_subcommand("plan", "dry run: print every command; connects to nothing");
   plan->footer("Exit codes: 0 planned, 2 usage or playbook error. Docs: README.md, docs/.");
@@ -186,16 +192,7 @@ int main(int argc, char** argv) {
   apply->add_option("--secret", ap.base.secret, "the -e value of this name is a secret (repeat for more)")
       ->allow_extra_args(false);
   add_forks(apply, ap.base);
-  apply->add_option("--transcript", ap.base.transcript,
-                    "transcript file (default transcripts/<playbook>-<UTC time>.jsonl)");
-  apply->add_flag("--json", ap.base.json, "print a JSON summary on stdout (progress and recap go to stderr)");
-  apply->add_flag("-K,--ask-become-pass", ap.base.ask_become_pass, "ask once for the sudo password");
-  apply->add_option("--become-password-file", ap.base.become_password_file, "read the sudo password from FILE");
-  apply->add_option("--become-password-env", ap.base.become_password_env,
-                    "read the sudo password from environment variable NAME");
-  add_connect_timeout(apply, ap.base);
-  apply->add_option("--reconnect-timeout", ap.base.reconnect_timeout,
-                    "how long to try to reconnect a dropped session, e.g. 30s (default); 0 = never");
+  add_run_options(apply, ap.base);
 
   auto* validate = app.add_subcommand("validate", "load and validate a playbook; connects to nothing");
   validate->footer("Exit codes: 0 valid, 2 usage or playbook error (every error is listed). Docs: docs/playbook.md.");

@@ -24,12 +24,6 @@ namespace ratchet::cli {
 
 namespace {
 
-std::string absolute_path(const std::string& p) {
-  std::error_code ec;
-  auto abs = std::filesystem::absolute(p, ec);
-  return ec ? p : abs.lexically_normal().string();
-}
-
 int refuse(const std::string& file, const std::vector<std::string>& why) {
   for (const auto& w : why) std::cerr << util::terminal_line(fmt::format("ratchet: error: {}: {}", file, w)) << "\n";
   std::cerr << util::terminal_line(fmt::format("ratchet: apply refused {} ({} reason{}); nothing was run",

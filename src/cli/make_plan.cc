@@ -33,16 +33,8 @@ std::string who_here() {
   return fmt::format("{}@{}", user, *host ? host : "unknown");
 }
 
-// `path` made absolute, so that `apply` finds it from any working directory.
-std::string absolute(const std::string& path) {
-  if (path.empty()) return path;
-  std::error_code ec;
-  auto p = std::filesystem::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
-
 plan::Source source_of(const char* role, const std::string& name, const std::string& path) {
-  plan::Source s{role, name, absolute(path), ""};
+  plan::Source s{role, name, absolute_path(path), ""};
   std::string text, err;
   if (playbook::read_text_file(path, &text, &err)) s.sha256 = util::sha256_hex(text);
   return s;
@@ -68,10 +60,17 @@ void print_errors(const std::vector<std::string>& errors, size_t host_count) {
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa{}, sb{};
   if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  return absolute(a) == absolute(b);
+  return absolute_path(a) == absolute_path(b);
 }
 
 }  // namespace
+
+std::string absolute_path(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ec;
+  auto p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
 
 std::string clobbered_source(const plan::Plan& P, const std::string& path, const std::string& also) {
   if (!also.empty() && same_file(path, also)) return "the plan file " + also;
@@ -118,8 +117,8 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   P.made.ratchet_version = RATCHET_VERSION;
   P.made.host_library_sha256 = steps::host_library_sha256();
 
-  P.sources.push_back({"playbook", "", absolute(L.pb.path), L.pb.sha256});
-  for (const auto& [name, f] : L.pb.files) P.sources.push_back({f.role, name, absolute(f.path), f.sha256});
+  P.sources.push_back({"playbook", "", absolute_path(L.pb.path), L.pb.sha256});
+  for (const auto& [name, f] : L.pb.files) P.sources.push_back({f.role, name, absolute_path(f.path), f.sha256});
   if (!o.inventory.empty()) P.sources.push_back(source_of("inventory", "", o.inventory));
   if (o.ssh_config != "none") {
     std::string cfg = o.ssh_config;
@@ -132,7 +131,7 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   P.secrets = L.pb.secrets;
 
   auto& sel = P.selection;
-  sel.inventory = absolute(o.inventory);
+  sel.inventory = absolute_path(o.inventory);
   sel.targets = o.target;
   sel.limit = o.limit;
   for (const auto& kv : o.extra) {
@@ -142,8 +141,8 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
     sel.extra_vars.emplace_back(name, kv.substr(eq + 1));
   }
   sel.extra_secrets = o.secret;
-  sel.ssh_config = o.ssh_config == "none" ? o.ssh_config : absolute(o.ssh_config);
-  sel.known_hosts = absolute(o.known_hosts);
+  sel.ssh_config = o.ssh_config == "none" ? o.ssh_config : absolute_path(o.ssh_config);
+  sel.known_hosts = absolute_path(o.known_hosts);
   sel.accept_new = o.accept_new;
   sel.strategy = o.strategy;
   return P;

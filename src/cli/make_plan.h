@@ -13,6 +13,9 @@ namespace ratchet::cli {
 /// Connects to nothing. Prints every error to stderr and returns nullopt (exit 2).
 std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o);
 
+/// `path` absolute and normalised (unchanged when it is "" or cannot be made absolute).
+std::string absolute_path(const std::string& path);
+
 /// Which file of P's sources (or `also`, e.g. the plan file being applied) an
 /// output at `path` would overwrite: "the playbook /x/pb.toml" or "" for none.
 /// Compares device and inode when both exist, else absolute paths.
