@@ -88,7 +88,7 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   P.playbook_name = L.pb.name;
   P.playbook_path = L.pb.path;
   P.policy = L.pb.policy;
-  if (!o.strategy.empty()) P.policy.strategy = o.strategy;
+  if (!o.strategy.empty()) P.policy.strategy = playbook::parse_strategy(o.strategy).value();  // CLI11 checked it
   auto dry = resolve_secrets(L.pb, true);
   std::vector<std::string> errors;
   for (const auto& h : L.hosts) {

@@ -37,7 +37,6 @@ static std::string facts_line(const plan::Step& p, size_t k) {
                                          util::format_duration(f.timeout), util::format_duration(r.settle),
                                          r.retries, util::format_duration(r.delay));
   if (f.wait) out += fmt::format(", wait {}", util::format_duration(*f.wait));
-  else if (!f.wait_text.empty()) out += fmt::format(", wait {}", f.wait_text);
   if (k == 0)
     out += fmt::format("; on_failure {}; become {}", p.on_failure == playbook::OnFailure::cont ? "continue" : "stop",
                        !p.become ? "no (the login user)"
@@ -65,7 +64,7 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
     return !c.set ? std::string(unset) : c.percent ? fmt::format("{}%", c.value) : std::to_string(c.value);
   };
   os << fmt::format("{} host(s); strategy {}, serial {}, max_fail {} (run --forks sets hosts at once)\n",
-                    P.hosts.size(), pol.strategy, count(pol.serial, "all at once"), count(pol.max_fail, "no limit"));
+                    P.hosts.size(), playbook::name(pol.strategy), count(pol.serial, "all at once"), count(pol.max_fail, "no limit"));
   for (const auto& hp : P.hosts) {
     const auto& at = hp.endpoint;
     os << fmt::format("\nhost {} (address {}, port {}, user {}{})\n", hp.host.name, at.address, at.port, at.user,

@@ -202,7 +202,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
                        {"playbook_source", L->pb.source},
                        {"vars", vars},
                        {"targets", targets},
-                       {"policy", {{"strategy", pol.strategy}, {"forks", o.forks},
+                       {"policy", {{"strategy", playbook::name(pol.strategy)}, {"forks", o.forks},
                                    {"serial", count_json(pol.serial)}, {"max_fail", count_json(pol.max_fail)}}},
                        {"become_password", become_password.has_value()}};
   if (applied)  // the saved plan this run executes (docs/plan.md)
@@ -220,7 +220,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
     return kExitFailed;
   }
   human << util::escaped_line(fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}",
-                                           info.id, L->pb.name, P.hosts.size(), pol.strategy, o.forks, path))
+                                           info.id, L->pb.name, P.hosts.size(), playbook::name(pol.strategy), o.forks, path))
         << "\n" << std::flush;
   if (applied)
     human << util::escaped_line(fmt::format("applying saved plan {} ({}), made by {} at {}", applied->digest,

@@ -59,7 +59,7 @@ bool counts_as_failed(const HostReport& r) {
 void run_batch(std::vector<HostJob>& jobs, const std::vector<size_t>& idx, const FleetPolicy& policy,
                const TransportFactory& make, const RunShared& shared,
                std::vector<HostReport>& reports) {
-  const bool linear = policy.run.strategy == "linear";
+  const bool linear = policy.run.strategy == playbook::Strategy::linear;
   Permits permits(std::max(1, policy.forks));
   std::barrier<> step_done(static_cast<std::ptrdiff_t>(idx.size()));
   auto host_thread = [&](size_t i) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "playbook/local_files.h"
+#include "playbook/schema.h"
 #include "playbook/template.h"
 #include "playbook/when.h"
 #include "steps/prepare.h"
@@ -28,13 +30,12 @@ void collect_refs(const playbook::Value& v, std::vector<std::string>* out) {
 std::vector<std::string> runtime_refs(const playbook::Playbook& pb, const playbook::Step& s) {
   std::vector<std::string> all;
   auto add_action = [&](const playbook::Action& a) {
-    collect_refs(a.fields, &all);
-    if (a.kind == playbook::Kind::write && a.fields.contains("template") && a.fields["template"].is_string()) {
-      auto f = pb.files.find(a.fields["template"].get<std::string>());
-      std::string err;
-      if (f != pb.files.end())
-        if (auto refs = playbook::template_refs(f->second.bytes, &err)) all.insert(all.end(), refs->begin(), refs->end());
-    }
+    playbook::each_key(a, [&](const playbook::FieldSpec&, const playbook::FieldBase& b) {
+      if (b.written) collect_refs(*b.written, &all);
+    });
+    std::string err;
+    if (const playbook::LocalFile* f = playbook::local_file_of(pb, a); f && f->role == "template")
+      if (auto refs = playbook::template_refs(f->bytes, &err)) all.insert(all.end(), refs->begin(), refs->end());
   };
   add_action(s.body);
   for (const auto& r : s.escalate) add_action(r);
@@ -102,16 +103,7 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const p
       const playbook::Action* a = k == 0 ? &s.body : k - 1 < s.escalate.size() ? &s.escalate[k - 1] : nullptr;
       RungFacts rf;
       rf.timeout = k > 0 && a && a->timeout ? *a->timeout : s.timeout;
-      if (r.kind == playbook::Kind::kill) {
-        rf.wait = util::Millis(5'000);  // steps/kill_kind.cc's default
-        if (a && a->fields.contains("wait")) {
-          const auto& w = a->fields["wait"];
-          std::string text = w.is_string() ? w.get<std::string>() : w.dump();
-          std::string why;
-          rf.wait = util::parse_duration(text, &why);
-          if (!rf.wait) rf.wait_text = text;
-        }
-      }
+      if (r.kind == playbook::Kind::kill) rf.wait = r.wait;
       p.rung_facts.push_back(rf);
     }
     p.runtime_refs = runtime_refs(pb, s);
@@ -121,7 +113,7 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const p
 }
 
 std::string stdout_matches(const steps::Command& c) {
-  return c.judge == steps::Judge::matches && c.expect.is_string() ? c.expect.get<std::string>() : "";
+  return c.judge == steps::Judge::matches ? c.expect.stdout_matches : "";
 }
 
 }  // namespace ratchet::plan

@@ -30,11 +30,24 @@ void put_bytes(json& j, const char* key, const std::string& s) {
   else j[std::string(key) + "_b64"] = util::base64(s);
 }
 
+// A judge's expectation as the plan writes it: exit codes as an array, a regex
+// as a string, a file's or a unit's state as a table; null when there is none.
+json expect_json(const steps::Expect& e) {
+  if (!e.exit_codes.empty()) return e.exit_codes;
+  if (!e.stdout_matches.empty()) return e.stdout_matches;
+  if (e.file) return {{"sha256", e.file->sha256}, {"mode", e.file->mode}, {"owner", e.file->owner}, {"group", e.file->group}};
+  json j = json::object();
+  if (e.state) j["state"] = *e.state;
+  if (e.enabled) j["enabled"] = *e.enabled;
+  if (e.file_sha256) j["file_sha256"] = *e.file_sha256;
+  return j.empty() ? json() : j;
+}
+
 json command_json(const steps::Command& c, size_t rung) {
   json j = {{"rung", rung}, {"role", name(c.role)}, {"command", c.text}, {"timeout_ms", c.timeout.count()},
             {"judge", name(c.judge)}};
-  if (!c.expect.is_null()) j["expect"] = c.expect;
-  if (c.judge == steps::Judge::matches && c.expect.is_string()) j["stdout_matches"] = c.expect;
+  if (json e = expect_json(c.expect); !e.is_null()) j["expect"] = e;
+  if (c.judge == steps::Judge::matches && !c.expect.stdout_matches.empty()) j["stdout_matches"] = c.expect.stdout_matches;
   if (!c.stdin_data.empty()) {
     if (c.stdin_secret) j["stdin"] = "***";
     else put_bytes(j, "stdin", c.stdin_data);
@@ -63,7 +76,6 @@ json step_json(const Step& p) {
                {"retries", r.retries},
                {"delay_ms", r.delay.count()}};
     if (rf.wait) rj["wait_ms"] = rf.wait->count();
-    else if (!rf.wait_text.empty()) rj["wait"] = rf.wait_text;
     if (r.always_act) rj["always_act"] = true;
     if (r.reboot_timeout.count() > 0) rj["reboot_timeout_ms"] = r.reboot_timeout.count();
     rungs.push_back(rj);
@@ -120,7 +132,7 @@ json plan_json(const Plan& p, bool provenance) {
             {"path", pb ? pb->path : p.playbook_path},
             {"sha256", pb ? pb->sha256 : ""},
             {"policy",
-             {{"strategy", p.policy.strategy}, {"serial", count_json(p.policy.serial)},
+             {{"strategy", playbook::name(p.policy.strategy)}, {"serial", count_json(p.policy.serial)},
               {"max_fail", count_json(p.policy.max_fail)}}},
             {"hosts", hosts}};
   if (!provenance) return j;

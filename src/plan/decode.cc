@@ -75,13 +75,50 @@ struct Reader {
   }
 };
 
+// The inverse of codec.cc's expect_json; what it cannot read fails the plan's
+// check that the file encodes back to itself.
+steps::Expect expect_from(const json& e, const std::string& where) {
+  steps::Expect x;
+  auto bad = [&] { return std::runtime_error(fmt::format("{}: `expect` is not an expectation ratchet writes", where)); };
+  if (e.is_array()) {
+    for (const auto& c : e) {
+      if (!c.is_number_integer()) throw bad();
+      x.exit_codes.push_back(c.get<int>());
+    }
+  } else if (e.is_string()) {
+    x.stdout_matches = e.get<std::string>();
+  } else if (e.is_object() && e.contains("sha256")) {
+    auto str = [&](const char* k) {
+      if (!e.contains(k) || !e[k].is_string()) throw bad();
+      return e[k].get<std::string>();
+    };
+    x.file = steps::Expect::File{str("sha256"), str("mode"), str("owner"), str("group")};
+  } else if (e.is_object()) {
+    if (e.contains("state")) {
+      if (!e["state"].is_string()) throw bad();
+      x.state = e["state"].get<std::string>();
+    }
+    if (e.contains("enabled")) {
+      if (!e["enabled"].is_boolean()) throw bad();
+      x.enabled = e["enabled"].get<bool>();
+    }
+    if (e.contains("file_sha256")) {
+      if (!e["file_sha256"].is_string()) throw bad();
+      x.file_sha256 = e["file_sha256"].get<std::string>();
+    }
+  } else {
+    throw bad();
+  }
+  return x;
+}
+
 steps::Command command_from(const Reader& r) {
   steps::Command c;
   c.role = r.parsed("role", steps::parse_role, steps::kRoles);
   c.text = r.str("command");
   c.timeout = util::Millis(r.num("timeout_ms"));
   c.judge = r.parsed("judge", steps::parse_judge, steps::kJudges);
-  if (r.j.contains("expect")) c.expect = r.j["expect"];
+  if (r.j.contains("expect")) c.expect = expect_from(r.j["expect"], r.where);
   c.stdin_secret = r.flag("stdin_secret");
   c.stdin_from_action = r.flag("stdin_from_action");
   if (!c.stdin_secret) c.stdin_data = r.bytes("stdin");
@@ -133,7 +170,6 @@ Step step_from(const json& sj, const std::string& where) {
     RungFacts rf;
     rf.timeout = util::Millis(rr.num("timeout_ms"));
     if (rj.contains("wait_ms")) rf.wait = util::Millis(rr.num("wait_ms"));
-    rf.wait_text = rr.str_or("wait", "");
     p.prepared.rungs.push_back(std::move(rung));
     p.rung_facts.push_back(rf);
   }
@@ -237,7 +273,7 @@ std::optional<Plan> decode_file(const std::string& text, std::string* err) {
     p.playbook_name = r.str("playbook");
     p.playbook_path = r.str("path");
     Reader pol{"policy", r.at("policy")};
-    p.policy.strategy = pol.str("strategy");
+    p.policy.strategy = pol.parsed("strategy", playbook::parse_strategy, playbook::kStrategies);
     p.policy.serial = count_from(pol.at("serial"));
     p.policy.max_fail = count_from(pol.at("max_fail"));
     Reader m{"made", r.at("made")};
@@ -259,6 +295,8 @@ std::optional<Plan> decode_file(const std::string& text, std::string* err) {
     p.selection.known_hosts = sel.str("known_hosts");
     p.selection.accept_new = sel.flag("accept_new");
     p.selection.strategy = sel.str("strategy");
+    if (!p.selection.strategy.empty() && !playbook::parse_strategy(p.selection.strategy))
+      throw std::runtime_error("selection: `strategy` must be \"linear\", \"free\" or \"\"");
     for (const auto& s : r.arr("sources")) {
       Reader sr{"sources", s};
       Source src;

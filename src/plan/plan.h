@@ -17,10 +17,8 @@ namespace ratchet::plan {
 /// What one rung does beyond its commands, as `plan` shows it.
 struct RungFacts {
   util::Millis timeout{0};  ///< bounds each of its commands
-  /// kill only: how long the action waits for its targets to die (unset: not
-  /// a kill, or `wait` is a template: then wait_text holds it as written)
+  /// kill only: how long the action waits for its targets to die (unset: not a kill)
   std::optional<util::Millis> wait;
-  std::string wait_text;
 };
 
 /// One step planned for one host.

@@ -70,8 +70,8 @@ void read_policy(const Diag& d, RunPolicy* p) {
   if (root.contains("strategy")) {
     const Value& v = root["strategy"];
     std::string s = v.is_string() ? v.get<std::string>() : "";
-    if (s == "linear" || s == "free") {
-      p->strategy = s;
+    if (auto st = parse_strategy(s)) {
+      p->strategy = *st;
     } else {
       std::string near = v.is_string() ? util::nearest(s, {"linear", "free"}) : "";
       d.error(d.doc.at(DocPath() / "strategy"),

@@ -9,16 +9,20 @@
 
 namespace ratchet::playbook {
 
-std::vector<const char*> local_file_keys(Kind kind) {
-  switch (kind) {
-    case Kind::write: return {"template"};
-    case Kind::service: return {"unit_file"};
-    case Kind::run:
-    case Kind::kill:
-    case Kind::verify:
-    case Kind::reboot: return {};
-  }
+LocalFileKey local_file_key(const Action& a) {
+  if (!a.kind) return {};
+  if (const auto* w = std::get_if<WriteAction>(&a.keys); w && a.kind == Kind::write && w->template_file.given)
+    return {&w->template_file, "template"};
+  if (const auto* s = std::get_if<ServiceAction>(&a.keys); s && a.kind == Kind::service && s->unit_file.given)
+    return {&s->unit_file, "unit_file"};
   return {};
+}
+
+const LocalFile* local_file_of(const Playbook& pb, const Action& a) {
+  LocalFileKey k = local_file_key(a);
+  if (!k.field || !k.field->value) return nullptr;
+  auto it = pb.files.find(*k.field->value);
+  return it == pb.files.end() ? nullptr : &it->second;
 }
 
 std::string local_file_path(const Playbook& pb, const std::string& name) {
@@ -27,14 +31,17 @@ std::string local_file_path(const Playbook& pb, const std::string& name) {
 }
 
 void read_local_files(Playbook* pb, std::vector<LoadError>* errors) {
-  auto read_one = [&](const Action& a, const char* key) {
-    if (!a.fields.contains(key) || !a.fields[key].is_string()) return;  // the schema reports a wrong type
-    if (a.kind == Kind::write && a.fields.contains("content")) return;  // both: the schema's error says enough
-    const std::string name = a.fields[key].get<std::string>();
+  auto read_one = [&](const Action& a) {
+    LocalFileKey k = local_file_key(a);
+    if (!k.field) return;
+    const std::string key = k.key;
+    if (const auto* w = std::get_if<WriteAction>(&a.keys); w && w->content.given) return;  // both: the schema's error says enough
+    if (!k.field->value && !k.field->templated()) return;  // refused by its rule: reported
+    const std::string name = k.field->value ? *k.field->value : k.field->written->dump();
     auto pos = a.pos.find(key);
     SourcePos at = pos == a.pos.end() ? a.where : pos->second;
-    const char* what = std::string_view(key) == "template" ? "template" : "unit file";
-    if (name.find("{{") != std::string::npos) {
+    const char* what = key == "template" ? "template" : "unit file";
+    if (k.field->templated()) {
       errors->push_back(make_error(
           at, fmt::format("`{}` must be a literal path: the {} is read once, when the playbook loads", key, what),
           "put the per-host part in the file's text ({{ host.name }} renders there)", pb->source));
@@ -52,13 +59,9 @@ void read_local_files(Playbook* pb, std::vector<LoadError>* errors) {
     f.sha256 = util::sha256_hex(f.bytes);
     pb->files.emplace(name, std::move(f));
   };
-  auto read_all = [&](const Action& a) {
-    if (a.kind)  // none: the kind was missing or unknown, reported already
-      for (const char* k : local_file_keys(*a.kind)) read_one(a, k);
-  };
   for (const auto& s : pb->steps) {
-    read_all(s.body);
-    for (const auto& r : s.escalate) read_all(r);
+    read_one(s.body);
+    for (const auto& r : s.escalate) read_one(r);
   }
 }
 

@@ -8,9 +8,17 @@
 
 namespace ratchet::playbook {
 
-/// The keys whose value names a local file for a step of kind `kind`
-/// ("template" for write, "unit_file" for service; none for the others).
-std::vector<const char*> local_file_keys(Kind kind);
+/// The key of `a` that names a local file (write's `template`, service's
+/// `unit_file`) with its name ("template", "unit_file"), or {nullptr, ""} when
+/// `a` names none.
+struct LocalFileKey {
+  const Field<std::string>* field = nullptr;
+  const char* key = "";
+};
+LocalFileKey local_file_key(const Action& a);
+
+/// The file `a` names, read at load, or nullptr when it names none (or it was not read).
+const LocalFile* local_file_of(const Playbook& pb, const Action& a);
 
 /// Where the file named `name` in a step of `pb` is opened: `name` when
 /// absolute, else relative to the playbook's directory.

@@ -19,6 +19,14 @@ std::string connect_name(const Host& h) {
   return h.name;
 }
 
+std::string_view name(Strategy s) { return s == Strategy::free ? "free" : "linear"; }
+
+std::optional<Strategy> parse_strategy(std::string_view s) {
+  for (Strategy st : kStrategies)
+    if (name(st) == s) return st;
+  return std::nullopt;
+}
+
 bool becomes(const Step& s, const Host& h) { return s.become.value_or(h.become); }
 
 std::string become_user_for(const Step& s, const Host& h) {

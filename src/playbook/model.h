@@ -1,38 +1,29 @@
 #pragma once
 // The validated playbook and inventory model (docs/playbook.md). Plain data: the
 // loader fills it, the planner renders it per host, the engine runs it.
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "playbook/actions.h"
 #include "playbook/kind.h"
+#include "playbook/source_pos.h"
+#include "playbook/value.h"
 #include "util/duration.h"
 
 namespace ratchet::playbook {
 
-/// A TOML value as data (string, integer, float, boolean, array, table).
-using Value = nlohmann::json;
-
-/// A place in a source file; line and col are 1-based (0 = unknown).
-struct SourcePos {
-  std::string file;
-  int line = 0;
-  int col = 0;
-  /// "file:line:col" (or just "file" when the position is unknown).
-  std::string str() const;
-};
-
 /// One action: a step's own (rung 0) or one escalation rung (1..n).
-/// `fields` holds the kind-specific keys exactly as written; strings may hold
-/// {{ }} templates that are rendered per host.
+/// `keys` holds the kind's keys, typed; a key written with {{ }} keeps its
+/// template, which each host renders (steps::resolve).
 struct Action {
   /// Unset only in a playbook that failed to load (`kind` missing or unknown).
   std::optional<Kind> kind;
-  Value fields = Value::object();        ///< kind-specific keys, unrendered
-  std::map<std::string, SourcePos> pos;  ///< where each field was written
+  ActionKeys keys;                       ///< of `kind` (RunAction while it is unset)
+  std::map<std::string, SourcePos> pos;  ///< where each key was written (common keys too)
   SourcePos where;                       ///< the table that holds this action
   /// Rungs only: timing that replaces the step's for this rung (unset = the step's).
   std::optional<util::Millis> timeout, settle, delay;
@@ -102,11 +93,22 @@ struct HostCount {
   bool percent = false;
 };
 
+/// How hosts of a batch move through the steps: `linear`, every host of a batch
+/// ends step k before any starts k+1; `free`, each host runs its steps as fast as it can.
+enum class Strategy { linear, free };
+
+/// Every strategy, as name() writes them.
+inline constexpr std::array<Strategy, 2> kStrategies = {Strategy::linear, Strategy::free};
+
+/// "linear" or "free".
+std::string_view name(Strategy s);
+
+/// The strategy `s` names exactly, or nullopt.
+std::optional<Strategy> parse_strategy(std::string_view s);
+
 /// How `run` schedules hosts (README.md, "A fleet"; the names are Ansible's).
 struct RunPolicy {
-  /// "linear": every host of a batch ends step k before any starts k+1;
-  /// "free": each host runs its steps as fast as it can.
-  std::string strategy = "linear";
+  Strategy strategy = Strategy::linear;
   HostCount serial;    ///< hosts per rolling batch (unset = all in one batch)
   HostCount max_fail;  ///< failed or unreachable hosts tolerated before no further batch starts
 };

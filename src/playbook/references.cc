@@ -8,6 +8,7 @@
 #include <set>
 
 #include "playbook/loader_internal.h"
+#include "playbook/local_files.h"
 #include "playbook/schema.h"
 #include "playbook/template.h"
 #include "util/spell.h"
@@ -71,16 +72,15 @@ void collect(const Value& v, std::vector<const std::string*>* out, size_t* span)
 // Calls fn for every string of every field of every action of step `s`.
 void each_string(const Playbook& pb, const Step& s,
                  const std::function<void(const Action&, FieldString&)>& fn) {
-  auto visit = [&](const Action& a, TableRole role) {
-    for (auto it = a.fields.begin(); it != a.fields.end(); ++it) {
+  auto visit = [&](const Action& a) {
+    each_key(a, [&](const FieldSpec& spec, const FieldBase& b) {
+      if (!b.written) return;  // a literal: no template in it
       std::vector<const std::string*> strings;
       size_t span = 0;
-      collect(it.value(), &strings, &span);
-      auto p = a.pos.find(it.key());
-      Locator loc(pb, p == a.pos.end() ? a.where : p->second, span);
+      collect(*b.written, &strings, &span);
+      Locator loc(pb, b.pos, span);
       for (const std::string* str : strings) {
-        FieldString f{str,          find_field(role, a.kind, it.key()), it.key(), {}, {}, "", {},
-                      loc.value_pos};
+        FieldString f{str, &spec, spec.name, {}, {}, "", {}, loc.value_pos};
         size_t off = 0;
         if (auto refs = template_ref_spans(*str, &f.syntax_error, &off)) {
           f.refs = std::move(*refs);
@@ -91,10 +91,10 @@ void each_string(const Playbook& pb, const Step& s,
         }
         fn(a, f);
       }
-    }
+    });
   };
-  visit(s.body, TableRole::step);
-  for (const auto& r : s.escalate) visit(r, TableRole::rung);
+  visit(s.body);
+  for (const auto& r : s.escalate) visit(r);
 }
 
 std::string first_segment(const std::string& name) { return name.substr(0, name.find('.')); }
@@ -147,11 +147,10 @@ std::optional<std::pair<std::string, std::string>> check_ref(const std::string& 
 void check_template_file(const Playbook& pb, const Action& a, const Scope& sc,
                          std::vector<LoadError>* errors,
                          const std::function<bool(const std::string&)>& host_var) {
-  if (!a.fields.contains("template") || !a.fields["template"].is_string()) return;
-  auto f = pb.files.find(a.fields["template"].get<std::string>());
-  if (f == pb.files.end()) return;
-  const std::string& file = f->second.path;
-  const std::string& text = f->second.bytes;
+  const LocalFile* f = local_file_of(pb, a);
+  if (!f || f->role != "template") return;
+  const std::string& file = f->path;
+  const std::string& text = f->bytes;
   std::string err;
   size_t off = 0;
   auto refs = template_ref_spans(text, &err, &off);
@@ -168,11 +167,10 @@ void check_template_file(const Playbook& pb, const Action& a, const Scope& sc,
 // The references of a write step's template file; {} when it was not read or
 // does not parse (check_references reports that).
 std::vector<std::string> template_file_refs(const Playbook& pb, const Action& a) {
-  if (!a.fields.contains("template") || !a.fields["template"].is_string()) return {};
-  auto f = pb.files.find(a.fields["template"].get<std::string>());
-  if (f == pb.files.end()) return {};
+  const LocalFile* f = local_file_of(pb, a);
+  if (!f || f->role != "template") return {};
   std::string err;
-  auto refs = template_refs(f->second.bytes, &err);
+  auto refs = template_refs(f->bytes, &err);
   return refs ? *refs : std::vector<std::string>{};
 }
 

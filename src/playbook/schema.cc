@@ -13,70 +13,127 @@ namespace {
 
 using T = FieldType;
 
-bool has_template(const Value& v) {
-  return v.is_string() && v.get_ref<const std::string&>().find("{{") != std::string::npos;
+template <class M>
+struct member;
+template <class C, class F>
+struct member<F C::*> {
+  using owner = C;
+  using field = F;
+};
+
+// The Field that member pointer M names, in the keys of its kind.
+template <auto M>
+FieldBase& field_at(ActionKeys& keys) {
+  return std::get<typename member<decltype(M)>::owner>(keys).*M;
+}
+
+// Reads a value by rule R into the Field that M names.
+template <auto M, auto R>
+bool read_into(std::string_view key, const Value& v, bool rendered, ActionKeys& keys, KeyProblem* p) {
+  auto& f = std::get<typename member<decltype(M)>::owner>(keys).*M;
+  typename member<decltype(M)>::field::type out{};
+  if (!R(key, v, rendered, &out, p)) return false;
+  f.value = std::move(out);
+  return true;
+}
+
+// A kind key: its name, type, member and rule.
+template <auto M, auto R>
+FieldSpec key(const char* name, FieldType type, bool shell = false, bool secret_ok = false) {
+  return {name, type, shell, secret_ok, &read_into<M, R>, &field_at<M>};
 }
 
 }  // namespace
 
+bool has_template(const Value& v) {
+  if (v.is_string()) return v.get_ref<const std::string&>().find("{{") != std::string::npos;
+  if (v.is_array()) return std::any_of(v.begin(), v.end(), [](const Value& e) { return has_template(e); });
+  return false;
+}
+
+ActionKeys keys_of(Kind k) {
+  switch (k) {  // no default: a kind added to the enum must get its keys here
+    case Kind::run: return RunAction{};
+    case Kind::service: return ServiceAction{};
+    case Kind::kill: return KillAction{};
+    case Kind::verify: return VerifyAction{};
+    case Kind::write: return WriteAction{};
+    case Kind::reboot: return RebootAction{};
+  }
+  return RunAction{};
+}
+
 const std::vector<KindSpec>& step_kinds() {
+  using R = RunAction;
+  using S = ServiceAction;
+  using K = KillAction;
+  using V = VerifyAction;
+  using W = WriteAction;
+  using B = RebootAction;
   static const std::vector<KindSpec> kinds = {
       {Kind::run,
-       {{"command", T::string, true},
-        {"check", T::string, true},
-        {"creates", T::strings},
-        {"unless", T::string, true},
-        {"expect_exit", T::ints},
-        {"stdin", T::string, false, true}},
+       {key<&R::command, read_word>("command", T::string, true),
+        key<&R::check, read_word>("check", T::string, true),
+        key<&R::creates, read_paths>("creates", T::strings),
+        key<&R::unless, read_word>("unless", T::string, true),
+        key<&R::expect_exit, read_ints>("expect_exit", T::ints),
+        key<&R::stdin_data, read_text>("stdin", T::string, false, true)},
        true},
       {Kind::service,
-       {{"unit", T::string},
-        {"state", T::string},
-        {"enabled", T::boolean},
-        {"unit_file", T::string},
-        {"transition_wait", T::duration}},
+       {key<&S::unit, read_word>("unit", T::string),
+        key<&S::state, read_state>("state", T::string),
+        key<&S::enabled, read_bool>("enabled", T::boolean),
+        key<&S::unit_file, read_word>("unit_file", T::string),
+        key<&S::transition_wait, read_duration>("transition_wait", T::duration)},
        true},
       {Kind::kill,
-       {{"pid", T::integer},
-        {"pid_file", T::string},
-        {"pattern", T::string},
-        {"holders_of", T::strings},
-        {"user", T::strings},
-        {"exclude", T::strings},
-        {"tree", T::boolean},
-        {"signal", T::string},
-        {"wait", T::duration},
-        {"missing_ok", T::boolean}},
+       {key<&K::pid, read_pid>("pid", T::integer),
+        key<&K::pid_file, read_word>("pid_file", T::string),
+        key<&K::pattern, read_regex>("pattern", T::string),
+        key<&K::holders_of, read_paths>("holders_of", T::strings),
+        key<&K::user, read_names>("user", T::strings),
+        key<&K::exclude, read_names>("exclude", T::strings),
+        key<&K::tree, read_bool>("tree", T::boolean),
+        key<&K::signal, read_signal>("signal", T::string),
+        key<&K::wait, read_duration>("wait", T::duration),
+        key<&K::missing_ok, read_bool>("missing_ok", T::boolean)},
        true},
       {Kind::verify,
-       {{"no_holders", T::strings},
-        {"user", T::strings},
-        {"exclude", T::strings},
-        {"missing_ok", T::boolean},
-        {"absent", T::strings},
-        {"port_free", T::ints},
-        {"port_open", T::ints},
-        {"service_active", T::strings},
-        {"file_exists", T::strings},
-        {"command", T::string, true},
-        {"stdout_matches", T::string}},
+       {key<&V::no_holders, read_paths>("no_holders", T::strings),
+        key<&V::user, read_names>("user", T::strings),
+        key<&V::exclude, read_names>("exclude", T::strings),
+        key<&V::missing_ok, read_bool>("missing_ok", T::boolean),
+        key<&V::absent, read_regexes>("absent", T::strings),
+        key<&V::port_free, read_ints>("port_free", T::ints),
+        key<&V::port_open, read_ints>("port_open", T::ints),
+        key<&V::service_active, read_paths>("service_active", T::strings),
+        key<&V::file_exists, read_paths>("file_exists", T::strings),
+        key<&V::command, read_word>("command", T::string, true),
+        key<&V::stdout_matches, read_regex>("stdout_matches", T::string)},
        false},
       {Kind::write,
-       {{"path", T::string},
-        {"content", T::string, false, true},
-        {"template", T::string},
-        {"mode", T::string},
-        {"owner", T::string},
-        {"group", T::string},
-        {"backup", T::boolean}},
+       {key<&W::path, read_abs_path>("path", T::string),
+        key<&W::content, read_text>("content", T::string, false, true),
+        key<&W::template_file, read_word>("template", T::string),
+        key<&W::mode, read_mode>("mode", T::string),
+        key<&W::owner, read_text>("owner", T::string),
+        key<&W::group, read_text>("group", T::string),
+        key<&W::backup, read_bool>("backup", T::boolean)},
        false},
       {Kind::reboot,
-       {{"command", T::string, true},
-        {"test_command", T::string, true},
-        {"reboot_timeout", T::duration}},
+       {key<&B::command, read_word>("command", T::string, true),
+        key<&B::test_command, read_word>("test_command", T::string, true),
+        key<&B::reboot_timeout, read_reboot_timeout>("reboot_timeout", T::duration)},
        false},
   };
   return kinds;
+}
+
+void each_key(const Action& a, const std::function<void(const FieldSpec&, const FieldBase&)>& fn) {
+  if (!a.kind || keys_of(*a.kind).index() != a.keys.index()) return;  // keys of no kind (a load that failed)
+  auto& keys = const_cast<ActionKeys&>(a.keys);  // the accessor only finds the member
+  for (const auto& f : kind_spec(*a.kind).fields)
+    if (const FieldBase& b = f.field(keys); b.given) fn(f, b);
 }
 
 const KindSpec* find_kind(std::string_view name) {

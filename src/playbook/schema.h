@@ -1,11 +1,13 @@
 #pragma once
 // The keys each step kind takes, their types and the kind's rules (docs/playbook.md, "Kinds").
 // Pure data and checks on a table already read into a Value; no TOML, no I/O.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "playbook/key_rules.h"
 #include "playbook/model.h"
 
 namespace ratchet::playbook {
@@ -22,12 +24,21 @@ enum class FieldType {
   tables,  ///< an array of tables (`escalate`)
 };
 
+/// Reads a kind key's value (literal, or `rendered` from a template) into its
+/// Field of `keys` (which holds that key's kind); false with *p (key_rules.h).
+using KeyReader = bool (*)(std::string_view key, const Value& v, bool rendered, ActionKeys& keys, KeyProblem* p);
+
+/// The Field of `keys` that a kind key fills (`keys` holds that key's kind).
+using KeyField = FieldBase& (*)(ActionKeys& keys);
+
 /// One key a step, rung or [defaults] table may hold.
 struct FieldSpec {
   std::string name;
   FieldType type;
   bool shell = false;      ///< a shell command: a template must not sit inside quotes
   bool secret_ok = false;  ///< may reference secrets (`stdin`, `content`)
+  KeyReader read = nullptr;  ///< kind keys: the key's one rule; common keys: none
+  KeyField field = nullptr;  ///< kind keys: where the value goes
 };
 
 /// A step kind and its own keys (beyond the common step fields).
@@ -93,10 +104,17 @@ struct SchemaProblem {
 
 /// Checks a step or rung table: `kind` present and known, unknown keys (with
 /// "did you mean"), types, and the kind's rules (one kill selector, verify
-/// conditions, enum values, octal modes, ports). Normalises in place: `signal`
-/// "SIGTERM" -> "TERM", run's `expect_exit` becomes an array (default [0]).
-/// `escalate` rung tables are not looked into (check each with role rung).
-std::vector<SchemaProblem> check_table(TableRole role, Value* table);
+/// conditions, required keys); with `keys`, reads each kind key into it by the
+/// key's rule (a template is kept as written, for each host to render). A key
+/// whose rule refuses it is a problem. `escalate` rung tables are not looked
+/// into (check each with role rung).
+std::vector<SchemaProblem> check_table(TableRole role, const Value& table, ActionKeys* keys = nullptr);
+
+/// Whether `v` holds a template: a string with "{{", or an array holding one.
+bool has_template(const Value& v);
+
+/// Calls fn for each key of `a`'s kind that the table gave, in the schema's order.
+void each_key(const Action& a, const std::function<void(const FieldSpec&, const FieldBase&)>& fn);
 
 /// The default step id for a name: lowercase ASCII letters and digits, each run
 /// of other characters one "_", none at either end ("" when nothing is left).

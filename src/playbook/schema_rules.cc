@@ -11,10 +11,6 @@
 namespace ratchet::playbook {
 namespace {
 
-bool has_template(const Value& v) {
-  return v.is_string() && v.get_ref<const std::string&>().find("{{") != std::string::npos;
-}
-
 bool is_ident(const std::string& s) {  // [a-z0-9_]+
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
@@ -48,7 +44,7 @@ std::string kinds_list(TableRole role, const char* q) {
 
 // Collects problems for one table and answers "is this key present and well typed".
 struct Checker {
-  Value* t;
+  const Value* t;
   std::vector<SchemaProblem> out;
   std::vector<std::string> bad;  // keys whose type was wrong
 
@@ -109,28 +105,6 @@ void check_kill(Checker& c) {
     c.add("", "kill needs one selector: `pid`, `pid_file`, `pattern` or `holders_of`");
   else if (sel.size() > 1)
     c.add(sel[1], fmt::format("kill takes one selector, got `{}` and `{}`", sel[0], sel[1]));
-  if (c.literal("pid") && (*c.t)["pid"] == 1)
-    c.add("pid", "`pid` 1 is init: ratchet never signals it");
-  else
-    c.in_range("pid");
-  if (c.literal("signal")) {
-    auto s = (*c.t)["signal"].get<std::string>();
-    std::string n = util::signal_name(s);
-    if (n.empty()) {
-      std::string up = s;
-      for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      if (up.rfind("SIG", 0) == 0) up.erase(0, 3);
-      // A word gets its nearest name; a number, or a word near none, the list.
-      const bool numeric = !up.empty() && std::all_of(up.begin(), up.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-      std::string names;
-      for (const auto& name : util::signal_names()) names += (names.empty() ? "" : " ") + name;
-      std::string near = numeric ? "" : did_you_mean(up, util::signal_names());
-      c.add("signal", fmt::format("unknown signal `{}`", s),
-            near.empty() ? "signals: " + names + ", or their numbers" : near);
-    } else {
-      (*c.t)["signal"] = n;
-    }
-  }
 }
 
 void check_verify(Checker& c) {
@@ -147,14 +121,10 @@ void check_verify(Checker& c) {
   for (const char* k : {"user", "exclude", "missing_ok"})
     if (c.t->contains(k) && !c.t->contains("no_holders"))
       c.add(k, fmt::format("`{}` goes with `no_holders`, which this step lacks", k));
-  c.in_range("port_free");
-  c.in_range("port_open");
 }
 
 void check_service(Checker& c) {
   c.required("unit", "service");
-  c.one_of("state", {"started", "stopped", "restarted", "reloaded"},
-           "`started`, `stopped`, `restarted` or `reloaded`");
   if (!c.t->contains("state") && !c.t->contains("enabled") && !c.t->contains("unit_file"))
     c.add("", "service needs `state`, `enabled` or `unit_file`");
 }
@@ -164,21 +134,9 @@ void check_write(Checker& c) {
   bool content = c.t->contains("content"), tmpl = c.t->contains("template");
   if (!content && !tmpl) c.add("", "write needs `content` or `template`");
   if (content && tmpl) c.add("template", "write takes `content` or `template`, not both");
-  if (c.literal("mode")) {
-    auto m = (*c.t)["mode"].get<std::string>();
-    if (std::string why = util::mode_problem(m); !why.empty())
-      c.add("mode", fmt::format("`mode` {}, not \"{}\"", why, m));
-  }
 }
 
-void check_run(Checker& c) {
-  c.required("command", "run");
-  if (!c.t->contains("expect_exit")) (*c.t)["expect_exit"] = Value::array({0});
-  if (!c.literal("expect_exit")) return;
-  Value& v = (*c.t)["expect_exit"];
-  if (!v.is_array()) v = Value::array({v});
-  c.in_range("expect_exit");
-}
+void check_run(Checker& c) { c.required("command", "run"); }
 
 }  // namespace
 
@@ -199,7 +157,8 @@ std::string slug(std::string_view name) {
   return out;
 }
 
-std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
+std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionKeys* keys) {
+  const Value* table = &tbl;
   Checker c{table, {}, {}};
   const char* what = role == TableRole::step ? "step" : "rung";
   const KindSpec* kind = nullptr;
@@ -216,6 +175,11 @@ std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
       c.add("kind", fmt::format("a rung must be of kind {}, not `{}`", kinds_list(TableRole::rung, ""), k));
       kind = nullptr;
     }
+  }
+  ActionKeys scratch;
+  if (kind) {
+    if (!keys) keys = &scratch;
+    *keys = keys_of(kind->kind);
   }
   // With the kind unknown, keys of any kind pass: only plain typos are reported.
   std::vector<std::string> allowed = allowed_keys(role, kind ? std::optional<Kind>(kind->kind) : std::nullopt);
@@ -242,11 +206,24 @@ std::vector<SchemaProblem> check_table(TableRole role, Value* table) {
       c.out.push_back({key, fmt::format("unknown key `{}`", key), hint, true, true});
       continue;
     }
-    // Kind keys may hold a template whose type shows only after rendering.
-    bool kind_field = find_field(role, std::nullopt, key) != f;
-    std::string err = type_error(key, it.value(), f->type, kind_field);
-    if (!err.empty()) {
-      c.add(key, err);
+    if (!f->read) {  // a common key: its type here, its rules in check_common
+      if (std::string err = type_error(key, it.value(), f->type, false); !err.empty()) {
+        c.add(key, err);
+        c.bad.push_back(key);
+      }
+      continue;
+    }
+    // A kind key: read by its rule now, or kept as a template each host renders.
+    if (!kind) continue;  // whose rule applies is not known
+    FieldBase& field = f->field(*keys);
+    field.given = true;
+    if (has_template(it.value())) {
+      field.written = it.value();
+      continue;
+    }
+    KeyProblem p;
+    if (!f->read(key, it.value(), false, *keys, &p)) {
+      c.add(key, p.message, p.hint);
       c.bad.push_back(key);
     }
   }

@@ -87,22 +87,19 @@ Defaults read_defaults(const Diag& d) {
   return def;
 }
 
-bool is_common(TableRole role, const std::string& key) {
-  for (const auto& f : role == TableRole::step ? common_step_fields() : rung_fields())
-    if (f.name == key && key != "wait") return true;
-  return false;
-}
-
-// Fills an Action from a checked table; common keys stay out of `fields`.
-Action make_action(const Doc& doc, const DocPath& path, const Value& t, TableRole role) {
+// An Action from a table check_table read into `keys`: each key's place recorded.
+Action make_action(const Doc& doc, const DocPath& path, const Value& t, ActionKeys keys) {
   Action a;
   // Parsed here only: check_table has reported a kind missing or unknown.
   if (t.contains("kind") && t["kind"].is_string()) a.kind = parse_kind(t["kind"].get<std::string>());
   a.where = doc.at(path);
-  for (auto it = t.begin(); it != t.end(); ++it) {
-    a.pos[it.key()] = doc.at(path / it.key());
-    if (!is_common(role, it.key())) a.fields[it.key()] = it.value();
-  }
+  a.keys = std::move(keys);
+  // A kind check_table refused here (a verify rung) read no keys: the load fails, the kind stays unset.
+  if (a.kind && keys_of(*a.kind).index() != a.keys.index()) a.kind.reset();
+  for (auto it = t.begin(); it != t.end(); ++it) a.pos[it.key()] = doc.at(path / it.key());
+  if (a.kind)
+    for (const auto& f : kind_spec(*a.kind).fields)
+      if (FieldBase& b = f.field(a.keys); b.given) b.pos = a.pos[f.name];
   return a;
 }
 
@@ -133,8 +130,9 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
   std::map<std::string, SourcePos> names;  // step ids and register names -> where
   for (size_t i = 0; i < arr.size(); ++i) {
     DocPath path = DocPath("/step") / i;
-    Value t = arr[i];
-    auto probs = check_table(TableRole::step, &t);
+    const Value& t = arr[i];
+    ActionKeys keys;
+    auto probs = check_table(TableRole::step, t, &keys);
     Step s;
     s.where = doc.at(path);
     if (auto v = get(t, "name", FieldType::string)) s.name = v->get<std::string>();
@@ -184,15 +182,16 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
         d.error(rp, fmt::format("`register` name `{}` is already used (at {})", s.register_as,
                                 it->second.str()));
     }
-    s.body = make_action(doc, path, t, TableRole::step);
+    s.body = make_action(doc, path, t, std::move(keys));
     s.kind = s.body.kind;
     if (get(t, "escalate", FieldType::tables)) {
       for (size_t j = 0; j < t["escalate"].size(); ++j) {
         DocPath rpath = path / "escalate" / j;
-        Value r = t["escalate"][j];
-        report(d, rpath, check_table(TableRole::rung, &r),
+        const Value& r = t["escalate"][j];
+        ActionKeys rkeys;
+        report(d, rpath, check_table(TableRole::rung, r, &rkeys),
                fmt::format("rung {} of {}", j + 1, ctx));
-        Action a = make_action(doc, rpath, r, TableRole::rung);
+        Action a = make_action(doc, rpath, r, std::move(rkeys));
         if (auto v = get(r, "timeout", FieldType::duration)) a.timeout = millis(*v);
         if (auto v = get(r, "settle", FieldType::duration)) a.settle = millis(*v);
         if (auto v = get(r, "delay", FieldType::duration)) a.delay = millis(*v);

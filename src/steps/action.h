@@ -17,6 +17,22 @@ namespace ratchet::steps {
 
 using Json = nlohmann::json;
 
+/// What a command's judge compares its result against (by Command::judge).
+struct Expect {
+  std::vector<int> exit_codes;             ///< exit, kill_action: statuses that succeed
+  std::string stdout_matches;              ///< matches: a regex some stdout line must match
+  std::optional<std::string> state;        ///< service: "started" or "stopped"
+  std::optional<bool> enabled;             ///< service: is-enabled
+  std::optional<std::string> file_sha256;  ///< service: the installed unit file's sha256 (hex)
+  /// write: the file's content sha256 (hex), mode (as stat prints it), owner, group ("" = any).
+  struct File {
+    std::string sha256, mode, owner, group;
+    bool operator==(const File&) const = default;
+  };
+  std::optional<File> file;
+  bool operator==(const Expect&) const = default;
+};
+
 /// One remote command a step wants run.
 struct Command {
   Role role = Role::check;  ///< the transcript's and the plan's `role`
@@ -26,7 +42,7 @@ struct Command {
   bool stdin_from_action = false;  ///< kill check: stdin = the action's selection
   util::Millis timeout{60'000};  ///< host-side deadline for this command
   Judge judge = Judge::exit0;  ///< how to read the result
-  Json expect;              ///< what the judge compares against (kind-specific)
+  Expect expect;            ///< what the judge compares against
 };
 
 /// What one check command found.
@@ -54,6 +70,7 @@ struct Rung {
   /// prints the new boot id, after[1] (optional) is the test_command.
   std::vector<Command> after;
   util::Millis reboot_timeout{0};  ///< reboot only: bound on going down and coming back
+  util::Millis wait{0};            ///< kill only: how long the action polls its targets
 };
 
 /// A step ready to run on one host: rung 0 and its escalation rungs.

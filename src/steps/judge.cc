@@ -108,24 +108,24 @@ static Verdict judge_service(const Command& c, const transport::ExecResult& r) {
   }
   auto kv = key_values(r.out.data);
   std::vector<std::string> wrong;
-  const Json& e = c.expect;
-  if (e.contains("file_sha256") && kv["file"] != e["file_sha256"].get<std::string>())
+  const Expect& e = c.expect;
+  if (e.file_sha256 && kv["file"] != *e.file_sha256)
     wrong.push_back(kv["file"] == "absent" ? "unit file not installed" : "unit file differs");
-  if (e.contains("enabled")) {
+  if (e.enabled) {
     bool is_on = kv["enabled"] == "enabled" || kv["enabled"] == "enabled-runtime";
-    if (is_on != e["enabled"].get<bool>())
+    if (is_on != *e.enabled)
       wrong.push_back(fmt::format("is-enabled says \"{}\"", kv["enabled"]));
   }
-  if (e.contains("state")) {
+  if (e.state) {
     const std::string& a = kv["active"];
     // A transitional state that outlasted transition_wait: say which, for how long.
     std::string said = fmt::format("is-active says \"{}\"", a);
     if (kv.count("sub"))
       said = fmt::format("{} ({}){}", a, kv["sub"], kv.count("for") ? fmt::format(" for {}s", kv["for"]) : "");
-    if (e["state"] == "started" && a != "active") wrong.push_back(said);
-    if (e["state"] == "started" && a == "active" && kv["reload"] == "yes")
+    if (*e.state == "started" && a != "active") wrong.push_back(said);
+    if (*e.state == "started" && a == "active" && kv["reload"] == "yes")
       wrong.push_back("active on an old definition: the unit's file changed on disk (NeedDaemonReload=yes)");
-    if (e["state"] == "stopped") {
+    if (*e.state == "stopped") {
       if (kv["load"] == "not-found") v.reason = "unit not found: counts as stopped";
       else if (a != "inactive" && a != "failed") wrong.push_back(said);
     }
@@ -174,13 +174,13 @@ static Verdict judge_write(const Command& c, const transport::ExecResult& r) {
     return v;
   }
   std::vector<std::string> wrong;
-  const Json& e = c.expect;
-  if (sha != e["sha256"].get<std::string>()) wrong.push_back("content differs");
-  if (!e["mode"].get<std::string>().empty() && mode != e["mode"].get<std::string>())
+  const Expect::File e = c.expect.file.value_or(Expect::File{});
+  if (sha != e.sha256) wrong.push_back("content differs");
+  if (!e.mode.empty() && mode != e.mode)
     wrong.push_back(fmt::format("mode is {}", mode));
-  if (!e["owner"].get<std::string>().empty() && owner != e["owner"].get<std::string>())
+  if (!e.owner.empty() && owner != e.owner)
     wrong.push_back(fmt::format("owner is {}", owner));
-  if (!e["group"].get<std::string>().empty() && group != e["group"].get<std::string>())
+  if (!e.group.empty() && group != e.group)
     wrong.push_back(fmt::format("group is {}", group));
   v.holds = wrong.empty();
   for (size_t i = 0; i < wrong.size(); ++i) v.reason += (i ? "; " : "") + wrong[i];
@@ -241,7 +241,7 @@ static Verdict judge_matches(const Command& c, const transport::ExecResult& r) {
     // Like grep -E: the pattern matches a line (so ^ and $ anchor lines).
     // regexec(3), not std::regex: it does not recurse per input byte.
     regex_t re;
-    if (regcomp(&re, c.expect.get<std::string>().c_str(), REG_EXTENDED | REG_NOSUB) != 0)
+    if (regcomp(&re, c.expect.stdout_matches.c_str(), REG_EXTENDED | REG_NOSUB) != 0)
       throw std::runtime_error("bad regex");
     std::istringstream lines(r.out.data);
     for (std::string line; !v.holds && std::getline(lines, line);)
@@ -251,7 +251,7 @@ static Verdict judge_matches(const Command& c, const transport::ExecResult& r) {
     v.reason = fmt::format("bad stdout_matches pattern: {}", ex.what());
     return v;
   }
-  if (!v.holds) v.reason = fmt::format("stdout does not match /{}/", c.expect.get<std::string>());
+  if (!v.holds) v.reason = fmt::format("stdout does not match /{}/", c.expect.stdout_matches);
   return v;
 }
 
@@ -312,11 +312,7 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
   }
   // A command that succeeded but left its output held open: say so.
   if (!r.warning.empty()) v.reason = "warning: " + r.warning;
-  std::vector<int> ok = expect_exit;
-  if (c.expect.is_array()) {
-    ok.clear();
-    for (const auto& x : c.expect) ok.push_back(x.get<int>());
-  }
+  const std::vector<int>& ok = c.expect.exit_codes.empty() ? expect_exit : c.expect.exit_codes;
   v.holds = std::find(ok.begin(), ok.end(), r.exit_code) != ok.end();
   if (!v.holds) {
     std::string why = first_line(r.err.data);

@@ -16,13 +16,16 @@ struct PrepareOptions {
   const std::map<std::string, playbook::LocalFile>* files = nullptr;
 };
 
-/// Renders `step` against `scope` (vars + host/run/playbook/ratchet/steps; see
-/// playbook/template.h) and fills `out`. Returns false with *err naming the
-/// field's file:line:col and the problem.
-bool prepare_step(const playbook::Step& step, const Json& scope, const PrepareOptions& opt,
-                  PreparedStep* out, std::string* err);
+/// Renders every templated key of `a` against `scope` (shell keys with quoting)
+/// and reads each by its key's rule (playbook/key_rules.h), into `*out` (a copy
+/// of a.keys). False with *err naming the key's file:line:col and the problem.
+bool resolve(const playbook::Action& a, const playbook::Value& scope, bool plan,
+             playbook::ActionKeys* out, std::string* err);
 
-/// The keys of `kind` whose values are shell code (rendered with quoting).
-bool is_shell_field(playbook::Kind kind, const std::string& key);
+/// Renders `step` against `scope` (vars + host/run/playbook/ratchet/steps; see
+/// playbook/template.h), resolves its keys and builds its rungs into `out`.
+/// Returns false with *err naming the key's file:line:col and the problem.
+bool prepare_step(const playbook::Step& step, const playbook::Value& scope, const PrepareOptions& opt,
+                  PreparedStep* out, std::string* err);
 
 }  // namespace ratchet::steps

@@ -13,26 +13,14 @@ namespace {
 constexpr const char* kBootId = "cat /proc/sys/kernel/random/boot_id";
 }  // namespace
 
-bool build_reboot(const Json& f, const BuildContext& ctx, Rung* out, std::string* err) {
-  std::string command = "systemctl reboot", test;
-  util::Millis wait{600'000};
-  if (!field_string(f, "command", &command, err) || !field_string(f, "test_command", &test, err) ||
-      !field_duration(f, "reboot_timeout", &wait, err))
-    return false;
-  if (wait < util::Millis(5'000)) {
-    *err = "reboot: `reboot_timeout` must be at least 5s (a host needs time to go down and come back)";
-    return false;
-  }
-  if (command.empty()) {
-    *err = "reboot: `command` must not be empty";
-    return false;
-  }
+void build_reboot(const playbook::RebootAction& a, const BuildContext& ctx, Rung* out) {
+  const std::string command = a.command.or_else("systemctl reboot");
+  const util::Millis wait = a.reboot_timeout.or_else(util::Millis(600'000));
   out->check.push_back(check_command(kBootId, ctx.timeout, Judge::exit0));
   // Detached with nohup and all three streams closed: the channel ends at once
   // and the reboot starts a second later, whatever happens to this session.
   out->action = action_command(
-      fmt::format("nohup /bin/sh -c {} >/dev/null 2>&1 </dev/null &",
-                  util::shell_quote("sleep 1; " + command)),
+      fmt::format("nohup /bin/sh -c {} >/dev/null 2>&1 </dev/null &", util::shell_quote("sleep 1; " + command)),
       ctx.timeout);
   // is-system-running --wait returns once boot has finished (systemctl(1));
   // on a host without systemd the boot id alone is read.
@@ -40,9 +28,8 @@ bool build_reboot(const Json& f, const BuildContext& ctx, Rung* out, std::string
       std::string("if command -v systemctl >/dev/null 2>&1; then systemctl is-system-running "
                   "--wait >/dev/null 2>&1 || :; fi; ") + kBootId,
       wait, Judge::exit0));
-  if (!test.empty()) out->after.push_back(check_command(test, ctx.timeout, Judge::exit0));
+  if (a.test_command.given) out->after.push_back(check_command(*a.test_command, ctx.timeout, Judge::exit0));
   out->reboot_timeout = wait;
-  return true;
 }
 
 }  // namespace ratchet::steps

@@ -14,7 +14,7 @@ steps::Command cmd(std::string role, std::string text, std::string judge) {
   c.role = steps::parse_role(role).value();
   c.text = std::move(text);
   c.judge = steps::parse_judge(judge).value();
-  c.expect = role == "action" ? nlohmann::json::array({0}) : nlohmann::json();
+  if (role == "action") c.expect.exit_codes = {0};
   return c;
 }
 
@@ -127,7 +127,7 @@ TEST_CASE("ratchet loop: run without a check is judged by its exit status", "[en
   steps::PreparedStep ps;
   steps::Rung r;
   r.action = cmd("action", "fix", "exit");
-  r.action->expect = nlohmann::json::array({0, 3});
+  r.action->expect.exit_codes = {0, 3};
   ps.rungs.push_back(r);
   ps.action_is_result = true;
   h.t.push(3);

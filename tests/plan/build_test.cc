@@ -3,6 +3,7 @@
 
 #include "plan/build.h"
 #include "plan/codec.h"
+#include "support/action_of.h"
 
 using namespace ratchet;
 using nlohmann::json;
@@ -13,12 +14,8 @@ TEST_CASE("plan build: every step's commands, rung by rung, as JSON", "[plan]") 
   s.id = "free";
   s.name = "free";
   s.kind = playbook::Kind::verify;
-  s.body.kind = playbook::Kind::verify;
-  s.body.fields = {{"no_holders", "/dev/nvidia0"}};
-  playbook::Action r;
-  r.kind = playbook::Kind::kill;
-  r.fields = {{"holders_of", "/dev/nvidia0"}, {"signal", "KILL"}};
-  s.escalate.push_back(r);
+  s.body = testing::action_of({{"kind", "verify"}, {"no_holders", "/dev/nvidia0"}});
+  s.escalate.push_back(testing::action_of({{"kind", "kill"}, {"holders_of", "/dev/nvidia0"}, {"signal", "KILL"}}));
   pb.steps.push_back(s);
   playbook::Host h;
   h.name = "box";
@@ -40,8 +37,8 @@ TEST_CASE("plan build: the become field names the sudo user, and a step's become
   for (const char* id : {"host_says", "off", "as_svc"}) {
     playbook::Step s;
     s.id = s.name = id;
-    s.kind = s.body.kind = playbook::Kind::run;
-    s.body.fields = {{"command", "id -un"}, {"expect_exit", {0}}};
+    s.kind = playbook::Kind::run;
+    s.body = testing::action_of({{"kind", "run"}, {"command", "id -un"}, {"expect_exit", {0}}});
     pb.steps.push_back(s);
   }
   pb.steps[1].become = false;
@@ -72,16 +69,14 @@ TEST_CASE("plan build: each step's timing, on_failure and each rung's settle, re
   playbook::Playbook pb;
   playbook::Step s;
   s.id = s.name = "free";
-  s.kind = s.body.kind = playbook::Kind::verify;
-  s.body.fields = {{"command", "nvidia-smi -L"}, {"stdout_matches", "^GPU 0"}};
+  s.kind = playbook::Kind::verify;
+  s.body = testing::action_of({{"kind", "verify"}, {"command", "nvidia-smi -L"}, {"stdout_matches", "^GPU 0"}});
   s.timeout = util::Millis(30'000);
   s.settle = util::Millis(2'000);
   s.retries = 3;
   s.delay = util::Millis(500);
   s.on_failure = playbook::OnFailure::cont;
-  playbook::Action r;
-  r.kind = playbook::Kind::kill;
-  r.fields = {{"pattern", "worker"}, {"signal", "KILL"}, {"wait", "7s"}};
+  playbook::Action r = testing::action_of({{"kind", "kill"}, {"pattern", "worker"}, {"signal", "KILL"}, {"wait", "7s"}});
   r.timeout = util::Millis(10'000);
   r.settle = util::Millis(4'000);
   s.escalate.push_back(r);

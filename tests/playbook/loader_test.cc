@@ -5,8 +5,12 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
+#include <map>
+#include <set>
 
+#include "playbook/schema.h"
 #include "util/hash.h"
 
 using namespace ratchet::playbook;
@@ -88,33 +92,41 @@ TEST_CASE("the design's example playbook loads with its values", "[playbook]") {
   CHECK(stop.name == "Stop the service");
   CHECK(stop.timeout == Millis(60'000));
   CHECK(stop.settle == Millis(1'000));
-  CHECK(stop.body.fields == Value({{"unit", "{{ unit }}"}, {"state", "stopped"}}));
+  const auto& svc = std::get<ServiceAction>(stop.body.keys);
+  CHECK(svc.unit.written == Value("{{ unit }}"));  // a template: each host renders it
+  CHECK_FALSE(svc.unit.value);
+  CHECK(svc.state.value == ServiceState::stopped);
+  CHECK(svc.unit.pos.str() == data("gpu-release.toml") + ":20:8");
+  CHECK_FALSE(svc.enabled.given);
   CHECK(stop.where.str() == data("gpu-release.toml") + ":16:1");
   CHECK(stop.body.pos.at("unit").str() == data("gpu-release.toml") + ":20:8");
 
   const Step& kill = pb->steps[1];
-  CHECK(kill.body.fields["wait"] == "10s");
-  CHECK(kill.body.fields["tree"] == true);
-  CHECK(kill.body.fields["signal"] == "TERM");
+  const auto& k = std::get<KillAction>(kill.body.keys);
+  CHECK(k.wait.value == Millis(10'000));
+  CHECK(k.tree.value == true);
+  CHECK(std::string((*k.signal).name) == "TERM");
   CHECK(kill.on_failure == OnFailure::stop);
 
   const Step& gpus = pb->steps[2];
   CHECK(gpus.settle == Millis(3'000));  // the step beats [defaults]
   CHECK(gpus.timeout == Millis(60'000));
-  CHECK(gpus.body.fields["no_holders"] == "{{ devices }}");
+  CHECK(std::get<VerifyAction>(gpus.body.keys).no_holders.written == Value("{{ devices }}"));
   REQUIRE(gpus.escalate.size() == 2);
   CHECK(gpus.escalate[0].kind == Kind::kill);
-  CHECK(gpus.escalate[0].fields == Value({{"holders_of", "{{ devices }}"},
-                                          {"exclude", "{{ keep }}"},
-                                          {"signal", "TERM"},
-                                          {"wait", "5s"}}));
-  CHECK(gpus.escalate[1].fields["signal"] == "KILL");
+  const auto& r0 = std::get<KillAction>(gpus.escalate[0].keys);
+  CHECK(r0.holders_of.written == Value("{{ devices }}"));
+  CHECK(r0.exclude.written == Value("{{ keep }}"));
+  CHECK(std::string((*r0.signal).name) == "TERM");
+  CHECK(r0.wait.value == Millis(5'000));
+  CHECK_FALSE(r0.pid.given);
+  CHECK(std::string((*std::get<KillAction>(gpus.escalate[1].keys).signal).name) == "KILL");
   CHECK(gpus.escalate[1].where.str() == data("gpu-release.toml") + ":46:3");
   CHECK_FALSE(gpus.escalate[1].timeout.has_value());
 
-  CHECK(pb->steps[3].body.fields["template"] == "notes.md.tmpl");
-  CHECK(pb->steps[3].body.fields["mode"] == "0644");
-  CHECK(pb->steps[4].body.fields["enabled"] == true);
+  CHECK(std::get<WriteAction>(pb->steps[3].body.keys).template_file.value == "notes.md.tmpl");
+  CHECK((*std::get<WriteAction>(pb->steps[3].body.keys).mode).octal == "0644");
+  CHECK(std::get<ServiceAction>(pb->steps[4].body.keys).enabled.value == true);
 
   std::vector<LoadError> ref_errors;
   check_references(*pb, nullptr, &ref_errors);
@@ -164,7 +176,7 @@ when = "not skip_b"
   CHECK(a.capture == 4096);
   CHECK(a.become == true);
   CHECK(a.become_user == "svc");
-  CHECK(a.body.fields["expect_exit"] == Value::array({0}));
+  CHECK_FALSE(std::get<RunAction>(a.body.keys).expect_exit.given);  // the builder's default: [0]
   const Step& b = pb.steps[1];
   CHECK(b.timeout == Millis(5'000));
   CHECK(b.settle == Millis(250));
@@ -177,7 +189,7 @@ when = "not skip_b"
   REQUIRE(b.escalate.size() == 1);
   CHECK(b.escalate[0].timeout == Millis(1'000));
   CHECK(b.escalate[0].retries == 2);
-  CHECK(b.escalate[0].fields == Value({{"command", "false"}, {"expect_exit", {0}}}));
+  CHECK(std::get<RunAction>(b.escalate[0].keys).command.value == "false");
 }
 
 TEST_CASE("a TOML syntax error names file, line and column", "[playbook]") {
@@ -453,10 +465,10 @@ kind = "run"
 command = "exit 3"
 expect_exit = 3
 )");
-  CHECK(pb.steps[0].body.fields["signal"] == "HUP");
-  CHECK(pb.steps[0].body.fields["pid"] == "{{ pid }}");
-  CHECK(pb.steps[1].body.fields["enabled"] == "{{ x }}");
-  CHECK(pb.steps[2].body.fields["expect_exit"] == Value::array({3}));
+  CHECK(std::string((*std::get<KillAction>(pb.steps[0].body.keys).signal).name) == "HUP");
+  CHECK(std::get<KillAction>(pb.steps[0].body.keys).pid.written == Value("{{ pid }}"));
+  CHECK(std::get<ServiceAction>(pb.steps[1].body.keys).enabled.written == Value("{{ x }}"));
+  CHECK(std::get<RunAction>(pb.steps[2].body.keys).expect_exit.value == std::vector<int>{3});
 }
 
 TEST_CASE("extra vars (-e) are TOML values, else strings, and beat vars", "[playbook]") {
@@ -574,7 +586,7 @@ TEST_CASE("a zero timeout is refused", "[playbook]") {
 TEST_CASE("loader: strategy, serial and max_fail at the top level", "[playbook]") {
   const char* kOneStep = "[[step]]\nkind = \"run\"\ncommand = \"true\"\n";
   auto pb = load_ok(std::string(kHead) + "strategy = \"free\"\nserial = \"30%\"\nmax_fail = 2\n" + kOneStep);
-  CHECK(pb.policy.strategy == "free");
+  CHECK(pb.policy.strategy == Strategy::free);
   CHECK(pb.policy.serial.set);
   CHECK(pb.policy.serial.percent);
   CHECK(pb.policy.serial.value == 30);
@@ -582,7 +594,7 @@ TEST_CASE("loader: strategy, serial and max_fail at the top level", "[playbook]"
   CHECK_FALSE(pb.policy.max_fail.percent);
   CHECK(pb.policy.max_fail.value == 2);
   auto plain = load_ok(std::string(kHead) + kOneStep);
-  CHECK(plain.policy.strategy == "linear");
+  CHECK(plain.policy.strategy == Strategy::linear);
   CHECK_FALSE(plain.policy.serial.set);
   CHECK_FALSE(plain.policy.max_fail.set);
 
@@ -636,8 +648,8 @@ TEST_CASE("signals and modes: what the loader accepts the builders accept, and t
                         "[[step]]\nid = \"a\"\nkind = \"kill\"\npid = 42\nsignal = \"WINCH\"\n"
                         "[[step]]\nid = \"b\"\nkind = \"kill\"\npid = 42\nsignal = \"15\"\n"
                         "[[step]]\nid = \"c\"\nkind = \"write\"\npath = \"/x\"\ncontent = \"x\"\nmode = \"7\"\n");
-  CHECK(pb.steps[0].body.fields["signal"] == "WINCH");
-  CHECK(pb.steps[1].body.fields["signal"] == "TERM");
+  CHECK(std::string((*std::get<KillAction>(pb.steps[0].body.keys).signal).name) == "WINCH");
+  CHECK(std::string((*std::get<KillAction>(pb.steps[1].body.keys).signal).name) == "TERM");
   CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"a\"\nkind = \"write\"\npath = \"/x\"\ncontent = \"x\"\n"
                                        "mode = \"04755\"\n") ==
         "pb.toml:7:8: error: `mode` must be 1 to 4 octal digits such as \"0644\", not \"04755\"\n"
@@ -660,4 +672,86 @@ TEST_CASE("a TOML error points at the header that caused it, with the fix", "[pl
         "a [vars] table)\n"
         "      [vars.b]\n"
         "      ^\n");
+}
+
+TEST_CASE("typed model: every key of every kind is read into its field at its line and column", "[playbook]") {
+  write("unit.service", "[Service]\nExecStart=/bin/true\n");
+  write("n.tmpl", "notes\n");
+  // Each kind's keys, one a line, as a step allows them together (kill: one
+  // selector, so each selector gets its own step; write: content or template).
+  struct Case {
+    const char* kind;
+    std::vector<std::pair<const char*, const char*>> keys;  // key, TOML value
+  };
+  const std::vector<Case> cases = {
+      {"run", {{"command", "\"make\""}, {"check", "\"test -e /x\""}, {"creates", "[\"/x\"]"}, {"unless", "\"false\""},
+               {"expect_exit", "[0, 3]"}, {"stdin", "\"in\""}}},
+      {"service", {{"unit", "\"u\""}, {"state", "\"reloaded\""}, {"enabled", "true"}, {"unit_file", "\"unit.service\""},
+                   {"transition_wait", "\"2s\""}}},
+      {"kill", {{"pid", "42"}, {"user", "[\"svc\"]"}, {"exclude", "\"sshd\""}, {"tree", "true"}, {"signal", "\"hup\""},
+                {"wait", "\"250ms\""}, {"missing_ok", "true"}}},
+      {"kill", {{"pid_file", "\"/run/x.pid\""}}},
+      {"kill", {{"pattern", "\"^python\""}}},
+      {"kill", {{"holders_of", "[\"/dev/nvidia*\"]"}}},
+      {"verify", {{"no_holders", "\"/dev/x\""}, {"user", "\"svc\""}, {"exclude", "[\"a\", \"b\"]"}, {"missing_ok", "false"},
+                  {"absent", "\"^x$\""}, {"port_free", "8000"}, {"port_open", "[22, 80]"}, {"service_active", "\"sshd\""},
+                  {"file_exists", "\"/etc/hosts\""}, {"command", "\"uname\""}, {"stdout_matches", "\"Linux\""}}},
+      {"write", {{"path", "\"/root/n.md\""}, {"content", "\"x\""}, {"mode", "\"0600\""}, {"owner", "\"root\""},
+                 {"group", "\"root\""}, {"backup", "true"}}},
+      {"write", {{"path", "\"/root/t.md\""}, {"template", "\"n.tmpl\""}}},
+      {"reboot", {{"command", "\"reboot\""}, {"test_command", "\"true\""}, {"reboot_timeout", "\"90s\""}}},
+  };
+  std::string text = kHead;
+  int line = 1;
+  std::vector<std::map<std::string, int>> lines;  // per step: key -> line
+  for (size_t i = 0; i < cases.size(); ++i) {
+    text += fmt::format("[[step]]\nid = \"s{}\"\nkind = \"{}\"\n", i, cases[i].kind);
+    line += 3;
+    lines.emplace_back();
+    for (const auto& [k, v] : cases[i].keys) {
+      text += fmt::format("{} = {}\n", k, v);
+      lines.back()[k] = ++line;
+    }
+  }
+  Playbook pb = load_ok(text);
+  REQUIRE(pb.steps.size() == cases.size());
+  std::set<std::string> seen;  // kind.key, to prove every key was covered
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& want = lines[i];
+    size_t given = 0;
+    each_key(pb.steps[i].body, [&](const FieldSpec& f, const FieldBase& b) {
+      INFO(cases[i].kind << "." << f.name);
+      ++given;
+      seen.insert(std::string(cases[i].kind) + "." + f.name);
+      REQUIRE(want.count(f.name));
+      CHECK(b.pos.line == want.at(f.name));
+      CHECK(b.pos.col == static_cast<int>(f.name.size()) + 4);  // `key = ` then the value
+      CHECK_FALSE(b.templated());
+    });
+    CHECK(given == want.size());
+  }
+  for (const auto& k : step_kinds())
+    for (const auto& f : k.fields) CHECK(seen.count(k.name + "." + f.name) == 1);
+  // The values, typed.
+  const auto& run = std::get<RunAction>(pb.steps[0].body.keys);
+  CHECK(run.expect_exit.value == std::vector<int>{0, 3});
+  CHECK(run.creates.value == std::vector<std::string>{"/x"});
+  CHECK(run.stdin_data.value == "in");
+  const auto& svc = std::get<ServiceAction>(pb.steps[1].body.keys);
+  CHECK(svc.state.value == ServiceState::reloaded);
+  CHECK(svc.transition_wait.value == Millis(2'000));
+  const auto& kill = std::get<KillAction>(pb.steps[2].body.keys);
+  CHECK(kill.pid.value == 42);
+  CHECK((*kill.signal).number == 1);
+  CHECK(kill.wait.value == Millis(250));
+  CHECK(kill.exclude.value == std::vector<std::string>{"sshd"});
+  const auto& v = std::get<VerifyAction>(pb.steps[6].body.keys);
+  CHECK(v.port_open.value == std::vector<int>{22, 80});
+  CHECK(v.missing_ok.value == false);
+  const auto& w = std::get<WriteAction>(pb.steps[7].body.keys);
+  CHECK((*w.mode).octal == "0600");
+  CHECK(w.backup.value == true);
+  CHECK(std::get<WriteAction>(pb.steps[8].body.keys).template_file.value == "n.tmpl");
+  CHECK(pb.files.at("n.tmpl").bytes == "notes\n");
+  CHECK(std::get<RebootAction>(pb.steps[9].body.keys).reboot_timeout.value == Millis(90'000));
 }

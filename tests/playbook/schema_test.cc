@@ -8,7 +8,7 @@ namespace {
 
 std::vector<std::string> messages(TableRole role, Value t) {
   std::vector<std::string> out;
-  for (const auto& p : check_table(role, &t))
+  for (const auto& p : check_table(role, t))
     out.push_back((p.key.empty() ? "" : p.key + ": ") + p.message +
                   (p.hint.empty() ? "" : " | " + p.hint));
   return out;
@@ -62,8 +62,9 @@ TEST_CASE("check_table applies each kind's rules", "[playbook]") {
                  {{"kind", "kill"}, {"holders_of", "/dev/nvidia*"}, {"signal", "sigkill"}})
             .empty());
   Value t = {{"kind", "kill"}, {"pid_file", "/run/x.pid"}, {"signal", "SIGINT"}};
-  CHECK(check_table(TableRole::rung, &t).empty());
-  CHECK(t["signal"] == "INT");
+  ActionKeys keys;
+  CHECK(check_table(TableRole::rung, t, &keys).empty());
+  CHECK(std::string((*std::get<KillAction>(keys).signal).name) == "INT");
   CHECK(messages(TableRole::step, {{"kind", "kill"}, {"pid", 0}}) ==
         std::vector<std::string>{"pid: `pid` 0 is outside 1..4194304"});
   CHECK(messages(TableRole::step, {{"kind", "service"}}) ==

@@ -9,11 +9,9 @@
 
 using namespace ratchet::steps;
 using ratchet::transport::ExecResult;
-using nlohmann::json;
-
 namespace {
 
-Command check(const std::string& judge, json expect = nullptr) {
+Command check(const std::string& judge, Expect expect = {}) {
   Command c;
   c.role = Role::check;
   c.judge = parse_judge(judge).value();
@@ -95,7 +93,10 @@ TEST_CASE("kill checks: a process seen alive does not hold, a blind scan with no
 }
 
 TEST_CASE("service checks: stale definitions, transitional states and leftovers", "[steps]") {
-  auto started = check("service", {{"state", "started"}});
+  Expect want_started, want_stopped;
+  want_started.state = "started";
+  want_stopped.state = "stopped";
+  auto started = check("service", want_started);
   auto v = judge_check(started, result(0, "load=loaded\nactive=active\nenabled=enabled\nreload=yes\n"));
   CHECK_FALSE(v.holds);
   CHECK(v.reason == "active on an old definition: the unit's file changed on disk (NeedDaemonReload=yes)");
@@ -104,7 +105,7 @@ TEST_CASE("service checks: stale definitions, transitional states and leftovers"
   v = judge_check(started, result(0, "load=loaded\nactive=activating\nsub=start-pre\nfor=31\nenabled=enabled\n"));
   CHECK_FALSE(v.holds);
   CHECK(v.reason == "activating (start-pre) for 31s");
-  auto stopped = check("service", {{"state", "stopped"}});
+  auto stopped = check("service", want_stopped);
   v = judge_check(stopped, result(0, "load=loaded\nactive=deactivating\nsub=stop-sigterm\nfor=8\n"));
   CHECK(v.reason == "deactivating (stop-sigterm) for 8s");
   v = judge_check(stopped, result(0, "load=loaded\nactive=inactive\nleft=4242 python3\nleft=4243 sleep\n"));

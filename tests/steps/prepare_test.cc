@@ -4,6 +4,7 @@
 
 #include "steps/holders.h"
 #include "steps/prepare.h"
+#include "support/action_of.h"
 #include "support/local_proc.h"
 
 using namespace ratchet;
@@ -13,8 +14,8 @@ static playbook::Step step(const std::string& kind, json fields) {
   playbook::Step s;
   s.id = "s";
   s.kind = playbook::parse_kind(kind).value();
-  s.body.kind = s.kind;
-  s.body.fields = std::move(fields);
+  fields["kind"] = kind;
+  s.body = testing::action_of(std::move(fields));
   return s;
 }
 
@@ -37,9 +38,7 @@ TEST_CASE("prepare: rungs take their own timing, else the step's", "[steps]") {
   auto s = step("verify", {{"file_exists", "/x"}});
   s.settle = util::Millis(3000);
   s.timeout = util::Millis(20'000);
-  playbook::Action r1;
-  r1.kind = playbook::Kind::kill;
-  r1.fields = {{"pid", 42}, {"wait", "2s"}};
+  playbook::Action r1 = testing::action_of({{"kind", "kill"}, {"pid", 42}, {"wait", "2s"}});
   playbook::Action r2 = r1;
   r2.settle = util::Millis(100);
   r2.timeout = util::Millis(5000);
@@ -74,7 +73,27 @@ TEST_CASE("prepare: a write template renders with placeholders in a dry run", "[
   CHECK(ps.rungs[0].action->stdin_data == "host gpu-box freed at rung 2\n");
   opt.files = nullptr;
   CHECK_FALSE(steps::prepare_step(s, scope, opt, &ps, &err));
-  CHECK(err.find("`template`: the template was not read when the playbook loaded") != std::string::npos);
+  CHECK(err == "test.toml:1:1: step `s`: `template`: the file was not read when the playbook loaded");
+}
+
+TEST_CASE("prepare: a template's value is read by its key's rule once rendered", "[steps]") {
+  json scope = {{"pid", 4242}, {"one", 1}, {"sig", "hup"}, {"wait", "2s"}, {"digits", "77"}};
+  steps::PreparedStep ps;
+  std::string err;
+  REQUIRE(steps::prepare_step(step("kill", {{"pid", "{{ pid }}"}, {"signal", "{{ sig }}"}, {"wait", "{{ wait }}"}}),
+                              scope, {}, &ps, &err));
+  CHECK(ps.rungs[0].action->text == "ratchet_kill --signal HUP --wait-ms 2000 pid 4242");
+  // Text a template wrote: its digits are the number.
+  REQUIRE(steps::prepare_step(step("kill", {{"pid", "{{ digits }}0"}}), scope, {}, &ps, &err));
+  CHECK(ps.rungs[0].action->text == "ratchet_kill --signal TERM --wait-ms 5000 pid 770");
+  // The literal rule, with the same words, at the key's place.
+  CHECK_FALSE(steps::prepare_step(step("kill", {{"pid", "{{ one }}"}}), scope, {}, &ps, &err));
+  CHECK(err == "test.toml:1:1: step `s`: `pid` 1 is init: ratchet never signals it (rendered from \"{{ one }}\")");
+  CHECK_FALSE(steps::prepare_step(step("write", {{"path", "{{ sig }}"}, {"content", "x"}}), scope, {}, &ps, &err));
+  CHECK(err == "test.toml:1:1: step `s`: `path` must be absolute, got \"hup\" (rendered from \"{{ sig }}\"); "
+               "write the full path, such as /etc/app/notes.md");
+  CHECK_FALSE(steps::prepare_step(step("kill", {{"pid", 5}, {"signal", "{{ wait }}"}}), scope, {}, &ps, &err));
+  CHECK(err.rfind("test.toml:1:1: step `s`: unknown signal `2s` (rendered from \"{{ wait }}\")", 0) == 0);
 }
 
 TEST_CASE("process lines parse into holders", "[steps]") {

@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include "playbook/schema.h"
-#include "steps/kinds.h"
 #include "util/duration.h"
 #include "util/rules.h"
 
@@ -21,11 +20,10 @@ TEST_CASE("rules: one signal table for the loader and the kill builder", "[util]
     for (std::string spelled : {std::string(s.name), "SIG" + std::string(s.name), std::to_string(s.number)}) {
       INFO(spelled);
       CHECK(playbook::normalize_signal(spelled) == s.name);
-      CHECK(steps::signal_name(spelled) == s.name);
-      steps::Rung r;
-      std::string err;
-      CHECK(steps::build_kill({{"pid", 42}, {"signal", spelled}}, {}, &r, &err));
-      CHECK(err.empty());
+      util::SignalSpec read{};
+      playbook::KeyProblem p;
+      CHECK(playbook::read_signal("signal", spelled, false, &read, &p));
+      CHECK(read.number == s.number);
     }
   }
 }
@@ -52,13 +50,14 @@ TEST_CASE("rules: every integer key has a range, a value outside it is named, ne
   for (const char* k : {"retries", "capture", "pid", "expect_exit", "port", "port_free", "port_open", "serial",
                         "max_fail", "forks"})
     CHECK(util::int_range(k) != nullptr);
-  // The builders read the same ranges for values a template filled in.
-  steps::Rung r;
-  std::string err;
-  CHECK_FALSE(steps::build_verify({{"port_free", "70000"}}, {}, &r, &err));
-  CHECK(err == "`port_free` 70000 is outside 1..65535");
-  CHECK_FALSE(steps::build_kill({{"pid", 5000000}}, {}, &r, &err));
-  CHECK(err == "`pid` 5000000 is outside 1..4194304");
+  // The key rules read the same ranges for values a template filled in.
+  std::vector<int> ports;
+  long long pid = 0;
+  playbook::KeyProblem p;
+  CHECK_FALSE(playbook::read_ints("port_free", "70000", true, &ports, &p));
+  CHECK(p.message == "`port_free` 70000 is outside 1..65535");
+  CHECK_FALSE(playbook::read_pid("pid", 5000000, false, &pid, &p));
+  CHECK(p.message == "`pid` 5000000 is outside 1..4194304");
 }
 
 TEST_CASE("rules: a duration over 10000h is refused, not wrapped", "[util]") {

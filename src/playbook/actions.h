@@ -1,0 +1,89 @@
+#pragma once
+// The typed keys of each step kind (docs/playbook.md, "Kinds"): one struct per
+// kind, each key a Field (its value, or a template each host renders). The
+// loader fills them (playbook/schema.h's table holds each key's rule); the
+// builders (steps/kinds.h) read them once every template is resolved.
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "playbook/field.h"
+#include "playbook/kind.h"
+#include "util/duration.h"
+#include "util/rules.h"
+
+namespace ratchet::playbook {
+
+/// A file mode as chmod(1) takes it: 1 to 4 octal digits, as written ("0644").
+struct FileMode {
+  std::string octal;
+  /// Without leading zeros ("644", "0" for "0000"): as stat(1) prints it.
+  std::string bare() const;
+};
+
+/// A service step's `state`.
+enum class ServiceState { started, stopped, restarted, reloaded };
+
+/// kind = "run": `command`, checked by `check`, `unless` or `creates`.
+struct RunAction {
+  Field<std::string> command, check, unless;
+  Field<std::vector<std::string>> creates;
+  Field<std::vector<int>> expect_exit;  ///< default [0]
+  Field<std::string> stdin_data;        ///< key `stdin`
+};
+
+/// kind = "service": a systemd unit's state, enablement and unit file.
+struct ServiceAction {
+  Field<std::string> unit;
+  Field<ServiceState> state;
+  Field<bool> enabled;
+  Field<std::string> unit_file;           ///< a local file, read at load (Playbook::files)
+  Field<util::Millis> transition_wait;    ///< default 30 s
+};
+
+/// kind = "kill": one selector (pid, pid_file, pattern, holders_of), a signal, a wait.
+struct KillAction {
+  Field<long long> pid;
+  Field<std::string> pid_file, pattern;
+  Field<std::vector<std::string>> holders_of;
+  Field<std::vector<std::string>> user, exclude;  ///< only processes of these users; never these names
+  Field<bool> missing_ok;                         ///< holders_of: a path that matches no file is no error
+  Field<bool> tree;
+  Field<util::SignalSpec> signal;  ///< default TERM
+  Field<util::Millis> wait;        ///< default 5 s
+};
+
+/// kind = "verify": conditions, all of which must hold.
+struct VerifyAction {
+  Field<std::vector<std::string>> no_holders;
+  Field<std::vector<std::string>> user, exclude;  ///< no_holders' filters, as kill's
+  Field<bool> missing_ok;
+  Field<std::vector<std::string>> absent, service_active, file_exists;
+  Field<std::vector<int>> port_free, port_open;
+  Field<std::string> command, stdout_matches;
+};
+
+/// kind = "write": a file's content (inline or a local template), mode and owner.
+struct WriteAction {
+  Field<std::string> path;
+  Field<std::string> content;
+  Field<std::string> template_file;  ///< key `template`: a local file, read at load
+  Field<FileMode> mode;
+  Field<std::string> owner, group;
+  Field<bool> backup;
+};
+
+/// kind = "reboot": the reboot command, a test once it is back, a bound.
+struct RebootAction {
+  Field<std::string> command;         ///< default "systemctl reboot"
+  Field<std::string> test_command;
+  Field<util::Millis> reboot_timeout;  ///< default 10 min
+};
+
+/// One action's keys, by kind.
+using ActionKeys = std::variant<RunAction, ServiceAction, KillAction, VerifyAction, WriteAction, RebootAction>;
+
+/// Empty keys of kind `k`.
+ActionKeys keys_of(Kind k);
+
+}  // namespace ratchet::playbook

@@ -1,0 +1,224 @@
+// The rule for each kind key's value (key_rules.h): literal and rendered alike.
+#include "playbook/key_rules.h"
+
+#include <fmt/format.h>
+#include <regex.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "playbook/schema.h"
+#include "util/spell.h"
+
+namespace ratchet::playbook {
+namespace {
+
+bool fail(KeyProblem* p, std::string message, std::string hint = "") {
+  *p = {std::move(message), std::move(hint)};
+  return false;
+}
+
+// The value does not have `type`: the loader's words for a literal, the value itself for a rendered one.
+bool wrong_type(std::string_view key, const Value& v, FieldType type, bool rendered, KeyProblem* p) {
+  if (!rendered) return fail(p, type_error(key, v, type, false));
+  return fail(p, fmt::format("`{}` must be {}, got {}", key, type_name(type), v.dump()));
+}
+
+bool digits(const std::string& s) {
+  return !s.empty() && s.size() <= 18 &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// One string of a strings key: a string, or (rendered) an integer's digits.
+bool one_text(const Value& v, bool rendered, std::string* out) {
+  if (v.is_string()) *out = v.get<std::string>();
+  else if (rendered && v.is_number_integer()) *out = std::to_string(v.get<long long>());
+  else return false;
+  return true;
+}
+
+// One integer: an integer, or (rendered) a string of digits.
+bool one_int(const Value& v, bool rendered, long long* out) {
+  if (v.is_number_integer()) *out = v.get<long long>();
+  else if (rendered && v.is_string() && digits(v.get<std::string>())) *out = std::stoll(v.get<std::string>());
+  else return false;
+  return true;
+}
+
+bool regex_ok(std::string_view key, const std::string& re, KeyProblem* p) {
+  if (re.size() > kMaxRegex)
+    return fail(p, fmt::format("`{}`: a regex of {} bytes is too long (at most {})", key, re.size(), kMaxRegex));
+  regex_t r;
+  int rc = regcomp(&r, re.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (rc != 0) {
+    char msg[256];
+    regerror(rc, &r, msg, sizeof msg);
+    return fail(p, fmt::format("`{}`: \"{}\" is not a valid extended regex ({})", key, re, msg));
+  }
+  regfree(&r);
+  return true;
+}
+
+}  // namespace
+
+std::string FileMode::bare() const {
+  std::string m = octal;
+  while (m.size() > 1 && m[0] == '0') m.erase(0, 1);
+  return m;
+}
+
+std::string_view name(ServiceState s) {
+  switch (s) {
+    case ServiceState::started: return "started";
+    case ServiceState::stopped: return "stopped";
+    case ServiceState::restarted: return "restarted";
+    case ServiceState::reloaded: return "reloaded";
+  }
+  return "";
+}
+
+bool read_text(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
+  return one_text(v, rendered, out) || wrong_type(key, v, FieldType::string, rendered, p);
+}
+
+bool read_word(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
+  if (!read_text(key, v, rendered, out, p)) return false;
+  return !out->empty() || fail(p, fmt::format("`{}` is empty", key));
+}
+
+bool read_texts(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out,
+                KeyProblem* p) {
+  out->clear();
+  for (const auto& e : v.is_array() ? v : Value::array({v})) {
+    std::string s;
+    if (!one_text(e, rendered, &s)) return wrong_type(key, v, FieldType::strings, rendered, p);
+    out->push_back(std::move(s));
+  }
+  return true;
+}
+
+bool read_paths(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out,
+                KeyProblem* p) {
+  if (!read_texts(key, v, rendered, out, p)) return false;
+  if (out->empty()) return fail(p, fmt::format("`{}` names no path", key), "name at least one file or glob");
+  for (const auto& s : *out)
+    if (s.empty()) return fail(p, fmt::format("`{}` holds an empty path", key));
+  return true;
+}
+
+bool read_names(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out,
+                KeyProblem* p) {
+  if (!read_texts(key, v, rendered, out, p)) return false;
+  for (const auto& s : *out)
+    if (s.find(',') != std::string::npos)
+      return fail(p, fmt::format("`{}`: name \"{}\" contains a comma", key, s), "write each name as its own array item");
+  return true;
+}
+
+bool read_regex(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
+  return read_word(key, v, rendered, out, p) && regex_ok(key, *out, p);
+}
+
+bool read_regexes(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out,
+                  KeyProblem* p) {
+  if (!read_texts(key, v, rendered, out, p)) return false;
+  if (out->empty()) return fail(p, fmt::format("`{}` names no regex", key));
+  for (const auto& re : *out) {
+    if (re.empty()) return fail(p, fmt::format("`{}` holds an empty regex", key));
+    if (!regex_ok(key, re, p)) return false;
+  }
+  return true;
+}
+
+bool read_abs_path(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
+  if (!read_text(key, v, rendered, out, p)) return false;
+  if (out->empty() || (*out)[0] != '/')
+    return fail(p, fmt::format("`{}` must be absolute, got \"{}\"", key, *out), "write the full path, such as /etc/app/notes.md");
+  return true;
+}
+
+bool read_bool(std::string_view key, const Value& v, bool rendered, bool* out, KeyProblem* p) {
+  if (v.is_boolean()) *out = v.get<bool>();
+  else if (rendered && v.is_string() && (v == "true" || v == "false")) *out = v == "true";
+  else return wrong_type(key, v, FieldType::boolean, rendered, p);
+  return true;
+}
+
+bool read_pid(std::string_view key, const Value& v, bool rendered, long long* out, KeyProblem* p) {
+  if (!one_int(v, rendered, out)) return wrong_type(key, v, FieldType::integer, rendered, p);
+  if (*out == 1) return fail(p, fmt::format("`{}` 1 is init: ratchet never signals it", key));
+  if (std::string why = util::range_problem(key, *out); !why.empty()) return fail(p, why);
+  return true;
+}
+
+bool read_ints(std::string_view key, const Value& v, bool rendered, std::vector<int>* out, KeyProblem* p) {
+  out->clear();
+  for (const auto& e : v.is_array() ? v : Value::array({v})) {
+    long long n = 0;
+    if (!one_int(e, rendered, &n)) return wrong_type(key, v, FieldType::ints, rendered, p);
+    if (std::string why = util::range_problem(key, n); !why.empty()) return fail(p, why);
+    out->push_back(static_cast<int>(n));
+  }
+  if (out->empty()) return fail(p, fmt::format("`{}` is an empty array", key), "give at least one number");
+  return true;
+}
+
+bool read_duration(std::string_view key, const Value& v, bool rendered, util::Millis* out, KeyProblem* p) {
+  if (!v.is_string()) return wrong_type(key, v, FieldType::duration, rendered, p);
+  std::string why;
+  auto d = util::parse_duration(v.get<std::string>(), &why);
+  if (!d) return fail(p, fmt::format("`{}`: {}", key, why));
+  *out = *d;
+  return true;
+}
+
+bool read_reboot_timeout(std::string_view key, const Value& v, bool rendered, util::Millis* out, KeyProblem* p) {
+  if (!read_duration(key, v, rendered, out, p)) return false;
+  if (*out < util::Millis(5'000))
+    return fail(p, fmt::format("`{}` must be at least 5s", key), "a host needs time to go down and come back");
+  return true;
+}
+
+bool read_signal(std::string_view key, const Value& v, bool rendered, util::SignalSpec* out, KeyProblem* p) {
+  std::string s;
+  if (!one_text(v, rendered, &s)) return wrong_type(key, v, FieldType::string, rendered, p);
+  std::string n = util::signal_name(s);
+  for (const auto& sig : util::signals())
+    if (sig.name == n) {
+      *out = sig;
+      return true;
+    }
+  std::string up = s;
+  for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (up.rfind("SIG", 0) == 0) up.erase(0, 3);
+  // A word gets its nearest name; a number, or a word near none, the list.
+  const bool numeric = !up.empty() && std::all_of(up.begin(), up.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  std::string near = numeric ? "" : util::nearest(up, util::signal_names());
+  return fail(p, fmt::format("unknown signal `{}`", s),
+              near.empty() ? fmt::format("signals: {}, or their numbers", fmt::join(util::signal_names(), " "))
+                           : fmt::format("did you mean `{}`?", near));
+}
+
+bool read_state(std::string_view key, const Value& v, bool rendered, ServiceState* out, KeyProblem* p) {
+  std::string s;
+  if (!read_text(key, v, rendered, &s, p)) return false;
+  for (auto st : {ServiceState::started, ServiceState::stopped, ServiceState::restarted, ServiceState::reloaded})
+    if (s == name(st)) {
+      *out = st;
+      return true;
+    }
+  std::string near = util::nearest(s, {"started", "stopped", "restarted", "reloaded"});
+  return fail(p, fmt::format("`{}` must be `started`, `stopped`, `restarted` or `reloaded`, not `{}`", key, s),
+              near.empty() ? "" : fmt::format("did you mean `{}`?", near));
+}
+
+bool read_mode(std::string_view key, const Value& v, bool rendered, FileMode* out, KeyProblem* p) {
+  std::string m;
+  if (!read_text(key, v, rendered, &m, p)) return false;
+  if (std::string why = util::mode_problem(m); !why.empty())
+    return fail(p, fmt::format("`{}` {}, not \"{}\"", key, why, m));
+  out->octal = m;
+  return true;
+}
+
+}  // namespace ratchet::playbook

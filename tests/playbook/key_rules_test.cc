@@ -1,0 +1,109 @@
+// Each kind key's one rule (playbook/key_rules.h): a literal the loader reads
+// and a value a template rendered pass or fail alike, with the same words.
+#include "playbook/key_rules.h"
+
+#include <catch2/catch.hpp>
+
+#include "playbook/schema.h"
+
+using namespace ratchet::playbook;
+
+namespace {
+
+// The problem `read` reports for `v`, literal and rendered ("" = it passed);
+// both must agree.
+template <class T, class R>
+std::string problem(R read, const char* key, const Value& v) {
+  T lit{}, ren{};
+  KeyProblem a, b;
+  bool ok_lit = read(key, v, false, &lit, &a);
+  bool ok_ren = read(key, v, true, &ren, &b);
+  CHECK(ok_lit == ok_ren);
+  CHECK(a.message == b.message);
+  return ok_lit ? "" : a.message + (a.hint.empty() ? "" : " | " + a.hint);
+}
+
+}  // namespace
+
+TEST_CASE("key rules: a value passes or fails alike from a literal or a template", "[playbook]") {
+  CHECK(problem<long long>(read_pid, "pid", 1) == "`pid` 1 is init: ratchet never signals it");
+  CHECK(problem<long long>(read_pid, "pid", 0) == "`pid` 0 is outside 1..4194304");
+  CHECK(problem<long long>(read_pid, "pid", 4242).empty());
+  CHECK(problem<ratchet::util::SignalSpec>(read_signal, "signal", "TREM") == "unknown signal `TREM` | did you mean `TERM`?");
+  CHECK(problem<ServiceState>(read_state, "state", "running") ==
+        "`state` must be `started`, `stopped`, `restarted` or `reloaded`, not `running`");
+  CHECK(problem<FileMode>(read_mode, "mode", "rw-r--r--") == "`mode` must be 1 to 4 octal digits such as \"0644\", not \"rw-r--r--\"");
+  // A template that rendered to "" is not "no mode".
+  CHECK(problem<FileMode>(read_mode, "mode", "") == "`mode` must be 1 to 4 octal digits such as \"0644\", not \"\"");
+  CHECK(problem<std::string>(read_abs_path, "path", "notes.md") == "`path` must be absolute, got \"notes.md\" | write the full path, such as /etc/app/notes.md");
+  CHECK(problem<std::string>(read_regex, "pattern", "foo(").rfind("`pattern`: \"foo(\" is not a valid extended regex", 0) == 0);
+  CHECK(problem<std::vector<std::string>>(read_regexes, "absent", Value::array({"ok", "a[b"})).rfind("`absent`: \"a[b\" is not a valid extended regex", 0) == 0);
+  CHECK(problem<std::string>(read_regex, "pattern", std::string(kMaxRegex + 1, 'a')) == "`pattern`: a regex of 4097 bytes is too long (at most 4096)");
+  CHECK(problem<std::vector<std::string>>(read_paths, "holders_of", Value::array()) == "`holders_of` names no path | name at least one file or glob");
+  CHECK(problem<std::vector<std::string>>(read_names, "user", Value::array({"a,b"})) == "`user`: name \"a,b\" contains a comma | write each name as its own array item");
+  CHECK(problem<std::vector<int>>(read_ints, "port_free", Value::array({80, 70000})) == "`port_free` 70000 is outside 1..65535");
+  CHECK(problem<std::vector<int>>(read_ints, "expect_exit", 256) == "`expect_exit` 256 is outside 0..255");
+  CHECK(problem<ratchet::util::Millis>(read_reboot_timeout, "reboot_timeout", "2s") == "`reboot_timeout` must be at least 5s | a host needs time to go down and come back");
+  CHECK(problem<std::string>(read_word, "pid_file", "") == "`pid_file` is empty");
+}
+
+TEST_CASE("key rules: values read into their types", "[playbook]") {
+  ratchet::util::SignalSpec sig{};
+  KeyProblem p;
+  REQUIRE(read_signal("signal", "sigkill", false, &sig, &p));
+  CHECK(std::string(sig.name) == "KILL");
+  CHECK(sig.number == 9);
+  std::vector<int> codes;
+  REQUIRE(read_ints("expect_exit", 3, false, &codes, &p));
+  CHECK(codes == std::vector<int>{3});
+  FileMode m;
+  REQUIRE(read_mode("mode", "0644", false, &m, &p));
+  CHECK(m.octal == "0644");
+  CHECK(m.bare() == "644");
+  REQUIRE(read_mode("mode", "0000", false, &m, &p));
+  CHECK(m.bare() == "0");
+  ratchet::util::Millis d{};
+  REQUIRE(read_duration("wait", "1m30s", false, &d, &p));
+  CHECK(d.count() == 90'000);
+}
+
+TEST_CASE("key rules: a template writes text that only a rendered value may be", "[playbook]") {
+  long long pid = 0;
+  KeyProblem p;
+  // "{{ a }}{{ b }}" renders to a string: its digits are the number.
+  CHECK(read_pid("pid", "4242", true, &pid, &p));
+  CHECK(pid == 4242);
+  CHECK_FALSE(read_pid("pid", "4242", false, &pid, &p));
+  CHECK(p.message == "`pid` must be an integer, not a string");
+  CHECK_FALSE(read_pid("pid", "42x", true, &pid, &p));
+  CHECK(p.message == "`pid` must be an integer, got \"42x\"");
+  bool b = false;
+  CHECK(read_bool("tree", "true", true, &b, &p));
+  CHECK(b);
+  CHECK_FALSE(read_bool("tree", "yes", true, &b, &p));
+  CHECK(p.message == "`tree` must be a boolean, got \"yes\"");
+  std::vector<std::string> names;
+  CHECK(read_texts("holders_of", Value::array({"/dev/a", 7}), true, &names, &p));
+  CHECK(names == std::vector<std::string>{"/dev/a", "7"});
+}
+
+TEST_CASE("key rules: every kind key has its rule and its field", "[playbook]") {
+  for (const auto& k : step_kinds()) {
+    ActionKeys keys = keys_of(k.kind);
+    for (const auto& f : k.fields) {
+      INFO(k.name + "." + f.name);
+      REQUIRE(f.read);
+      REQUIRE(f.field);
+      FieldBase& a = f.field(keys);
+      a.given = true;
+      CHECK(&f.field(keys) == &a);  // one field per key
+    }
+    size_t given = 0;
+    Action act;
+    act.kind = k.kind;
+    act.keys = keys;
+    each_key(act, [&](const FieldSpec&, const FieldBase&) { ++given; });
+    CHECK(given == k.fields.size());
+  }
+  for (const auto& f : common_step_fields()) CHECK_FALSE(f.read);
+}
