@@ -133,20 +133,42 @@ void check_kill(Checker& c) {
   }
 }
 
+// verify gpus_idle (steps/gpus.h): its keys only with it; `gpus_idle = true`;
+// `gpus` "all" or indexes/UUIDs; `max_memory_used` in MiB.
+void check_gpus(Checker& c) {
+  for (const char* k : {"gpus", "max_memory_used", "gpu_devices", "nvidia_smi"})
+    if (c.t->contains(k) && !c.t->contains("gpus_idle"))
+      c.add(k, fmt::format("`{}` goes with `gpus_idle`, which this step lacks", k));
+  if (c.literal("gpus_idle") && (*c.t)["gpus_idle"] == false)
+    c.add("gpus_idle", "`gpus_idle` must be true (leave it out for no GPU condition)");
+  if (c.literal("gpus")) {
+    const Value& v = (*c.t)["gpus"];
+    std::vector<std::string> gs;
+    for (const auto& g : v.is_array() ? v : Value::array({v}))
+      if (g.is_string()) gs.push_back(g.get<std::string>());
+    bool bad = gs.empty() && v.is_array();
+    for (const auto& g : gs) bad |= g.empty() || (g == "all" && gs.size() > 1);
+    if (bad)
+      c.add("gpus", "`gpus` must be \"all\" or a list of GPU indexes or UUIDs, such as [\"0\", \"3\"]");
+  }
+  c.in_range("max_memory_used");
+}
+
 void check_verify(Checker& c) {
   int conditions = 0;
-  for (const char* k : {"no_holders", "absent", "port_free", "port_open", "service_active",
+  for (const char* k : {"no_holders", "gpus_idle", "absent", "port_free", "port_open", "service_active",
                         "file_exists", "command"})
     conditions += c.t->contains(k);
   if (conditions == 0)
     c.add("",
-          "verify needs a condition: `no_holders`, `absent`, `port_free`, `port_open`, "
+          "verify needs a condition: `no_holders`, `gpus_idle`, `absent`, `port_free`, `port_open`, "
           "`service_active`, `file_exists` or `command`");
   if (c.t->contains("stdout_matches") && !c.t->contains("command"))
     c.add("stdout_matches", "`stdout_matches` needs `command` (whose stdout it matches)");
   for (const char* k : {"user", "exclude", "missing_ok"})
-    if (c.t->contains(k) && !c.t->contains("no_holders"))
-      c.add(k, fmt::format("`{}` goes with `no_holders`, which this step lacks", k));
+    if (c.t->contains(k) && !c.t->contains("no_holders") && !c.t->contains("gpus_idle"))
+      c.add(k, fmt::format("`{}` goes with `no_holders` or `gpus_idle`, which this step lacks", k));
+  check_gpus(c);
   c.in_range("port_free");
   c.in_range("port_open");
 }

@@ -38,6 +38,7 @@ struct Verdict {
   bool unknown = false;
   std::string reason;    ///< why not (one line), or a note ("unit not found: stopped")
   Json holders = Json::array();  ///< processes found (holders, live kill targets)
+  Json gpus = Json::array();     ///< verify gpus_idle: the per-GPU evidence (steps/gpus.h)
 };
 
 /// One rung: 0 is the step's own check and action, k the k-th escalation.

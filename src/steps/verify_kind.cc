@@ -2,6 +2,7 @@
 // and all must hold. Escalation rungs (kill, run, service) are optional.
 #include <fmt/format.h>
 
+#include "steps/gpus.h"
 #include "steps/kinds.h"
 #include "util/shell.h"
 
@@ -28,6 +29,11 @@ bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string
     out->check.push_back(
         check_cmd(fmt::format("ratchet_no_holders{} -- {}", flags, util::shell_join(paths)), ctx,
                   Judge::holders));
+  }
+  if (f.contains("gpus_idle")) {
+    Command c;
+    if (!build_gpus_idle(f, ctx, &c, err)) return false;
+    out->check.push_back(std::move(c));
   }
   std::vector<std::string> absent;
   if (!field_strings(f, "absent", &absent, err)) return false;
@@ -65,7 +71,7 @@ bool build_verify(const Json& f, const BuildContext& ctx, Rung* out, std::string
     return false;
   }
   if (out->check.empty()) {
-    *err = "verify: give at least one condition (no_holders, absent, port_free, port_open, "
+    *err = "verify: give at least one condition (no_holders, gpus_idle, absent, port_free, port_open, "
            "service_active, file_exists, command)";
     return false;
   }
