@@ -102,7 +102,7 @@ def main():
     if a.bystander in mentioned:
         fail(f"the bystander {a.bystander} (root, holds the GPU) was selected or reported")
     else:
-        print(f"bystander {a.bystander} (root, holds the GPU): never selected, never reported")
+        print(f"bystander {a.bystander} (root, holds the GPU): in no holders or signalled list")
 
     ks = {p for s, r, p, *_ in sig if s == "kill_server"}
     if a.server not in ks:
