@@ -389,4 +389,17 @@ TEST_CASE("gpus: the evidence renders as a Markdown table and one line per GPU",
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].rfind("GPU 0 NVIDIA H200 (" + kU0 + "): busy: ", 0) == 0);
   CHECK_FALSE(ratchet::util::is_gpu_evidence(json::array({{{"pid", 1}}})));
+  // Evidence of any other shape (a var, an edited transcript) renders, never throws.
+  json odd = json::array({{{"index", "x"},
+                           {"uuid", 5},
+                           {"processes", json::array({1, {{"pid", "p"}, {"used_memory_mib", "lots"}, {"visible", "no"}}})},
+                           {"holders", "none"},
+                           {"selected", "yes"},
+                           {"idle", 3},
+                           {"reasons", {{"a", 1}}},
+                           {"disagreements", 7}}});
+  REQUIRE(ratchet::util::is_gpu_evidence(odd));
+  CHECK(ratchet::util::gpu_table(odd).find("| x 5 |  | n/a / n/a MiB | n/a % | PID p  n/a MiB | none | could not check |") !=
+        std::string::npos);
+  CHECK(ratchet::util::gpu_lines(odd).size() == 1);
 }
