@@ -98,7 +98,7 @@ TEST_CASE("gpus: a --query-compute-apps line of the driver is read with exact va
   CHECK_FALSE(parse_smi_app(kU0 + ", 4, x", &err));
 }
 
-TEST_CASE("gpus: an idle GPU passes, with its evidence", "[steps][gpus]") {
+TEST_CASE("gpus: an idle GPU passes with its evidence", "[steps][gpus]") {
   auto v = judge_gpus(gpus_check(), result(0, gpu(0, kU0, 0)));
   CHECK(v.holds);
   CHECK_FALSE(v.unknown);
@@ -249,7 +249,7 @@ TEST_CASE("gpus: a holder of the shared device files counts only when every GPU 
   CHECK(judge_gpus(gpus_check({{"gpus", {"0"}}, {"max_memory_used_mib", 512}}), result(0, out)).holds);
 }
 
-TEST_CASE("gpus: nvidia-smi missing, failing or unreadable could not check, never idle", "[steps][gpus]") {
+TEST_CASE("gpus: nvidia-smi missing or failing or unreadable could not check and is never idle", "[steps][gpus]") {
   auto v = judge_gpus(gpus_check(), result(5, "", "ratchet: could not check: nvidia-smi not found on PATH (/usr/bin:/bin); "
                                                   "set nvidia_smi to its full path\n"));
   CHECK(v.unknown);
@@ -302,7 +302,7 @@ TEST_CASE("gpus: the kernel driver's minor maps device files to GPUs", "[steps][
   CHECK(judge_gpus(gpus_check({{"gpus", {"1"}}, {"max_memory_used_mib", 512}}), result(0, out)).holds);
 }
 
-TEST_CASE("gpus: the builder's command, its expect and its field errors", "[steps][gpus]") {
+TEST_CASE("gpus: the builder makes the command and its expect and names bad fields", "[steps][gpus]") {
   Rung r;
   std::string err;
   REQUIRE(build_verify({{"gpus_idle", true}}, {}, &r, &err));
