@@ -1,4 +1,5 @@
-// verify gpus_idle against a real sshd on 127.0.0.1 (issue 17) with a stand-in
+// verify gpus_idle against a real sshd on 127.0.0.1 (issue 17), and once on a real
+// systemd host, with a stand-in
 // GPU: a plain file as its device file and tests/gpu/fake-nvidia-smi first on
 // the host's PATH (sshd's SetEnv), which lists the processes holding that file
 // as the driver lists CUDA contexts. Only processes these tests start are ever
@@ -9,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -16,7 +19,9 @@
 #include "support/files.h"
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
+#include "support/systemd_fixture.h"
 #include "transcript/reader.h"
+#include "util/text.h"
 
 using namespace ratchet::testing;
 using nlohmann::json;
@@ -304,4 +309,80 @@ TEST_CASE("gpus_idle: an excluded bystander is listed but never selected", "[ssh
   CHECK(c[1]["holds"] == true);
   for (const auto& e : events(t, "evidence"))
     for (const auto& p : e.value("signalled", json::array())) CHECK(p["pid"] != bystander.pid());
+}
+
+// The same condition on a real systemd host (systemd-nspawn on 127.0.0.1), over the
+// gpu-release scene of tests/lab/stage-inference.sh: eight stand-in GPUs
+// (nvidia0..nvidia7), an orphaned worker holding all of them (ignores TERM), the server
+// started by hand holding nvidiactl only, and nvidia-persistenced (kept) holding
+// nvidiactl. The fake nvidia-smi goes to /usr/local/bin, on the host's own PATH.
+TEST_CASE("gpus_idle on a real systemd host: eight stand-in GPUs freed by TERM then KILL rungs",
+          "[systemd][e2e][gpus]") {
+  SystemdHost host;
+  auto scene = host.stage_inference();
+  const std::string d = scene.at("DEVICE_DIR");
+  std::string gpus;
+  for (int i = 0; i < 8; ++i)
+    gpus += fmt::format("{} GPU-0000000{}-0000-4000-8000-000000000000 143771 {}/nvidia{} NVIDIA H200 (stand-in)\n", i, i,
+                        d, i);
+  std::string out;
+  REQUIRE(host.ssh("mkdir -p /usr/local/bin/nvidia-smi.d && echo " +
+                       ratchet::util::base64(read_file(std::string(RATCHET_SOURCE_DIR) + "/tests/gpu/fake-nvidia-smi")) +
+                       " | base64 -d > /usr/local/bin/nvidia-smi && chmod 755 /usr/local/bin/nvidia-smi && echo " +
+                       ratchet::util::base64(gpus) + " | base64 -d > /usr/local/bin/nvidia-smi.d/gpus && echo ok",
+                   &out) == 0);
+  REQUIRE(out == "ok\n");
+  std::string dir = temp_dir("ratchet-gpus-systemd");
+  std::string inv = dir + "/inventory.toml";
+  std::ofstream(inv) << "[hosts.lab]\naddress = \"127.0.0.1\"\nport = " << host.port() << "\nuser = \"root\"\nidentity = \""
+                     << host.client_key() << "\"\nknown_hosts = \"" << host.known_hosts() << "\"\n";
+  std::string pb = dir + "/pb.toml";
+  write_file(pb, "name = \"g\"\ntargets = [\"lab\"]\n[[step]]\nid = \"g\"\nkind = \"verify\"\ngpus_idle = true\n"
+                 "gpu_devices = \"" + scene.at("DEVICE_GLOB") + "\"\nexclude = \"nvidia-persistenced\"\nretries = 2\n"
+                 "delay = \"500ms\"\n"
+                 "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = \"" + scene.at("DEVICE_GLOB") +
+                 "\"\n  exclude = \"nvidia-persistenced\"\n  signal = \"TERM\"\n  wait = \"2s\"\n"
+                 "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = \"" + scene.at("DEVICE_GLOB") +
+                 "\"\n  exclude = \"nvidia-persistenced\"\n  signal = \"KILL\"\n  wait = \"5s\"\n");
+  std::string t = dir + "/t.jsonl";
+  auto r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inv + " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  json end = step_end(t);
+  CHECK(end["status"] == "escalated");
+  CHECK(end["rung"] == 2);
+  auto c = checks(t);
+  REQUIRE(c.size() >= 2);
+  const long long worker = std::stoll(scene.at("WORKER_PID")), server = std::stoll(scene.at("SERVER_PID")),
+                  keep = std::stoll(scene.at("KEEP_PID"));
+  // Before: the worker on every GPU in both views; the server holds the shared nvidiactl.
+  REQUIRE(c[0]["gpus"].size() == 8);
+  for (const auto& g : c[0]["gpus"]) {
+    INFO(g.dump());
+    CHECK(g["memory_used_mib"] == 866);
+    REQUIRE(g["processes"].size() == 1);
+    CHECK(g["processes"][0]["pid"] == worker);
+    CHECK(g["processes"][0]["holds_device_file"] == true);
+    CHECK(g["idle"] == false);
+  }
+  const std::string note = c[0]["note"];
+  CHECK(note.find("GPU 7: 1 compute process(es) listed by the driver (PID " + scene.at("WORKER_PID")) != std::string::npos);
+  CHECK(note.find("process(es) hold device files every GPU shares (PID " + scene.at("SERVER_PID") + ": nvidiactl)") !=
+        std::string::npos);
+  std::set<long long> found;
+  for (const auto& h : c[0]["holders"]) found.insert(h["pid"].get<long long>());
+  CHECK(found == std::set<long long>{server, worker});
+  // After: every GPU idle, nothing listed; the kept daemon never selected nor signalled.
+  const json& last = c.back();
+  CHECK(last["holds"] == true);
+  for (const auto& g : last["gpus"]) {
+    CHECK(g["idle"] == true);
+    CHECK(g["processes"] == json::array());
+    CHECK(g["memory_used_mib"] == 0);
+  }
+  for (const auto& e : events(t, "evidence"))
+    for (const auto& p : e.value("signalled", json::array())) CHECK(p["pid"] != keep);
+  out.clear();
+  host.ssh("test -d /proc/" + scene.at("KEEP_PID") + " && echo alive", &out);
+  CHECK(out == "alive\n");
 }
