@@ -157,8 +157,9 @@ std::string why_left_out(const Json& proc, const Json& expect) {
     bool in = false;
     std::string names;
     for (const auto& u : expect["user"]) {
-      in |= u.get<std::string>() == user;
-      names += (names.empty() ? "" : ", ") + u.get<std::string>();
+      std::string n = u.is_string() ? u.get<std::string>() : u.dump();
+      in |= n == user;
+      names += (names.empty() ? "" : ", ") + n;
     }
     if (!in) return fmt::format("user {}, not {}", user, names);
   }
@@ -167,7 +168,7 @@ std::string why_left_out(const Json& proc, const Json& expect) {
     std::string a0 = proc.value("cmdline", "");
     a0 = base_name(a0.substr(0, a0.find(' ')));
     for (const auto& e : expect["exclude"]) {
-      std::string x = e.get<std::string>();
+      std::string x = e.is_string() ? e.get<std::string>() : e.dump();
       if (x == comm || x.substr(0, 15) == comm || x == a0) return "excluded: " + x;
     }
   }
@@ -298,15 +299,18 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
     return cannot("nvidia-smi lists no GPU");
   }
 
-  const Json& e = c.expect;
-  const long long max_mib = e.value("max_memory_used_mib", kDefaultMaxMemoryUsedMib);
-  const bool all = !e.contains("gpus") || e["gpus"] == "all";
+  static const Json none = Json::object();
+  const Json& e = c.expect.is_object() ? c.expect : none;
+  const long long max_mib = e.contains("max_memory_used_mib") && e["max_memory_used_mib"].is_number_integer()
+                                ? e["max_memory_used_mib"].get<long long>()
+                                : kDefaultMaxMemoryUsedMib;
+  const bool all = !e.contains("gpus") || !e["gpus"].is_array();
   std::set<size_t> chosen;  // indexes into s.gpus
   if (all) {
     for (size_t i = 0; i < s.gpus.size(); ++i) chosen.insert(i);
   } else {
     for (const auto& want : e["gpus"]) {
-      std::string w = want.get<std::string>();
+      std::string w = want.is_string() ? want.get<std::string>() : want.dump();
       auto idx = number(w);
       bool found = false;
       for (size_t i = 0; i < s.gpus.size(); ++i)

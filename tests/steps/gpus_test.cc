@@ -120,6 +120,11 @@ TEST_CASE("gpus: an idle GPU passes with its evidence", "[steps][gpus]") {
   CHECK(g["disagreements"] == json::array());
   CHECK(g["idle"] == true);
   CHECK(g["selected"] == true);
+  // An expect of another shape (none at all) is the defaults: every GPU, 512 MiB.
+  Command bare;
+  bare.judge = Judge::gpus;
+  CHECK(judge_gpus(bare, result(0, gpu(0, kU0, 512))).holds);
+  CHECK_FALSE(judge_gpus(bare, result(0, gpu(0, kU0, 513))).holds);
   // "No running processes found" (what some drivers print for no compute app) is none.
   v = judge_gpus(gpus_check(), result(0, gpu(0, kU0, 3) + "app\tNo running processes found\n"));
   CHECK(v.holds);
