@@ -34,6 +34,9 @@
 # Nothing here signals a process by name, and nothing else on the machine is touched but
 # /etc/passwd, /etc/group, /etc/shadow (the two users) and /run/sshd.
 #
+# MAX_MEMORY_USED=MiB (default 512) is the playbook's max_memory_used: what a GPU may show
+# used by none of the test user's processes (the bystander's own memory is left out).
+#
 # Outputs (to $OUT, else tests/gpu/.out): run-on-gpu.log, transcript.jsonl,
 # transcript-second-run.jsonl, production-notes.md, summary.txt, sshd.log, holder.log.
 #
@@ -278,7 +281,8 @@ log "smi=$SMI_OK: $SMI_NOTE"
 # ---- 4. the runbook, twice -------------------------------------------------------------------
 args=(playbooks/gpu-release-cuda.toml -i "$INV" -F none
       -e "test_user=$TEST_USER" -e "pid_file=$RUN/server.pid" -e "devices=[\"$DEVICE_GLOB\"]"
-      -e "notes=$W/production-notes.md" -e "nvidia_smi=$SMI" -e "smi_note=$SMI_NOTE")
+      -e "notes=$W/production-notes.md" -e "nvidia_smi=$SMI" -e "smi_note=$SMI_NOTE"
+      -e "max_memory_used=${MAX_MEMORY_USED:-512}")
 log "ratchet plan (dry run)"
 ratchet plan "${args[@]}" > "$W/plan.txt" || die "plan failed"
 head -n 40 "$W/plan.txt" | sed 's/^/  | /'
