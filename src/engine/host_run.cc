@@ -20,7 +20,8 @@ static long long now_ms() {
 static json outcome_json(const StepOutcome& o) {
   return {{"status", o.status}, {"rung", o.rung},     {"rc", o.rc},
           {"stdout", o.out},    {"stderr", o.err},    {"ms", o.ms},
-          {"holders", o.holders}, {"holders_left", o.holders_left}};
+          {"holders", o.holders}, {"holders_left", o.holders_left},
+          {"gpus", o.gpus},       {"gpus_after", o.gpus_after}};
 }
 
 std::string stopped_reason(const std::string& step) { return fmt::format("host stopped at {}", step); }

@@ -47,6 +47,7 @@ struct Loop {
       if (!acted) o.out = r.out.data, o.err = r.err.data;
       auto v = steps::judge_check(c, r);
       for (const auto& h : v.holders) all.holders.push_back(h);
+      for (const auto& g : v.gpus) all.gpus.push_back(g);
       if (!v.holds) {
         all.holds = false;
         all.unknown |= v.unknown;  // one condition nobody saw: the whole check is unknown
@@ -62,10 +63,13 @@ struct Loop {
       }
     }
     o.holders_left = all.holders;
-    if (!all.holders.empty() || !all.reason.empty()) {
+    if (o.gpus.empty()) o.gpus = all.gpus;
+    o.gpus_after = all.gpus;
+    if (!all.holders.empty() || !all.reason.empty() || !all.gpus.empty()) {
       nlohmann::json ev = {{"role", name(steps::Role::check)}, {"holds", all.holds}};
       if (all.unknown) ev["could_not_check"] = true;
       if (!all.holders.empty()) ev["holders"] = all.holders;
+      if (!all.gpus.empty()) ev["gpus"] = all.gpus;
       if (!all.reason.empty()) ev["note"] = all.reason;
       ex.evidence(0, ev);
     }

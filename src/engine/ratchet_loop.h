@@ -18,6 +18,8 @@ struct StepOutcome {
   long long ms = 0;
   nlohmann::json holders = nlohmann::json::array();       ///< processes found first
   nlohmann::json holders_left = nlohmann::json::array();  ///< processes the last check found
+  nlohmann::json gpus = nlohmann::json::array();        ///< verify gpus_idle: per-GPU evidence, first check
+  nlohmann::json gpus_after = nlohmann::json::array();  ///< ... and the last check's
   std::string reason;  ///< why it failed, or a note
 };
 

@@ -36,6 +36,14 @@ json expect_json(const steps::Expect& e) {
   if (!e.exit_codes.empty()) return e.exit_codes;
   if (!e.stdout_matches.empty()) return e.stdout_matches;
   if (e.file) return {{"sha256", e.file->sha256}, {"mode", e.file->mode}, {"owner", e.file->owner}, {"group", e.file->group}};
+  if (e.gpus) {
+    const auto& g = *e.gpus;
+    json j = {{"gpus", g.gpus == std::vector<std::string>{"all"} ? json("all") : json(g.gpus)},
+              {"max_memory_used_mib", g.max_memory_used_mib}};
+    if (!g.user.empty()) j["user"] = g.user;
+    if (!g.exclude.empty()) j["exclude"] = g.exclude;
+    return j;
+  }
   json j = json::object();
   if (e.state) j["state"] = *e.state;
   if (e.enabled) j["enabled"] = *e.enabled;

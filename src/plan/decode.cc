@@ -87,6 +87,24 @@ steps::Expect expect_from(const json& e, const std::string& where) {
     }
   } else if (e.is_string()) {
     x.stdout_matches = e.get<std::string>();
+  } else if (e.is_object() && e.contains("max_memory_used_mib")) {
+    steps::Expect::Gpus g;
+    auto strs = [&](const char* k) {
+      std::vector<std::string> out;
+      if (!e.contains(k)) return out;
+      if (!e[k].is_array()) throw bad();
+      for (const auto& s : e[k]) {
+        if (!s.is_string()) throw bad();
+        out.push_back(s.get<std::string>());
+      }
+      return out;
+    };
+    if (!e["max_memory_used_mib"].is_number_integer() || !e.contains("gpus")) throw bad();
+    g.max_memory_used_mib = e["max_memory_used_mib"].get<long long>();
+    g.gpus = e["gpus"] == "all" ? std::vector<std::string>{"all"} : strs("gpus");
+    g.user = strs("user");
+    g.exclude = strs("exclude");
+    x.gpus = std::move(g);
   } else if (e.is_object() && e.contains("sha256")) {
     auto str = [&](const char* k) {
       if (!e.contains(k) || !e[k].is_string()) throw bad();

@@ -56,7 +56,12 @@ struct KillAction {
 /// kind = "verify": conditions, all of which must hold.
 struct VerifyAction {
   Field<std::vector<std::string>> no_holders;
-  Field<std::vector<std::string>> user, exclude;  ///< no_holders' filters, as kill's
+  Field<bool> gpus_idle;                          ///< the GPU condition (steps/gpus.h); true when given
+  Field<std::vector<std::string>> gpus;           ///< gpus_idle: {"all"} or GPU indexes / UUIDs
+  Field<long long> max_memory_used;               ///< gpus_idle: MiB a GPU may show used (default 512)
+  Field<std::vector<std::string>> gpu_devices;    ///< gpus_idle: the device files (default /dev/nvidia*)
+  Field<std::string> nvidia_smi;                  ///< gpus_idle: the program (default nvidia-smi)
+  Field<std::vector<std::string>> user, exclude;  ///< no_holders' and gpus_idle's filters, as kill's
   Field<bool> missing_ok;
   Field<std::vector<std::string>> absent, service_active, file_exists;
   Field<std::vector<int>> port_free, port_open;

@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "playbook/schema.h"
+#include "playbook/template.h"
 #include "util/spell.h"
 
 namespace ratchet::playbook {
@@ -81,6 +82,12 @@ bool read_text(std::string_view key, const Value& v, bool rendered, std::string*
   return one_text(v, rendered, out) || wrong_type(key, v, FieldType::string, rendered, p);
 }
 
+bool read_content(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
+  if (!rendered) return read_text(key, v, rendered, out, p);
+  *out = to_text(v);
+  return true;
+}
+
 bool read_word(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
   if (!read_text(key, v, rendered, out, p)) return false;
   return !out->empty() || fail(p, fmt::format("`{}` is empty", key));
@@ -141,6 +148,26 @@ bool read_bool(std::string_view key, const Value& v, bool rendered, bool* out, K
   if (v.is_boolean()) *out = v.get<bool>();
   else if (rendered && v.is_string() && (v == "true" || v == "false")) *out = v == "true";
   else return wrong_type(key, v, FieldType::boolean, rendered, p);
+  return true;
+}
+
+bool read_true(std::string_view key, const Value& v, bool rendered, bool* out, KeyProblem* p) {
+  if (!read_bool(key, v, rendered, out, p)) return false;
+  return *out || fail(p, fmt::format("`{}` must be true (leave it out for no GPU condition)", key));
+}
+
+bool read_int(std::string_view key, const Value& v, bool rendered, long long* out, KeyProblem* p) {
+  if (!one_int(v, rendered, out)) return wrong_type(key, v, FieldType::integer, rendered, p);
+  if (std::string why = util::range_problem(key, *out); !why.empty()) return fail(p, why);
+  return true;
+}
+
+bool read_gpus(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p) {
+  if (!read_texts(key, v, rendered, out, p)) return false;
+  bool bad = out->empty();
+  for (const auto& g : *out) bad |= g.empty() || (g == "all" && out->size() > 1);
+  if (bad)
+    return fail(p, fmt::format("`{}` must be \"all\" or a list of GPU indexes or UUIDs, such as [\"0\", \"3\"]", key));
   return true;
 }
 

@@ -23,6 +23,9 @@ struct KeyProblem {
 /// number or boolean a template writes). True with *out set, or false with *p.
 /// `text`: a string (a rendered integer as its digits).
 bool read_text(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
+/// write's `content`: a string; rendered, any value as its text (to_text: a
+/// holders or GPU evidence array becomes its lines or its table).
+bool read_content(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 /// A string that must not be empty (`command`, `pid_file`, `unit`, ...).
 bool read_word(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 /// A string or an array of strings.
@@ -38,6 +41,12 @@ bool read_regexes(std::string_view key, const Value& v, bool rendered, std::vect
 /// An absolute path (write's `path`).
 bool read_abs_path(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 bool read_bool(std::string_view key, const Value& v, bool rendered, bool* out, KeyProblem* p);
+/// `true`: a condition that is on when given (verify's `gpus_idle`).
+bool read_true(std::string_view key, const Value& v, bool rendered, bool* out, KeyProblem* p);
+/// An integer in util::int_range(key) (`max_memory_used`: MiB).
+bool read_int(std::string_view key, const Value& v, bool rendered, long long* out, KeyProblem* p);
+/// verify's `gpus`: "all", or a list of GPU indexes or UUIDs (none empty, "all" only alone).
+bool read_gpus(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
 /// A process ID in util::int_range("pid"), never 1 (init).
 bool read_pid(std::string_view key, const Value& v, bool rendered, long long* out, KeyProblem* p);
 /// An integer or an array of them, each in util::int_range(key), at least one

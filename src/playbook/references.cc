@@ -16,8 +16,8 @@
 namespace ratchet::playbook {
 namespace {
 
-const std::vector<std::string> kStepFields = {"status", "rung", "rc",      "stdout",
-                                              "stderr", "ms",   "holders", "holders_left"};
+const std::vector<std::string> kStepFields = {"status", "rung",         "rc",   "stdout",    "stderr",
+                                              "ms",     "holders",      "holders_left", "gpus", "gpus_after"};
 const std::vector<std::string> kBuiltins = {"host.name",      "host.address",  "run.id",
                                             "run.started",    "playbook.name", "playbook.sha256",
                                             "ratchet.version"};
@@ -117,7 +117,7 @@ std::optional<std::pair<std::string, std::string>> check_ref(const std::string& 
   }
   auto msg = [](std::string m, std::string h = "") { return std::make_pair(m, h); };
   if (seg[0] == "steps") {
-    std::string fields = "status, rung, rc, stdout, stderr, ms, holders or holders_left";
+    std::string fields = "status, rung, rc, stdout, stderr, ms, holders, holders_left, gpus or gpus_after";
     if (seg.size() < 2) return msg("`steps` needs a step and a field: steps.ID.FIELD");
     const std::string& id = seg[1];
     if (!sc.earlier.contains(id)) {

@@ -109,18 +109,22 @@ void check_kill(Checker& c) {
 
 void check_verify(Checker& c) {
   int conditions = 0;
-  for (const char* k : {"no_holders", "absent", "port_free", "port_open", "service_active",
+  for (const char* k : {"no_holders", "gpus_idle", "absent", "port_free", "port_open", "service_active",
                         "file_exists", "command"})
     conditions += c.t->contains(k);
   if (conditions == 0)
     c.add("",
-          "verify needs a condition: `no_holders`, `absent`, `port_free`, `port_open`, "
+          "verify needs a condition: `no_holders`, `gpus_idle`, `absent`, `port_free`, `port_open`, "
           "`service_active`, `file_exists` or `command`");
   if (c.t->contains("stdout_matches") && !c.t->contains("command"))
     c.add("stdout_matches", "`stdout_matches` needs `command` (whose stdout it matches)");
   for (const char* k : {"user", "exclude", "missing_ok"})
-    if (c.t->contains(k) && !c.t->contains("no_holders"))
-      c.add(k, fmt::format("`{}` goes with `no_holders`, which this step lacks", k));
+    if (c.t->contains(k) && !c.t->contains("no_holders") && !c.t->contains("gpus_idle"))
+      c.add(k, fmt::format("`{}` goes with `no_holders` or `gpus_idle`, which this step lacks", k));
+  // verify gpus_idle (steps/gpus.h): its keys only with it.
+  for (const char* k : {"gpus", "max_memory_used", "gpu_devices", "nvidia_smi"})
+    if (c.t->contains(k) && !c.t->contains("gpus_idle"))
+      c.add(k, fmt::format("`{}` goes with `gpus_idle`, which this step lacks", k));
 }
 
 void check_service(Checker& c) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "util/gpu_table.h"
 #include "util/shell.h"
 #include "util/spell.h"
 
@@ -187,6 +188,7 @@ std::string to_text(const Value& v) {
     }
     case Value::value_t::array: {
       std::string out;
+      if (util::is_gpu_evidence(v)) return util::gpu_table(v);  // verify gpus_idle's per-GPU evidence
       if (is_holders(v)) {
         for (const auto& h : v) out += (out.empty() ? "" : "\n") + holder_line(h);
         return out;

@@ -30,6 +30,15 @@ struct Expect {
     bool operator==(const File&) const = default;
   };
   std::optional<File> file;
+  /// gpus (verify gpus_idle): the GPUs selected ({"all"} or indexes / UUIDs), the
+  /// memory a GPU may show used (MiB), and the filters that left processes out.
+  struct Gpus {
+    std::vector<std::string> gpus{"all"};
+    long long max_memory_used_mib = 0;
+    std::vector<std::string> user, exclude;
+    bool operator==(const Gpus&) const = default;
+  };
+  std::optional<Gpus> gpus;
   bool operator==(const Expect&) const = default;
 };
 
@@ -54,6 +63,7 @@ struct Verdict {
   bool unknown = false;
   std::string reason;    ///< why not (one line), or a note ("unit not found: stopped")
   Json holders = Json::array();  ///< processes found (holders, live kill targets)
+  Json gpus = Json::array();     ///< verify gpus_idle: the per-GPU evidence (steps/gpus.h)
 };
 
 /// One rung: 0 is the step's own check and action, k the k-th escalation.

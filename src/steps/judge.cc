@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "steps/action.h"
+#include "steps/gpus.h"
 #include "steps/holders.h"
 
 namespace ratchet::steps {
@@ -25,6 +26,7 @@ std::string_view name(Judge j) {
     case Judge::write: return "write";
     case Judge::kill: return "kill";
     case Judge::kill_action: return "kill_action";
+    case Judge::gpus: return "gpus";
   }
   return "?";  // not reached: every judge is a case above (-Wswitch)
 }
@@ -279,6 +281,7 @@ Verdict judge_check(const Command& c, const transport::ExecResult& r) {
     case Judge::holders:
     case Judge::absent: return judge_processes(c, r);
     case Judge::matches: return judge_matches(c, r);
+    case Judge::gpus: return judge_gpus(c, r);
     case Judge::exit0:
     case Judge::exit:  // an action's judge on a check: its exit status
     case Judge::kill_action: return judge_exit0(r);
@@ -308,6 +311,7 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
     case Judge::service:
     case Judge::write:
     case Judge::kill:
+    case Judge::gpus:
       break;
   }
   // A command that succeeded but left its output held open: say so.

@@ -2,6 +2,7 @@
 // and all must hold. Escalation rungs (kill, run, service) are optional.
 #include <fmt/format.h>
 
+#include "steps/gpus.h"
 #include "steps/kinds.h"
 #include "util/shell.h"
 
@@ -15,6 +16,7 @@ void build_verify(const playbook::VerifyAction& a, const BuildContext& ctx, Rung
     check(fmt::format("ratchet_no_holders{} -- {}", filter_flags(a.user, a.exclude, a.missing_ok),
                       util::shell_join(*a.no_holders)),
           Judge::holders);
+  if (a.gpus_idle.given) out->check.push_back(build_gpus_idle(a, ctx));
   for (const auto& re : a.absent.or_else({})) check("ratchet_absent " + util::shell_quote(re), Judge::absent);
   for (int port : a.port_free.or_else({})) check(fmt::format("ratchet_port_free {}", port), Judge::exit0);
   for (int port : a.port_open.or_else({})) check(fmt::format("ratchet_port_open {}", port), Judge::exit0);

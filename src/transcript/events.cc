@@ -58,7 +58,7 @@ constexpr Field kExitFields[] = {
 constexpr Field kEvidenceFields[] = {
     {"host", S, req},           {"step", S, req},          {"rung", I, req},      {"role", S, opt},
     {"holders", A, opt},        {"signalled", A, opt},     {"holds", B, opt},     {"ok", B, opt},
-    {"could_not_check", B, opt}, {"note", S, opt},         {"boot_id_before", S, opt},
+    {"could_not_check", B, opt}, {"note", S, opt},         {"gpus", A, opt},      {"boot_id_before", S, opt},
     {"boot_id_after", S, opt},  {"back_ms", I, opt},       {"attempts", I, opt},
 };
 constexpr Field kStepEndFields[] = {

@@ -7,6 +7,7 @@
 
 #include "transcript/events.h"
 #include "util/duration.h"
+#include "util/gpu_table.h"
 #include "util/text.h"
 
 namespace ratchet::transcript {
@@ -176,6 +177,8 @@ void on_evidence(Page&, const json& e, const std::string&, std::string& b) {
       for (const auto& h : e[k])
         lines += fmt::format("          {} PID {} user {} started {} cmd: {}\n", k == std::string("holders") ? "holder" : "signalled",
                              str(h, "pid"), str(h, "user"), str(h, "started"), first_line(str(h, "cmdline"), 80));
+  if (e.contains("gpus") && util::is_gpu_evidence(e["gpus"]))
+    for (const auto& l : util::gpu_lines(e["gpus"])) lines += "          " + l + "\n";
   if (e.contains("boot_id_before") || e.contains("boot_id_after"))
     lines += fmt::format("          rebooted: boot id {} → {} ({} attempts, back after {})\n", str(e, "boot_id_before"),
                          str(e, "boot_id_after"), str(e, "attempts"),

@@ -48,6 +48,7 @@ const std::vector<IntRange>& int_ranges() {
       {"port", 1, 65535, ""},
       {"port_free", 1, 65535, ""},
       {"port_open", 1, 65535, ""},
+      {"max_memory_used", 0, 1LL << 24, "MiB"},  // verify gpus_idle: 16 TiB
       {"serial", 1, 1'000'000, "hosts"},
       {"max_fail", 0, 1'000'000, "hosts"},
       {"forks", 1, 1000, "hosts at once"},

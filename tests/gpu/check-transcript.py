@@ -10,9 +10,13 @@ First run:
     test user's (the selectors are filtered by that user), and the bystander (a root
     process holding the GPU beside the scene) never appears;
   - kill_server signalled the server by its PID file, not the orphaned worker;
-  - gpus_free found the worker through ratchet's own /proc scan (ratchet_no_holders:
-    no command anywhere calls fuser or lsof), escalated, and names the rung that freed it;
-  - smi_clean passed where nvidia-smi lists CUDA processes (--smi true), else was skipped;
+  - gpus_free (verify gpus_idle: ratchet_gpus_idle) found the worker through ratchet's own
+    /proc scan (no command anywhere calls fuser or lsof) and, where nvidia-smi lists CUDA
+    processes (--smi true), in the driver's view too; escalated, and names the rung that
+    freed it; its last check found every GPU idle: no process of the test user listed or
+    holding a device file, memory (less the bystander's) at most max_memory_used;
+  - the bystander is in the per-GPU evidence (the kernel's view, and the driver's with
+    --smi true), marked not selected, and in no holders or signalled list;
   - the notes were written.
 Second run: ended ok, signalled nothing, every step found its state already held.
 """
@@ -98,7 +102,7 @@ def main():
     if a.bystander in mentioned:
         fail(f"the bystander {a.bystander} (root, holds the GPU) was selected or reported")
     else:
-        print(f"bystander {a.bystander} (root, holds the GPU): never selected, never reported")
+        print(f"bystander {a.bystander} (root, holds the GPU): in no holders or signalled list")
 
     ks = {p for s, r, p, *_ in sig if s == "kill_server"}
     if a.server not in ks:
@@ -108,8 +112,8 @@ def main():
     print(f"kill_server: {step_end(ev, 'kill_server').get('status')}")
 
     checks = [e for e in ev if e["event"] == "command" and e.get("step") == "gpus_free" and e["role"] == "check"]
-    if not checks or not checks[0]["command"].startswith("ratchet_no_holders "):
-        fail("gpus_free's check is not ratchet_no_holders")
+    if not checks or not checks[0]["command"].startswith("ratchet_gpus_idle "):
+        fail("gpus_free's check is not ratchet_gpus_idle")
     else:
         print(f"gpus_free check: {checks[0]['command']}")
     first = next((e for e in ev if e["event"] == "evidence" and e.get("step") == "gpus_free" and e["role"] == "check"), None)
@@ -132,12 +136,49 @@ def main():
     print(f"gpus_free: {ge.get('status')}, freed after rung {ge.get('rung')} ({names.get(ge.get('rung'), '?')}); "
           + "; ".join(f"rung {r} signalled {sorted(ps)}" for r, ps in sorted(rung_sig.items())))
 
-    se = step_end(ev, "smi_clean")
-    want = "ok" if a.smi == "true" else "skipped"
-    if se.get("status") != want:
-        fail(f"smi_clean: {se.get('status')}, expected {want}")
-    out = [e["data"] for e in ev if e["event"] == "output" and e.get("step") == "smi_clean" and e.get("stream") == "stdout"]
-    print(f"smi_clean: {se.get('status')}" + (f"; last answer: {out[-1].strip()!r}" if out else ""))
+    gchecks = [e for e in ev if e["event"] == "evidence" and e.get("step") == "gpus_free" and e["role"] == "check"]
+    if not gchecks or not all("gpus" in e for e in gchecks):
+        fail("gpus_free's checks carry no per-GPU evidence")
+    else:
+        print("per-GPU evidence, before (first check) and after (last check):")
+        for label, e in (("before", gchecks[0]), ("after", gchecks[-1])):
+            for g in e["gpus"]:
+                procs = "; ".join(f"PID {p['pid']} {p.get('user', '?')} {p.get('used_memory_mib')} MiB"
+                                  + ("" if p.get("selected") else f" (left out: {p.get('left_out', 'not visible')})")
+                                  for p in g["processes"]) or "none"
+                holds = "; ".join(f"PID {h['pid']} {h['user']}" + ("" if h.get("selected") else " (left out)")
+                                  for h in g["holders"]) or "none"
+                print(f"  {label}: GPU {g['index']} {g['name']} {g['uuid']}: {g['memory_used_mib']} / "
+                      f"{g['memory_total_mib']} MiB, {g['utilization_pct']} %, unexplained {g.get('memory_unexplained_mib')} MiB;"
+                      f" driver: {procs}; kernel: {holds}; {'idle' if g['idle'] else 'busy: ' + ', '.join(g['reasons'])}")
+                for d in g["disagreements"]:
+                    print(f"    disagree: {d}")
+        first_gpus = gchecks[0]["gpus"]
+        if not any(h["pid"] == a.worker for g in first_gpus for h in g["holders"]):
+            fail(f"the first check's per-GPU holders (the kernel's view) lack the worker {a.worker}")
+        if a.smi == "true" and not any(p["pid"] == a.worker for g in first_gpus for p in g["processes"]):
+            fail(f"nvidia-smi listed the worker {a.worker} before the run, but the first check's driver view lacks it")
+        by_seen = False
+        for e in gchecks:
+            for g in e["gpus"]:
+                for x in g["processes"] + g["holders"]:
+                    if x["pid"] == a.bystander:
+                        by_seen = True
+                        if x.get("selected"):
+                            fail(f"the bystander {a.bystander} was selected on GPU {g['index']}")
+        if not by_seen:
+            fail(f"the bystander {a.bystander} (holds the GPU) is in no per-GPU evidence")
+        else:
+            print(f"bystander {a.bystander}: listed in the per-GPU evidence, never selected")
+        last = gchecks[-1]
+        if not last.get("holds"):
+            fail(f"gpus_free's last check did not hold: {last.get('note')}")
+        for g in last["gpus"]:
+            if not g["idle"]:
+                fail(f"GPU {g['index']} not idle at the last check: {g['reasons']}")
+            for p in g["processes"]:
+                if p.get("user") == a.user or p["pid"] in ours:
+                    fail(f"GPU {g['index']}: the driver still lists PID {p['pid']} ({p.get('user')}) at the last check")
     if step_end(ev, "notes").get("status") not in ("changed", "ok"):
         fail(f"notes: {step_end(ev, 'notes')}")
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 6: ratchet frees a real CUDA device held by an orphaned process, on the GPU
+# Issues 6 and 17: ratchet frees a real CUDA device held by an orphaned process, on the GPU
 # machine that the `device` tool lends (kind nvidia-h200: Ubuntu 24.04, root, no sshd,
 # no registry). Runs there as root, from the repository root, in one call:
 #
@@ -17,27 +17,33 @@
 #     with its PID into a PID file, then logs out. The server initialises CUDA through
 #     PyTorch and orphans a worker (double fork + setsid) that also holds the GPU and
 #     ignores SIGTERM (tests/gpu/holder.py);
-#  3. checks that nvidia-smi lists the server and the worker: if not, smi=false and the
-#     playbook's nvidia-smi check is skipped, the notes saying why;
-#  4. runs playbooks/gpu-release-cuda.toml (every selector filtered by the test user),
+#  3. records nvidia-smi's version and its two CSV answers (--query-gpu, --query-compute-apps)
+#     and whether it lists the server and the worker (smi=true/false: the notes say which);
+#  4. runs playbooks/gpu-release-cuda.toml (every selector filtered by the test user; the
+#     devices checked by `verify gpus_idle`, per GPU, the driver's view beside the kernel's),
 #     then runs it a second time (nothing left: no rung may fire);
 #  5. asserts from the transcripts (tests/gpu/check-transcript.py) that every PID ratchet
 #     signalled was the test user's and one of the two it started, that the worker was
-#     found by ratchet's own /proc scan and which rung freed it, that nvidia-smi was clean,
-#     that the bystander never appeared; and checks independently that no process of the
+#     found by ratchet's own /proc scan and which rung freed it, the per-GPU table before
+#     and after (the worker's context and memory, then 0 processes of the test user and
+#     memory back to the floor), that the bystander was listed as left out and never
+#     selected or signalled; and checks independently that no process of the
 #     test user is left and that the bystander still runs and holds the GPU;
 #  6. on exit, also on failure: KILLs by PID what still runs with the test user's UID,
 #     the bystander by its PID, and stops the sshd it started by its PID: nothing else.
 # Nothing here signals a process by name, and nothing else on the machine is touched but
 # /etc/passwd, /etc/group, /etc/shadow (the two users) and /run/sshd.
 #
+# MAX_MEMORY_USED=MiB (default 512) is the playbook's max_memory_used: what a GPU may show
+# used by none of the test user's processes (the bystander's own memory is left out).
+#
 # Outputs (to $OUT, else tests/gpu/.out): run-on-gpu.log, transcript.jsonl,
 # transcript-second-run.jsonl, production-notes.md, summary.txt, sshd.log, holder.log.
 #
 # RATCHET_GPU_FAKE=1 runs the same scene without a GPU: stand-in files under the work
 # directory (nvidia0, nvidiactl, nvidia-uvm, nvidia-uvm-tools, nvidia-caps/nvidia-cap1,2)
-# instead of /dev/nvidia*, held by holder.py without CUDA, and a stand-in nvidia-smi
-# that lists the processes holding the stand-in nvidia0. To try it on a
+# instead of /dev/nvidia*, held by holder.py without CUDA, and tests/gpu/fake-nvidia-smi
+# (the driver's CSV for the processes holding the stand-in nvidia0). To try it on a
 # machine that is not throwaway, run it through tests/gpu/local-standin.sh (private
 # /etc and /run, so the users it creates never reach that machine).
 set -euo pipefail
@@ -123,21 +129,19 @@ if [ "$FAKE" = 1 ]; then
   chmod 400 "$DEVDIR/nvidia-caps/nvidia-cap1"; chmod 444 "$DEVDIR/nvidia-caps/nvidia-cap2"  # as on the H200
   FAKE_DEVICES="$DEVDIR/nvidia0 $DEVDIR/nvidiactl $DEVDIR/nvidia-uvm $DEVDIR/nvidia-caps/nvidia-cap2"
   PY=${PYTHON:-/usr/bin/python3}
-  # a stand-in nvidia-smi: lists, as the real one does, the processes that hold nvidia0
-  SMI=$W/nvidia-smi
-  cat > "$SMI" <<EOF
-#!/bin/sh
-case "\$*" in *used_memory*) echo 'pid, used_gpu_memory [MiB]'; m=', 0 MiB';; *) echo pid; m=;; esac
-find /proc/[0-9]*/fd -maxdepth 1 -lname "$DEVDIR/nvidia0" 2>/dev/null | cut -d/ -f3 | sort -un | sed "s/\\\$/\$m/"
-exit 0
-EOF
-  chmod 755 "$SMI"
+  # the stand-in nvidia-smi: the driver's CSV, as the real one prints it, for the
+  # processes that hold the stand-in nvidia0 (tests/gpu/fake-nvidia-smi)
+  mkdir -p "$W/smi/nvidia-smi.d"
+  ln -s "$ROOT/tests/gpu/fake-nvidia-smi" "$W/smi/nvidia-smi"
+  echo "0 GPU-00000000-0000-4000-8000-000000000000 143771 $DEVDIR/nvidia0 NVIDIA H200 (stand-in)" > "$W/smi/nvidia-smi.d/gpus"
+  SMI=$W/smi/nvidia-smi
   log "stand-in run (no GPU): devices are files under $DEVDIR, nvidia-smi is $SMI"
 else
   DEVDIR=/dev
   FAKE_DEVICES=
   PY=${PYTHON:-$(command -v python3)}
   SMI=$(command -v nvidia-smi) || die "nvidia-smi not found"
+  log "nvidia-smi $SMI: $("$SMI" --version 2>&1 | tr '\n' ';' | sed 's/;*$//; s/;/; /g')"
   ls -ld /dev/nvidia* /dev/nvidia-caps/* | sed 's/^/  /'
 fi
 DEVICE_GLOB="$DEVDIR/nvidia*"
@@ -256,15 +260,20 @@ log "  worker holds: $(holds_device "$WORKER" | tr '\n' ' ')"
 log "  bystander $BYSTANDER (root) holds: $(holds_device "$BYSTANDER" | tr '\n' ' ')"
 
 # ---- 3. does nvidia-smi list the test's own CUDA processes? ------------------------------
-before=$("$SMI" --query-compute-apps=pid,used_memory --format=csv 2>&1 || true)
-printf '%s\n' "$before" | sed 's/^/  nvidia-smi before: /'
-listed=$(printf '%s\n' "$before" | awk -F', *' 'NR > 1 { print $1 }')
+Q_GPU="--query-gpu=index,uuid,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
+Q_APPS="--query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv,noheader,nounits"
+# shellcheck disable=SC2086  # the query's words
+"$SMI" $Q_GPU 2>&1 | sed 's/^/  nvidia-smi --query-gpu before: /' || true
+# shellcheck disable=SC2086
+before=$("$SMI" $Q_APPS 2>&1 || true)
+printf '%s\n' "$before" | sed 's/^/  nvidia-smi --query-compute-apps before: /'
+listed=$(printf '%s\n' "$before" | awk -F', *' '$2 ~ /^[0-9]+$/ { print $2 }')
 if printf '%s\n' "$listed" | grep -qx "$SERVER" && printf '%s\n' "$listed" | grep -qx "$WORKER"; then
   SMI_OK=true
-  SMI_NOTE="Before the run nvidia-smi listed the test's own CUDA processes (server $SERVER, worker $WORKER), so its answer after the run counts."
+  SMI_NOTE="Before the run nvidia-smi listed the test's own CUDA processes (server $SERVER, worker $WORKER): the driver's view counts."
 else
   SMI_OK=false
-  SMI_NOTE="On this machine nvidia-smi did not list the test's own CUDA processes (server $SERVER, worker $WORKER) before the run: the check that the devices are free relies on ratchet's /proc holders scan alone."
+  SMI_NOTE="On this machine nvidia-smi did not list the test's own CUDA processes (server $SERVER, worker $WORKER) before the run: of the two views, the kernel's (ratchet's /proc holders scan) is the one that saw them."
 fi
 [ "$FAKE" = 1 ] && SMI_NOTE="Stand-in run without a GPU, and with a stand-in nvidia-smi. $SMI_NOTE"
 log "smi=$SMI_OK: $SMI_NOTE"
@@ -272,7 +281,8 @@ log "smi=$SMI_OK: $SMI_NOTE"
 # ---- 4. the runbook, twice -------------------------------------------------------------------
 args=(playbooks/gpu-release-cuda.toml -i "$INV" -F none
       -e "test_user=$TEST_USER" -e "pid_file=$RUN/server.pid" -e "devices=[\"$DEVICE_GLOB\"]"
-      -e "notes=$W/production-notes.md" -e "nvidia_smi=$SMI" -e "smi=$SMI_OK" -e "smi_note=$SMI_NOTE")
+      -e "notes=$W/production-notes.md" -e "nvidia_smi=$SMI" -e "smi_note=$SMI_NOTE"
+      -e "max_memory_used=${MAX_MEMORY_USED:-512}")
 log "ratchet plan (dry run)"
 ratchet plan "${args[@]}" > "$W/plan.txt" || die "plan failed"
 head -n 40 "$W/plan.txt" | sed 's/^/  | /'
@@ -304,13 +314,16 @@ for p in "$SERVER" "$WORKER"; do
   [ -z "$(holds_device "$p")" ] || die "PID $p still holds a device"
 done
 alive "$BYSTANDER" && [ -n "$(holds_device "$BYSTANDER")" ] || die "the bystander $BYSTANDER was harmed"
-after=$("$SMI" --query-compute-apps=pid,used_memory --format=csv 2>&1 || true)
-printf '%s\n' "$after" | sed 's/^/  nvidia-smi after: /'
-if printf '%s\n' "$after" | awk -F', *' 'NR > 1 { print $1 }' | grep -qxE "$SERVER|$WORKER"; then
+# shellcheck disable=SC2086
+"$SMI" $Q_GPU 2>&1 | sed 's/^/  nvidia-smi --query-gpu after: /' || true
+# shellcheck disable=SC2086
+after=$("$SMI" $Q_APPS 2>&1 || true)
+printf '%s\n' "$after" | sed 's/^/  nvidia-smi --query-compute-apps after: /'
+if printf '%s\n' "$after" | awk -F', *' '{ print $2 }' | grep -qxE "$SERVER|$WORKER"; then
   [ "$SMI_OK" = true ] && die "nvidia-smi still lists $SERVER or $WORKER"
 fi
-if printf '%s\n' "$after" | awk -F', *' 'NR > 1 { print $1 }' | grep -qx "$BYSTANDER"; then
-  log "nvidia-smi still lists the bystander $BYSTANDER (root): the smi check told it apart from the test user's"
+if printf '%s\n' "$after" | awk -F', *' '{ print $2 }' | grep -qx "$BYSTANDER"; then
+  log "nvidia-smi still lists the bystander $BYSTANDER (root): gpus_idle told it apart from the test user's"
 fi
 printf 'nvidia-smi after the runs, as root (server %s, worker %s, bystander %s):\n%s\n' "$SERVER" "$WORKER" "$BYSTANDER" "$after" >> "$OUTDIR/summary.txt"
 log "independent checks: no live process of $TEST_USER, neither PID holds a device; the bystander $BYSTANDER still runs and holds the GPU"

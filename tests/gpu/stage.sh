@@ -11,7 +11,8 @@
 #                             is used, which must be at least this machine's (2.36)
 #   MANIFEST                  what was staged: deb versions and sha256, ratchet's commit
 #
-#   tests/gpu/stage.sh        (the build takes minutes on two cores; it is reused)
+#   tests/gpu/stage.sh        (the build takes minutes; it is reused; STAGE_JOBS=N for N
+#                             parallel jobs, default 1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -24,7 +25,7 @@ else
   if [ ! -x "$build/ratchet" ]; then
     rm -rf "$src"; mkdir -p "$src"; git archive HEAD | tar -x -C "$src"
     cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-    ninja -C "$build" ratchet
+    ninja -C "$build" -j"${STAGE_JOBS:-1}" ratchet   # one job by default: a shared build machine
   fi
 fi
 [ -x "$build/ratchet" ] || { echo "stage: $build/ratchet missing" >&2; exit 1; }

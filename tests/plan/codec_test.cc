@@ -182,7 +182,7 @@ TEST_CASE("plan file: a role or judge or kind this ratchet does not know is malf
         "become_probe");
   CHECK(decode_with("/commands/0/judge", "exit1") ==
         "the plan file is malformed: host gpu-box (step stop) command: `judge` is `exit1`, not one of exit0, exit, "
-        "holders, absent, matches, service, write, kill, kill_action");
+        "holders, absent, matches, service, write, kill, kill_action, gpus");
   CHECK(decode_with("/kind", "shell") ==
         "the plan file is malformed: host gpu-box (step stop): `kind` is `shell`, not one of run, service, kill, "
         "verify, write, reboot");

@@ -423,14 +423,14 @@ mode = "0968"
        "pb.toml:7:10: error: unknown signal `TREM` (did you mean `TERM`?)\n"
        "    signal = \"TREM\"\n"
        "             ^\n"
-       "pb.toml:8:1: error: step `v`: verify needs a condition: `no_holders`, `absent`, "
+       "pb.toml:8:1: error: step `v`: verify needs a condition: `no_holders`, `gpus_idle`, `absent`, "
        "`port_free`, `port_open`, `service_active`, `file_exists` or `command`\n"
        "    [[step]]\n"
        "    ^\n"
        "pb.toml:11:18: error: `stdout_matches` needs `command` (whose stdout it matches)\n"
        "    stdout_matches = \"ok\"\n"
        "                     ^\n"
-       "pb.toml:12:11: error: `exclude` goes with `no_holders`, which this step lacks\n"
+       "pb.toml:12:11: error: `exclude` goes with `no_holders` or `gpus_idle`, which this step lacks\n"
        "    exclude = [\"sshd\"]\n"
        "              ^\n"
        "pb.toml:17:9: error: `state` must be `started`, `stopped`, `restarted` or `reloaded`, not "
@@ -696,6 +696,8 @@ TEST_CASE("typed model: every key of every kind is read into its field at its li
       {"verify", {{"no_holders", "\"/dev/x\""}, {"user", "\"svc\""}, {"exclude", "[\"a\", \"b\"]"}, {"missing_ok", "false"},
                   {"absent", "\"^x$\""}, {"port_free", "8000"}, {"port_open", "[22, 80]"}, {"service_active", "\"sshd\""},
                   {"file_exists", "\"/etc/hosts\""}, {"command", "\"uname\""}, {"stdout_matches", "\"Linux\""}}},
+      {"verify", {{"gpus_idle", "true"}, {"gpus", "[\"0\", \"GPU-x\"]"}, {"max_memory_used", "1024"},
+                  {"gpu_devices", "[\"/dev/nvidia*\"]"}, {"nvidia_smi", "\"/usr/bin/nvidia-smi\""}}},
       {"write", {{"path", "\"/root/n.md\""}, {"content", "\"x\""}, {"mode", "\"0600\""}, {"owner", "\"root\""},
                  {"group", "\"root\""}, {"backup", "true"}}},
       {"write", {{"path", "\"/root/t.md\""}, {"template", "\"n.tmpl\""}}},
@@ -748,10 +750,13 @@ TEST_CASE("typed model: every key of every kind is read into its field at its li
   const auto& v = std::get<VerifyAction>(pb.steps[6].body.keys);
   CHECK(v.port_open.value == std::vector<int>{22, 80});
   CHECK(v.missing_ok.value == false);
-  const auto& w = std::get<WriteAction>(pb.steps[7].body.keys);
+  const auto& g = std::get<VerifyAction>(pb.steps[7].body.keys);
+  CHECK(g.gpus.value == std::vector<std::string>{"0", "GPU-x"});
+  CHECK(g.max_memory_used.value == 1024);
+  const auto& w = std::get<WriteAction>(pb.steps[8].body.keys);
   CHECK((*w.mode).octal == "0600");
   CHECK(w.backup.value == true);
-  CHECK(std::get<WriteAction>(pb.steps[8].body.keys).template_file.value == "n.tmpl");
+  CHECK(std::get<WriteAction>(pb.steps[9].body.keys).template_file.value == "n.tmpl");
   CHECK(pb.files.at("n.tmpl").bytes == "notes\n");
-  CHECK(std::get<RebootAction>(pb.steps[9].body.keys).reboot_timeout.value == Millis(90'000));
+  CHECK(std::get<RebootAction>(pb.steps[10].body.keys).reboot_timeout.value == Millis(90'000));
 }

@@ -102,7 +102,7 @@ command = "echo {{ host.nmae }} {{ steps.b }}"
        "    command = \"echo {{ host.nmae }} {{ steps.b }}\"\n"
        "                    ^\n"
        "pb.toml:17:33: error: `steps.b` needs a field: status, rung, rc, stdout, stderr, ms, "
-       "holders or holders_left\n"
+       "holders, holders_left, gpus or gpus_after\n"
        "    command = \"echo {{ host.nmae }} {{ steps.b }}\"\n"
        "                                    ^\n");
 }

@@ -700,3 +700,67 @@ ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
   mv -f -- "$_tmp" "$1" || return 1
   trap - EXIT HUP INT TERM
 }
+
+# nvidia-smi failed: say so as a check that could not look (its first line).
+ratchet_smi_failed() { # SMI QUERY STATUS OUTPUT
+  local _m
+  _m=$(printf '%s\n' "$4" | sed -n '/[^[:space:]]/{p;q;}')
+  printf '%s\n' "ratchet: could not check: $1 $2 exited $3${_m:+: $_m}" >&2
+}
+
+# verify gpus_idle: what the driver (nvidia-smi) and the kernel (who holds the
+# device files) each say of every GPU, printed for ratchet to judge per GPU
+# (src/steps/gpus.cc): this function does not judge. nvidia-smi runs first and
+# has exited before the /proc scan (it opens the device files itself).
+# Exit 0: both views read; 5: one could not be ("ratchet: could not check: ..."
+# on stderr: nvidia-smi missing or failing, or a holder scan that could not see
+# every process; what was seen is still printed); 2: no device file matches.
+# Lines (tab-separated, a tag first):
+#   gpu       CSV: index, uuid, name, memory.used, memory.total, utilization.gpu
+#   app       CSV: gpu_uuid, pid, process_name, used_memory (--format=csv,noheader,nounits)
+#   minor     UUID, the kernel driver's device minor (/proc/driver/nvidia/gpus/*/information)
+#   holder    a process line: a holder of the device files (filters not applied)
+#   listed    a process line (no files): a PID the driver lists that is a process here
+#   selected  PID: a holder or listed process that the user/exclude filters keep
+#   nspid     PID, its NSpid (more than one PID: it lives in a nested PID namespace, a container)
+ratchet_gpus_idle() { # [--smi CMD] [--user U] [--exclude A,B] [--missing-ok] [--] DEVICE_PATTERN...
+  local _all _apps _f _gpus _listed _lp _p _rc _sel _smi
+  _smi=nvidia-smi
+  if [ "${1:-}" = --smi ]; then _smi=$2; shift 2; fi
+  ratchet_opts "$@"; shift "$RATCHET_SHIFT"
+  if ! command -v "$_smi" >/dev/null 2>&1; then
+    case "$_smi" in
+      */*) printf '%s\n' "ratchet: could not check: $_smi not found: no nvidia-smi there" >&2 ;;
+      *) printf '%s\n' "ratchet: could not check: $_smi not found on PATH ($PATH); set nvidia_smi to its full path" >&2 ;;
+    esac
+    return 5
+  fi
+  _gpus=$(LC_ALL=C "$_smi" --query-gpu=index,uuid,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits 2>&1) ||
+    { ratchet_smi_failed "$_smi" --query-gpu "$?" "$_gpus"; return 5; }
+  _apps=$(LC_ALL=C "$_smi" --query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv,noheader,nounits 2>&1) ||
+    { ratchet_smi_failed "$_smi" --query-compute-apps "$?" "$_apps"; return 5; }
+  printf '%s\n' "$_gpus" | sed -n "/[^[:space:]]/s/^/gpu$RATCHET_TAB/p"
+  printf '%s\n' "$_apps" | sed -n "/[^[:space:]]/s/^/app$RATCHET_TAB/p"
+  for _f in /proc/driver/nvidia/gpus/*/information; do
+    [ -r "$_f" ] || continue
+    awk -F ':' '$1 ~ /^GPU UUID/ { u = $2 } $1 ~ /^Device Minor/ { m = $2 }
+      END { gsub(/[ \t]/, "", u); gsub(/[ \t]/, "", m); if (u != "" && m ~ /^[0-9]+$/) print "minor\t" u "\t" m }' "$_f"
+  done
+  # The filtered scan decides (its "could not check" is the check's); the
+  # unfiltered one only lists who else holds the files.
+  _sel=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
+  [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
+  if [ -n "$_user$_ex" ]; then _all=$(RATCHET_QUIET=1 ratchet_holders '' '' "$@" 2>/dev/null); else _all=$_sel; fi
+  printf '%s\n%s\n' "$_sel" "$_all" | awk -F '\t' 'NF >= 6 && !seen[$1]++ { print "holder\t" $0 }'
+  _lp=$(printf '%s\n' "$_apps" | awk -F ',' '{ p = $2; gsub(/[ \t]/, "", p) } p ~ /^[0-9]+$/ { print p }' | sort -un)
+  _listed=$(for _p in $_lp; do ratchet_describe "$_p" ""; done)
+  [ -z "$_listed" ] || printf '%s\n' "$_listed" | sed "s/^/listed$RATCHET_TAB/"
+  { printf '%s\n' "$_sel" | cut -f"$RATCHET_COL_PID"
+    [ -z "$_listed" ] || printf '%s\n' "$_listed" | RATCHET_QUIET=1 ratchet_filter "$_user" "$_ex" | cut -f"$RATCHET_COL_PID"
+  } | awk '/^[0-9]+$/ && !seen[$0]++ { print "selected\t" $0 }'
+  printf '%s\n%s\n%s\n' "$_sel" "$_all" "$_listed" | cut -f"$RATCHET_COL_PID" | sort -un | while read -r _p; do
+    case "$_p" in ''|*[!0-9]*) continue ;; esac
+    awk -v p="$_p" '$1 == "NSpid:" { $1 = ""; sub(/^ +/, ""); print "nspid\t" p "\t" $0; exit }' "/proc/$_p/status" 2>/dev/null
+  done
+  return "$_rc"
+}
