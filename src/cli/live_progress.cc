@@ -93,10 +93,10 @@ std::string LiveProgress::results_unlocked(size_t cols) const {
       return std::string("-");
     }
     const auto& o = it->second;
-    *status = o.status;
-    return o.status == "escalated" || (o.status == "failed" && o.rung > 0)
-               ? fmt::format("{} (rung {})", o.status, o.rung)
-               : o.status;
+    *status = name(o.status);
+    return o.status == engine::StepStatus::escalated || (o.status == engine::StepStatus::failed && o.rung > 0)
+               ? fmt::format("{} (rung {})", name(o.status), o.rung)
+               : std::string(name(o.status));
   };
   auto pad = [](std::string s, size_t n) {
     size_t c = util::columns(s);
@@ -316,11 +316,11 @@ void LiveProgress::step_done(const std::string& host, const std::string& step_id
                              const engine::StepOutcome& o) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& r = rows_[host];
-  r.counts[o.status]++;
+  r.counts[std::string(name(o.status))]++;
   r.results[step_id] = o;
-  r.role = o.rung > 0 ? fmt::format("{} (rung {})", o.status, o.rung) : o.status;  // until the next step
+  r.role = o.rung > 0 ? fmt::format("{} (rung {})", name(o.status), o.rung) : std::string(name(o.status));  // until the next step
   r.rung = 0;
-  if (o.status == "failed") {
+  if (o.status == engine::StepStatus::failed) {
     std::string rung = o.rung > 0 ? fmt::format(" (rung {})", o.rung) : "";
     above(fmt::format("{}: FAILED {}{}: {}", host, step_id, rung, o.reason));
   }
@@ -333,7 +333,7 @@ void LiveProgress::step_skipped(const std::string& host, const std::string& step
   r.step_no++;
   r.counts["skipped"]++;
   engine::StepOutcome o;
-  o.status = "skipped";
+  o.status = engine::StepStatus::skipped;
   o.reason = why;
   r.results[step_id] = o;
 }
@@ -345,7 +345,7 @@ void LiveProgress::host_done(const engine::HostReport& rep) {
   r.done = true;
   r.end = Clock::now();
   if (rep.ms > 0) r.start = r.end - std::chrono::milliseconds(rep.ms);  // as the recap counts it
-  r.state = rep.status;
+  r.state = name(rep.status);
   r.counts = rep.counts;
 }
 

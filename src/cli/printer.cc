@@ -25,15 +25,16 @@ static std::string cut(std::string s, size_t max) {
 
 std::string step_result_line(const std::string& host, const std::string& step_id,
                              const engine::StepOutcome& o, const transcript::Writer* mask) {
-  if (o.status == "skipped")
+  using S = engine::StepStatus;
+  if (o.status == S::skipped)
     return fmt::format("{}: {:<18} {:<20}        {}", host, "skipped", step_id, masked(mask, o.reason));
-  std::string rung = o.status == "escalated" || (o.status == "failed" && o.rung > 0)
+  std::string rung = o.status == S::escalated || (o.status == S::failed && o.rung > 0)
                          ? fmt::format(" (rung {})", o.rung)
                          : "";
   std::string why = o.reason.empty() ? "" : ": " + masked(mask, o.reason);
   why = cut(why, 160);
-  return fmt::format("{}: {:<18} {:<20} {:>6}{}", host, o.status + rung, step_id,
-                     util::format_duration(util::Millis(o.ms)), o.status == "ok" && o.reason.empty() ? "" : why);
+  return fmt::format("{}: {:<18} {:<20} {:>6}{}", host, std::string(name(o.status)) + rung, step_id,
+                     util::format_duration(util::Millis(o.ms)), o.status == S::ok && o.reason.empty() ? "" : why);
 }
 
 void LinePrinter::line(const std::string& text) {
@@ -48,9 +49,9 @@ void LinePrinter::host_done(const engine::HostReport& r) {
   std::string counts;
   for (const auto& [k, v] : r.counts)
     if (v) counts += fmt::format(" {}={}", k, v);
-  std::string why = r.reason.empty() || r.status == "ok" ? "" : ": " + masked(mask_, r.reason);
+  std::string why = r.reason.empty() || r.status == engine::HostStatus::ok ? "" : ": " + masked(mask_, r.reason);
   why = cut(why, 200);
-  line(fmt::format("{}: done {}{} {}{}", r.host, r.status, counts,
+  line(fmt::format("{}: done {}{} {}{}", r.host, name(r.status), counts,
                    util::format_duration(util::Millis(r.ms)), why));
 }
 
@@ -78,7 +79,7 @@ void LinePrinter::step_done(const std::string& host, const std::string& step_id,
 void LinePrinter::step_skipped(const std::string& host, const std::string& step_id,
                                const std::string& why) {
   engine::StepOutcome o;
-  o.status = "skipped";
+  o.status = engine::StepStatus::skipped;
   o.reason = why;
   line(step_result_line(host, step_id, o, mask_));
 }

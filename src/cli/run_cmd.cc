@@ -54,10 +54,10 @@ static void on_sigint(int) {
 static int exit_code_for(const std::vector<engine::HostReport>& reps, bool interrupted) {
   bool key = false, failed = false, unreachable = false;
   for (const auto& r : reps) {
-    key |= r.status == "host_key";
-    failed |= r.status == "failed";
-    unreachable |= r.status == "unreachable";
-    interrupted |= r.status == "interrupted";
+    key |= r.status == engine::HostStatus::host_key;
+    failed |= r.status == engine::HostStatus::failed;
+    unreachable |= r.status == engine::HostStatus::unreachable;
+    interrupted |= r.status == engine::HostStatus::interrupted;
   }
   if (interrupted) return kExitInterrupted;
   if (key) return kExitHostKey;
@@ -70,13 +70,14 @@ static int exit_code_for(const std::vector<engine::HostReport>& reps, bool inter
 static std::string recap_table(const std::vector<engine::HostReport>& reps, bool color, size_t cols) {
   size_t w = 4;
   for (const auto& r : reps) w = std::max(w, util::columns(util::escaped_line(r.host, 40)));
-  auto paint = [&](const std::string& status, const std::string& text) {
+  auto paint = [&](engine::HostStatus status, const std::string& text) {
+    using S = engine::HostStatus;
     if (!color) return text;
-    const char* c = status == "ok"                                            ? "\x1b[32m"
-                    : status == "failed" || status == "unreachable" || status == "host_key" ? "\x1b[31m"
-                    : status == "interrupted"                                 ? "\x1b[35m"
-                    : status == "skipped"                                     ? "\x1b[2m"
-                                                                              : "";
+    const char* c = status == S::ok                        ? "\x1b[32m"
+                    : engine::counts_as_failed(status)     ? "\x1b[31m"
+                    : status == S::interrupted             ? "\x1b[35m"
+                    : status == S::skipped                 ? "\x1b[2m"
+                                                           : "";
     return *c ? std::string(c) + text + "\x1b[0m" : text;
   };
   auto pad = [](std::string s, size_t n) {
@@ -97,9 +98,9 @@ static std::string recap_table(const std::vector<engine::HostReport>& reps, bool
     int ok = n("ok"), ch = n("changed"), esc = n("escalated"), fl = n("failed"), sk = n("skipped");
     std::string line = fmt::format("{} {} {:>4} {:>8} {:>10} {:>7} {:>8} {:>8}",
                                    pad(util::escaped_line(r.host, 40), w),
-                                   paint(r.status, fmt::format("{:<12}", r.status)), ok, ch, esc, fl, sk,
+                                   paint(r.status, fmt::format("{:<12}", name(r.status))), ok, ch, esc, fl, sk,
                                    util::format_duration(util::Millis(r.ms)));
-    if (r.status != "ok" && !r.reason.empty()) {
+    if (r.status != engine::HostStatus::ok && !r.reason.empty()) {
       std::string why = r.failed_step.empty() ? r.reason : r.failed_step + ": " + r.reason;
       size_t used = util::columns(util::escaped_line(r.host, 40)) + 70;
       size_t room = cols == 0 ? 160 : cols > used + 10 ? cols - used : 10;
@@ -283,7 +284,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   std::map<std::string, int> totals;
   std::map<std::string, int> host_status;
   for (const auto& r : reps) {
-    host_status[r.status]++;
+    host_status[std::string(name(r.status))]++;
     for (const auto& [k, v] : r.counts) totals[k] += v;
   }
   static const std::map<int, std::string> names_of = {{kExitOk, "ok"},
@@ -308,7 +309,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   if (o.json) {
     nlohmann::json hosts = nlohmann::json::array();
     for (const auto& r : reps) {
-      nlohmann::json h = {{"host", r.host}, {"status", r.status}, {"counts", r.counts}, {"ms", r.ms}};
+      nlohmann::json h = {{"host", r.host}, {"status", name(r.status)}, {"counts", r.counts}, {"ms", r.ms}};
       if (!r.reason.empty()) h["reason"] = r.reason;
       if (!r.failed_step.empty()) h["failed_step"] = r.failed_step;
       if (!r.stopped_at.empty()) h["stopped_at"] = r.stopped_at;

@@ -38,22 +38,20 @@ struct Fork {
   Permits& p_;
 };
 
-HostReport not_run(const HostJob& job, const std::string& status, const std::string& why,
+HostReport not_run(const HostJob& job, HostStatus status, const std::string& why,
                    const RunShared& shared) {
   HostReport r;
   r.host = job.host.name;
   r.status = status;
   r.reason = why;
-  for (const char* k : {"ok", "changed", "escalated", "failed", "skipped"}) r.counts[k] = 0;  // same shape as a run host
-  shared.w->emit(transcript::events::kHostEnd, {{"host", r.host}, {"status", r.status},
+  for (StepStatus k : kStepStatuses) r.counts[std::string(name(k))] = 0;  // same shape as a run host
+  shared.w->emit(transcript::events::kHostEnd, {{"host", r.host}, {"status", name(r.status)},
                               {"counts", r.counts}, {"ms", 0}, {"reason", why}});
   shared.progress->host_done(r);
   return r;
 }
 
-bool counts_as_failed(const HostReport& r) {
-  return r.status == "failed" || r.status == "unreachable" || r.status == "host_key";
-}
+bool counts_as_failed(const HostReport& r) { return engine::counts_as_failed(r.status); }
 
 /// One batch, every host on its own thread; `forks` bounds the work in flight.
 void run_batch(std::vector<HostJob>& jobs, const std::vector<size_t>& idx, const FleetPolicy& policy,
@@ -90,7 +88,7 @@ void run_batch(std::vector<HostJob>& jobs, const std::vector<size_t>& idx, const
       for (size_t k; (k = next++) < idx.size();) {
         size_t i = idx[k];
         if (shared.interrupted && shared.interrupted->load()) {
-          reports[i] = not_run(jobs[i], "interrupted", "not run: interrupted", shared);
+          reports[i] = not_run(jobs[i], HostStatus::interrupted, "not run: interrupted", shared);
           continue;
         }
         std::unique_ptr<transport::Transport> t = make(jobs[i].endpoint);
@@ -127,7 +125,7 @@ std::vector<HostReport> run_fleet(std::vector<HostJob>& jobs, const FleetPolicy&
                             ? fmt::format("not run: {} host(s) failed, more than max_fail = {}", failed, limit)
                             : "not run: interrupted";
       bool intr = shared.interrupted && shared.interrupted->load();
-      for (size_t i : idx) reports[i] = not_run(jobs[i], intr ? "interrupted" : "skipped", why, shared);
+      for (size_t i : idx) reports[i] = not_run(jobs[i], intr ? HostStatus::interrupted : HostStatus::skipped, why, shared);
     } else {
       std::vector<std::string> names;
       for (size_t i : idx) names.push_back(jobs[i].host.name);

@@ -18,7 +18,7 @@ static long long now_ms() {
 }
 
 static json outcome_json(const StepOutcome& o) {
-  return {{"status", o.status}, {"rung", o.rung},     {"rc", o.rc},
+  return {{"status", name(o.status)}, {"rung", o.rung},     {"rc", o.rc},
           {"stdout", o.out},    {"stderr", o.err},    {"ms", o.ms},
           {"holders", o.holders}, {"holders_left", o.holders_left},
           {"gpus", o.gpus},       {"gpus_after", o.gpus_after}};
@@ -30,11 +30,11 @@ void HostRun::skip(const plan::Step& step, const std::string& reason, const json
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
   w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", name(step.kind)}, {"name", step.name}});
-  json end = {{"host", host}, {"step", step.id}, {"status", "skipped"}, {"rung", 0}, {"ms", 0}, {"reason", reason}};
+  json end = {{"host", host}, {"step", step.id}, {"status", name(StepStatus::skipped)}, {"rung", 0}, {"ms", 0}, {"reason", reason}};
   end.update(extra);
   w.emit(transcript::events::kStepEnd, end);
   StepOutcome skipped;  // every field defined, so later templates render
-  skipped.status = "skipped";
+  skipped.status = StepStatus::skipped;
   skipped.reason = reason;
   job_.scope["steps"][step.id] = outcome_json(skipped);
   if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_json(skipped);
@@ -59,7 +59,7 @@ bool HostRun::connect() {
   transport::ConnectInfo info;
   if (auto err = ex_->connect(&info)) {
     shared_.progress->unreachable(host, err->message);
-    rep_.status = host_key_failure(*err) ? "host_key" : "unreachable";
+    rep_.status = host_key_failure(*err) ? HostStatus::host_key : HostStatus::unreachable;
     rep_.reason = err->message;
     rep_.cause = transport::cause_name(err->kind);
     ex_.reset();  // no session: nothing to run or skip
@@ -72,7 +72,7 @@ bool HostRun::connect() {
   ex_->set_reconnect(shared_.reconnect_timeout, shared_.sleep);
   Progress* prog = shared_.progress;
   ex_->set_observer([prog, host](int rung, const std::string& role) { prog->command_started(host, rung, role); });
-  rep_.status = "ok";
+  rep_.status = HostStatus::ok;
   return true;
 }
 
@@ -98,11 +98,11 @@ bool HostRun::run_step(size_t i) {
   Progress& p = *shared_.progress;
   next_ = i;
   if (shared_.interrupted && shared_.interrupted->load()) {
-    rep_.status = "interrupted";
+    rep_.status = HostStatus::interrupted;
     return false;
   }
   if (w.failed()) {  // without a transcript nothing more is done: the run stops here
-    rep_.status = "failed";
+    rep_.status = HostStatus::failed;
     rep_.reason = fmt::format("{}; stopped before step {}", w.failure(), step.id);
     return false;
   }
@@ -123,10 +123,10 @@ bool HostRun::run_step(size_t i) {
   StepOutcome o;
   const long long t0 = now_ms();
   if (!commands_for(step, &ps, &err)) {
-    o.status = "failed";
+    o.status = StepStatus::failed;
     o.reason = err;
   } else if (std::string why = ex_->ensure_become(0); !why.empty()) {
-    o.status = "failed";  // nothing of the step ran: sudo cannot be reached as asked
+    o.status = StepStatus::failed;  // nothing of the step ran: sudo cannot be reached as asked
     o.reason = why;
   } else if (step.kind == playbook::Kind::reboot) {
     o = run_reboot(ps);
@@ -140,23 +140,23 @@ bool HostRun::run_step(size_t i) {
     if (secret_input) o.out = o.err = "***";  // never into later templates either
   }
   if (o.ms == 0) o.ms = now_ms() - t0;
-  json end = {{"host", host}, {"step", step.id}, {"status", o.status}, {"rung", o.rung}, {"ms", o.ms}};
+  json end = {{"host", host}, {"step", step.id}, {"status", name(o.status)}, {"rung", o.rung}, {"ms", o.ms}};
   if (!o.reason.empty()) end["reason"] = o.reason;
   w.emit(transcript::events::kStepEnd, end);
   job_.scope["steps"][step.id] = outcome_json(o);
   if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_json(o);
-  rep_.counts[o.status]++;
+  rep_.counts[std::string(name(o.status))]++;
   p.step_done(host, step.id, o);
   if (!ex_->lost().empty()) {  // the host is gone: no later step can run
-    rep_.status = shared_.interrupted && shared_.interrupted->load() ? "interrupted" : "failed";
+    rep_.status = shared_.interrupted && shared_.interrupted->load() ? HostStatus::interrupted : HostStatus::failed;
     rep_.failed_step = step.id;  // the step that stopped the host, over any it continued past
     rep_.stopped_at = step.id;
-    rep_.reason = o.status == "failed" ? o.reason : ex_->lost();
+    rep_.reason = o.status == StepStatus::failed ? o.reason : ex_->lost();
     return false;
   }
-  if (o.status != "failed") return true;
+  if (o.status != StepStatus::failed) return true;
   bool interrupted = shared_.interrupted && shared_.interrupted->load();
-  rep_.status = interrupted ? "interrupted" : "failed";
+  rep_.status = interrupted ? HostStatus::interrupted : HostStatus::failed;
   bool stops = step.on_failure == playbook::OnFailure::stop || interrupted;
   // The host's reason is the step that stopped it; else the first it continued past.
   if (stops || rep_.failed_step.empty()) {
@@ -170,7 +170,7 @@ bool HostRun::run_step(size_t i) {
 HostReport HostRun::finish() {
   // A host that stopped at a failed step (not one interrupted: ^C stops the
   // run, and records nothing more) lists every step it did not run.
-  if (rep_.status == "failed" && ex_) {
+  if (rep_.status == HostStatus::failed && ex_) {
     const auto& steps = job_.plan->steps;
     for (size_t k = next_; k < steps.size(); ++k) {
       if (!rep_.stopped_at.empty())
@@ -180,7 +180,7 @@ HostReport HostRun::finish() {
     }
   }
   rep_.ms = start_ms_ ? now_ms() - start_ms_ : 0;
-  json ev = {{"host", rep_.host}, {"status", rep_.status}, {"counts", rep_.counts}, {"ms", rep_.ms}};
+  json ev = {{"host", rep_.host}, {"status", name(rep_.status)}, {"counts", rep_.counts}, {"ms", rep_.ms}};
   if (!rep_.reason.empty()) ev["reason"] = rep_.reason;
   if (!rep_.stopped_at.empty()) ev["stopped_at"] = rep_.stopped_at;
   shared_.w->emit(transcript::events::kHostEnd, ev);

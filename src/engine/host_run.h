@@ -31,9 +31,7 @@ struct HostJob {
 /// How one host's run ended.
 struct HostReport {
   std::string host;
-  /// ok | failed | unreachable | host_key | interrupted | skipped (never started:
-  /// max_fail stopped the batches)
-  std::string status;
+  HostStatus status = HostStatus::ok;
   std::map<std::string, int> counts;  ///< ok, changed, escalated, failed, skipped
   std::string reason;                 ///< unreachable message or failed step's reason
   std::string cause;                  ///< unreachable only: dns, refused, timeout, host_key, auth, other

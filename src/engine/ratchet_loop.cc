@@ -117,8 +117,8 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
   auto t0 = std::chrono::steady_clock::now();
   Loop L{ps, ex, sleep, {}, {}, {}, {}, {}, false};
   StepOutcome& o = L.o;
-  auto finish = [&](std::string status, int rung) {
-    o.status = std::move(status);
+  auto finish = [&](StepStatus status, int rung) {
+    o.status = status;
     o.rung = rung;
     o.ms = util::ms_since(t0);
     return o;
@@ -130,7 +130,7 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
     o.reason = L.action_reason;
     const bool ok = o.reason.empty() && !ex.interrupted();
     if (ok) o.reason = L.action_note;
-    return finish(ok ? "changed" : "failed", 0);
+    return finish(ok ? StepStatus::changed : StepStatus::failed, 0);
   }
   if (!own.always_act) {
     // A step with no action of its own (verify) waits for its state with
@@ -139,11 +139,11 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
     L.note_holders(v.holders);
     if (v.holds) {
       o.reason = v.reason;
-      return finish("ok", 0);
+      return finish(StepStatus::ok, 0);
     }
     o.reason = v.reason;
     // A check that could not look says nothing of the state: no action on that.
-    if (v.unknown) return finish("failed", 0);
+    if (v.unknown) return finish(StepStatus::failed, 0);
   }
   int last = 0;
   for (size_t k = 0; k < ps.rungs.size(); ++k) {
@@ -156,12 +156,12 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
     auto v = L.check_with_retries(r);
     if (v.holds) {
       o.reason.clear();  // notes of the passing check ("nothing to kill") would mislead here
-      return finish(k == 0 ? "changed" : "escalated", last);
+      return finish(k == 0 ? StepStatus::changed : StepStatus::escalated, last);
     }
     o.reason = L.action_error.empty() ? v.reason : L.action_error + "; then the check: " + v.reason;
     if (v.unknown) break;  // no stronger rung on a state nobody could check
   }
-  return finish("failed", last);
+  return finish(StepStatus::failed, last);
 }
 
 }  // namespace ratchet::engine

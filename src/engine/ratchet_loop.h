@@ -5,13 +5,14 @@
 #include <string>
 
 #include "engine/executor.h"
+#include "engine/status.h"
 #include "steps/action.h"
 
 namespace ratchet::engine {
 
 /// What one step did on one host; also the template values steps.ID.*.
 struct StepOutcome {
-  std::string status;  ///< ok | changed | escalated | failed
+  StepStatus status = StepStatus::failed;  ///< ok, changed, escalated or failed
   int rung = 0;        ///< rung after which the check passed; last tried when failed
   int rc = -1;         ///< exit status of the last command (-1: signal or none)
   std::string out, err;  ///< output of the last action (or check, when none acted)

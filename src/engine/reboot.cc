@@ -37,7 +37,7 @@ std::string brief(const transport::ExecResult& r) {
 
 StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
   StepOutcome o;
-  o.status = "failed";
+  o.status = StepStatus::failed;
   const steps::Rung& r = ps.rungs.at(0);
   const auto start_at = std::chrono::steady_clock::now();
   const auto deadline_at = start_at + r.reboot_timeout;
@@ -129,7 +129,7 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
   }
   ex_->evidence(0, {{"boot_id_before", old_id}, {"boot_id_after", new_id}, {"back_ms", back_ms},
                     {"attempts", attempt}});
-  o.status = "changed";
+  o.status = StepStatus::changed;
   o.rc = 0;
   o.reason = fmt::format("rebooted; back after {} ms", back_ms);
   return o;

@@ -79,7 +79,9 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const p
       bool go = true;
       std::string why;
       if (!playbook::eval_when(s.when, scope, &go, &why)) {
-        errors->push_back(fmt::format("host {}: {}: step `{}`: {}", host.name, s.where.str(), s.id, why));
+        auto at = s.body.pos.find("when");  // the `when` line, else the step's
+        errors->push_back(fmt::format("host {}: {}: step `{}`: {}", host.name,
+                                      (at == s.body.pos.end() ? s.where : at->second).str(), s.id, why));
         ok = false;
         continue;
       }

@@ -38,6 +38,16 @@ bool one_text(const Value& v, bool rendered, std::string* out) {
   return true;
 }
 
+// No byte of a value may be NUL: no command line, path or regex can hold one.
+bool no_nul(std::string_view key, const std::string& s, KeyProblem* p) {
+  return s.find('\0') == std::string::npos ||
+         fail(p, fmt::format("`{}` holds a NUL byte (at byte {})", key, s.find('\0')), "no command, path or name can hold one");
+}
+
+bool blank(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
+}
+
 // One integer: an integer, or (rendered) a string of digits.
 bool one_int(const Value& v, bool rendered, long long* out) {
   if (v.is_number_integer()) *out = v.get<long long>();
@@ -79,7 +89,8 @@ std::string_view name(ServiceState s) {
 }
 
 bool read_text(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
-  return one_text(v, rendered, out) || wrong_type(key, v, FieldType::string, rendered, p);
+  if (!one_text(v, rendered, out)) return wrong_type(key, v, FieldType::string, rendered, p);
+  return no_nul(key, *out, p);
 }
 
 bool read_content(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
@@ -90,7 +101,8 @@ bool read_content(std::string_view key, const Value& v, bool rendered, std::stri
 
 bool read_word(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
   if (!read_text(key, v, rendered, out, p)) return false;
-  return !out->empty() || fail(p, fmt::format("`{}` is empty", key));
+  if (out->empty()) return fail(p, fmt::format("`{}` is empty", key));
+  return !blank(*out) || fail(p, fmt::format("`{}` is blank", key));
 }
 
 bool read_texts(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out,
@@ -99,6 +111,7 @@ bool read_texts(std::string_view key, const Value& v, bool rendered, std::vector
   for (const auto& e : v.is_array() ? v : Value::array({v})) {
     std::string s;
     if (!one_text(e, rendered, &s)) return wrong_type(key, v, FieldType::strings, rendered, p);
+    if (!no_nul(key, s, p)) return false;
     out->push_back(std::move(s));
   }
   return true;
@@ -117,8 +130,26 @@ bool read_names(std::string_view key, const Value& v, bool rendered, std::vector
                 KeyProblem* p) {
   if (!read_texts(key, v, rendered, out, p)) return false;
   for (const auto& s : *out)
+    if (s.empty() || blank(s))
+      return fail(p, fmt::format("`{}` holds an empty name", key), "an empty name would select or spare nobody: leave it out");
+  for (const auto& s : *out)
     if (s.find(',') != std::string::npos)
       return fail(p, fmt::format("`{}`: name \"{}\" contains a comma", key, s), "write each name as its own array item");
+  return true;
+}
+
+bool read_users(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out,
+                KeyProblem* p) {
+  if (!read_names(key, v, rendered, out, p)) return false;
+  // No user would be no filter: every user's processes. Refused, never widened.
+  return !out->empty() || fail(p, fmt::format("`{}` names no user", key), "leave `user` out to select processes of any user");
+}
+
+bool read_units(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p) {
+  if (!read_texts(key, v, rendered, out, p)) return false;
+  if (out->empty()) return fail(p, fmt::format("`{}` names no unit", key));
+  for (const auto& s : *out)
+    if (s.empty() || blank(s)) return fail(p, fmt::format("`{}` holds an empty unit name", key));
   return true;
 }
 
@@ -141,6 +172,7 @@ bool read_abs_path(std::string_view key, const Value& v, bool rendered, std::str
   if (!read_text(key, v, rendered, out, p)) return false;
   if (out->empty() || (*out)[0] != '/')
     return fail(p, fmt::format("`{}` must be absolute, got \"{}\"", key, *out), "write the full path, such as /etc/app/notes.md");
+  if (out->find_first_not_of('/') == std::string::npos) return fail(p, fmt::format("`{}` must name a file, not /", key));
   return true;
 }
 
@@ -164,8 +196,19 @@ bool read_int(std::string_view key, const Value& v, bool rendered, long long* ou
 
 bool read_gpus(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p) {
   if (!read_texts(key, v, rendered, out, p)) return false;
+  // "all" alone; else each an index (digits) or a UUID as nvidia-smi prints it (GPU-..., MIG-...), once.
+  auto gpu = [](const std::string& g) {
+    bool index = !g.empty() && g.size() <= 4 && std::all_of(g.begin(), g.end(), [](unsigned char c) { return std::isdigit(c); });
+    bool uuid = (g.rfind("GPU-", 0) == 0 || g.rfind("MIG-", 0) == 0) && g.size() > 4 &&
+                std::all_of(g.begin() + 4, g.end(), [](unsigned char c) { return std::isxdigit(c) || c == '-' || c == '/'; });
+    return index || uuid;
+  };
   bool bad = out->empty();
-  for (const auto& g : *out) bad |= g.empty() || (g == "all" && out->size() > 1);
+  for (size_t i = 0; i < out->size(); ++i) {
+    const std::string& g = (*out)[i];
+    bad |= !(g == "all" && out->size() == 1) && !gpu(g);
+    bad |= std::find(out->begin(), out->begin() + static_cast<long>(i), g) != out->begin() + static_cast<long>(i);
+  }
   if (bad)
     return fail(p, fmt::format("`{}` must be \"all\" or a list of GPU indexes or UUIDs, such as [\"0\", \"3\"]", key));
   return true;
@@ -209,6 +252,7 @@ bool read_reboot_timeout(std::string_view key, const Value& v, bool rendered, ut
 bool read_signal(std::string_view key, const Value& v, bool rendered, util::SignalSpec* out, KeyProblem* p) {
   std::string s;
   if (!one_text(v, rendered, &s)) return wrong_type(key, v, FieldType::string, rendered, p);
+  if (s.empty() || s == "SIG" || s == "sig") return fail(p, fmt::format("`{}` is empty", key), "write a signal such as \"TERM\" or \"KILL\"");
   std::string n = util::signal_name(s);
   for (const auto& sig : util::signals())
     if (sig.name == n) {

@@ -21,19 +21,23 @@ struct KeyProblem {
 /// Each reader takes the key's name, the value, and whether it came from a
 /// template (`rendered`: text forms such as "42" or "true" are then read as the
 /// number or boolean a template writes). True with *out set, or false with *p.
-/// `text`: a string (a rendered integer as its digits).
+/// `text`: a string (a rendered integer as its digits); no NUL byte in any.
 bool read_text(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 /// write's `content`: a string; rendered, any value as its text (to_text: a
 /// holders or GPU evidence array becomes its lines or its table).
 bool read_content(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
-/// A string that must not be empty (`command`, `pid_file`, `unit`, ...).
+/// A string that must not be empty or blank (`command`, `pid_file`, `unit`, ...).
 bool read_word(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 /// A string or an array of strings.
 bool read_texts(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
 /// As read_texts, at least one, none empty (`holders_of`, `no_holders`).
 bool read_paths(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
-/// As read_texts, no name holding a comma (`user`, `exclude`: the library joins them with ",").
+/// As read_texts, no name empty or holding a comma (`exclude`: the library joins them with ",").
 bool read_names(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
+/// `user` of kill and verify: as read_names, at least one (no user would be no filter).
+bool read_users(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
+/// systemd unit names (`service_active`): at least one, none empty.
+bool read_units(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
 /// A POSIX extended regex (regcomp(3), as grep -E and pgrep -f read it), at most kMaxRegex bytes.
 bool read_regex(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 /// A string or an array of such regexes (`absent`).
@@ -45,7 +49,7 @@ bool read_bool(std::string_view key, const Value& v, bool rendered, bool* out, K
 bool read_true(std::string_view key, const Value& v, bool rendered, bool* out, KeyProblem* p);
 /// An integer in util::int_range(key) (`max_memory_used`: MiB).
 bool read_int(std::string_view key, const Value& v, bool rendered, long long* out, KeyProblem* p);
-/// verify's `gpus`: "all", or a list of GPU indexes or UUIDs (none empty, "all" only alone).
+/// verify's `gpus`: "all" alone, or GPU indexes (digits) and UUIDs ("GPU-...", "MIG-..."), each once.
 bool read_gpus(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
 /// A process ID in util::int_range("pid"), never 1 (init).
 bool read_pid(std::string_view key, const Value& v, bool rendered, long long* out, KeyProblem* p);

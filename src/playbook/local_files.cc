@@ -44,7 +44,9 @@ void read_local_files(Playbook* pb, std::vector<LoadError>* errors) {
     if (k.field->templated()) {
       errors->push_back(make_error(
           at, fmt::format("`{}` must be a literal path: the {} is read once, when the playbook loads", key, what),
-          "put the per-host part in the file's text ({{ host.name }} renders there)", pb->source));
+          key == "template" ? "put the per-host part in the template's text: {{ host.name }} renders there"
+                            : "a unit file is sent as it is written: for per-host text, write it with a `write` step's template",
+          pb->source));
       return;
     }
     if (pb->files.contains(name)) return;

@@ -91,7 +91,7 @@ const std::vector<KindSpec>& step_kinds() {
         key<&K::pid_file, read_word>("pid_file", T::string),
         key<&K::pattern, read_regex>("pattern", T::string),
         key<&K::holders_of, read_paths>("holders_of", T::strings),
-        key<&K::user, read_names>("user", T::strings),
+        key<&K::user, read_users>("user", T::strings),
         key<&K::exclude, read_names>("exclude", T::strings),
         key<&K::tree, read_bool>("tree", T::boolean),
         key<&K::signal, read_signal>("signal", T::string),
@@ -105,13 +105,13 @@ const std::vector<KindSpec>& step_kinds() {
         key<&V::max_memory_used, read_int>("max_memory_used", T::integer),
         key<&V::gpu_devices, read_paths>("gpu_devices", T::strings),
         key<&V::nvidia_smi, read_word>("nvidia_smi", T::string),
-        key<&V::user, read_names>("user", T::strings),
+        key<&V::user, read_users>("user", T::strings),
         key<&V::exclude, read_names>("exclude", T::strings),
         key<&V::missing_ok, read_bool>("missing_ok", T::boolean),
         key<&V::absent, read_regexes>("absent", T::strings),
         key<&V::port_free, read_ints>("port_free", T::ints),
         key<&V::port_open, read_ints>("port_open", T::ints),
-        key<&V::service_active, read_paths>("service_active", T::strings),
+        key<&V::service_active, read_units>("service_active", T::strings),
         key<&V::file_exists, read_paths>("file_exists", T::strings),
         key<&V::command, read_word>("command", T::string, true),
         key<&V::stdout_matches, read_regex>("stdout_matches", T::string)},
@@ -121,8 +121,8 @@ const std::vector<KindSpec>& step_kinds() {
         key<&W::content, read_content>("content", T::string, false, true),
         key<&W::template_file, read_word>("template", T::string),
         key<&W::mode, read_mode>("mode", T::string),
-        key<&W::owner, read_text>("owner", T::string),
-        key<&W::group, read_text>("group", T::string),
+        key<&W::owner, read_word>("owner", T::string),
+        key<&W::group, read_word>("group", T::string),
         key<&W::backup, read_bool>("backup", T::boolean)},
        false},
       {Kind::reboot,
@@ -165,7 +165,7 @@ const std::vector<FieldSpec>& common_step_fields() {
 const std::vector<FieldSpec>& rung_fields() {
   static const std::vector<FieldSpec> f = {{"kind", T::string},     {"timeout", T::duration},
                                            {"settle", T::duration}, {"retries", T::integer},
-                                           {"delay", T::duration},  {"wait", T::duration}};
+                                           {"delay", T::duration}};
   return f;
 }
 

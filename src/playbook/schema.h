@@ -63,7 +63,7 @@ const KindSpec& kind_spec(Kind k);
 /// become_user, when, on_failure, register, escalate, capture.
 const std::vector<FieldSpec>& common_step_fields();
 
-/// Keys every rung takes besides its kind's: kind, timeout, settle, retries, delay, wait.
+/// Keys every rung takes besides its kind's: kind, timeout, settle, retries, delay.
 const std::vector<FieldSpec>& rung_fields();
 
 /// Keys [defaults] takes: timeout, settle, retries, delay, capture, become, become_user.

@@ -205,12 +205,19 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
       for (const auto& k : step_kinds())
         for (const auto& kf : k.fields)
           if (kf.name == key) owners.push_back("`" + k.name + "`");
-      if (hint.empty() && !owners.empty())
+      if (!owners.empty())  // another kind's key: say whose, rather than guess a typo
         hint = fmt::format("`{}` belongs to {} steps", key, fmt::join(owners, ", "));
       c.out.push_back({key, fmt::format("unknown key `{}`", key), hint, true, true});
       continue;
     }
     if (!f->read) {  // a common key: its type here, its rules in check_common
+      // Read once, when the playbook loads: no host renders it.
+      if (key != "name" && has_template(it.value())) {
+        c.add(key, fmt::format("`{}` is read when the playbook loads: it cannot hold a template", key),
+              "templates go in a kind's keys (command, pid, path, ...); use `when` with a boolean var to choose per host");
+        c.bad.push_back(key);
+        continue;
+      }
       if (std::string err = type_error(key, it.value(), f->type, false); !err.empty()) {
         c.add(key, err);
         c.bad.push_back(key);
@@ -221,6 +228,13 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
     if (!kind) continue;  // whose rule applies is not known
     FieldBase& field = f->field(*keys);
     field.given = true;
+    // A template stands for one value: an array holding one is an array, never a scalar.
+    const bool scalar = f->type != FieldType::strings && f->type != FieldType::ints;
+    if (scalar && it.value().is_array()) {
+      c.add(key, type_error(key, it.value(), f->type, false));
+      c.bad.push_back(key);
+      continue;
+    }
     if (has_template(it.value())) {
       field.written = it.value();
       continue;

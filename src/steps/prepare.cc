@@ -4,10 +4,26 @@
 
 #include "playbook/local_files.h"
 #include "playbook/schema.h"
+#include "playbook/key_rules.h"
 #include "playbook/template.h"
 #include "steps/kinds.h"
 
 namespace ratchet::steps {
+
+// The first reference in `written` to a value known only at run time (steps.*, run.*), or "".
+static std::string runtime_ref(const playbook::Value& written) {
+  if (written.is_array()) {
+    for (const auto& e : written)
+      if (std::string r = runtime_ref(e); !r.empty()) return r;
+    return "";
+  }
+  if (!written.is_string()) return "";
+  std::string why;
+  if (auto refs = playbook::template_refs(written.get<std::string>(), &why))
+    for (const auto& r : *refs)
+      if (r.rfind("steps.", 0) == 0 || r.rfind("run.", 0) == 0) return r;
+  return "";
+}
 
 // resolve(), the place of a problem apart: *at and *err ("`pid` ...").
 static bool resolve_at(const playbook::Action& a, const playbook::Value& scope, bool plan,
@@ -33,7 +49,25 @@ static bool resolve_at(const playbook::Action& a, const playbook::Value& scope, 
       *err = fmt::format("`{}`: {}", spec.name, why);
       return false;
     }
+    // A shell key's text, unquoted, must not be empty or blank (as a literal must not).
+    std::string text;
+    if (spec.shell && f.written->is_string()) {
+      auto tv = playbook::render(f.written->get<std::string>(), scope, {playbook::RenderMode::text, plan}, &why);
+      if (tv && tv->is_string() && !playbook::read_word(spec.name, *tv, true, &text, &p)) {
+        *err = fmt::format("{} (rendered from {})", p.message, f.written->dump());
+        return false;
+      }
+    }
     if (!spec.read(spec.name, *v, true, *out, &p)) {
+      // In a plan, a run-time value is a placeholder: a typed key cannot wait for it.
+      if (plan)
+        if (std::string later = runtime_ref(*f.written); !later.empty()) {
+          *err = fmt::format("`{}` must be known when the plan is made, and `{}` is known only when the run gets there; "
+                             "only text keys (command, pid_file, pattern, holders_of, path, content, ...) may use "
+                             "steps.* and run.*",
+                             spec.name, later);
+          return false;
+        }
       *err = fmt::format("{} (rendered from {}){}", p.message, f.written->dump(), p.hint.empty() ? "" : "; " + p.hint);
       return false;
     }
@@ -50,14 +84,17 @@ bool resolve(const playbook::Action& a, const playbook::Value& scope, bool plan,
   return false;
 }
 
-static bool prepare_action(const playbook::Step& step, const playbook::Action& a, bool own,
+// `rung` is 0 for the step's own action, k for the k-th escalation rung.
+static bool prepare_action(const playbook::Step& step, const playbook::Action& a, size_t rung,
                            const playbook::Value& scope, const PrepareOptions& opt, Rung* out,
                            std::string* err) {
+  const bool own = rung == 0;
+  const std::string what = own ? fmt::format("step `{}`", step.id) : fmt::format("rung {} of step `{}`", rung, step.id);
   playbook::ActionKeys keys;
   std::string why;
   playbook::SourcePos at;
   if (!resolve_at(a, scope, opt.plan, &keys, &at, &why)) {
-    *err = fmt::format("{}: step `{}`{}: {}", at.str(), step.id, own ? "" : " rung", why);
+    *err = fmt::format("{}: {}: {}", at.str(), what, why);
     return false;
   }
   BuildContext ctx;
@@ -77,8 +114,8 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
   if (lk.field) {
     auto it = opt.files ? opt.files->find(**lk.field) : std::map<std::string, playbook::LocalFile>::const_iterator{};
     if (!opt.files || it == opt.files->end()) {
-      *err = fmt::format("{}: step `{}`{}: `{}`: the file was not read when the playbook loaded", lk.field->pos.str(),
-                         step.id, own ? "" : " rung", lk.key);
+      *err = fmt::format("{}: {}: `{}`: the file was not read when the playbook loaded", lk.field->pos.str(), what,
+                         lk.key);
       return false;
     }
     file = &it->second;
@@ -105,14 +142,14 @@ bool prepare_step(const playbook::Step& step, const playbook::Value& scope, cons
                   PreparedStep* out, std::string* err) {
   out->rungs.clear();
   Rung own;
-  if (!prepare_action(step, step.body, true, scope, opt, &own, err)) return false;
+  if (!prepare_action(step, step.body, 0, scope, opt, &own, err)) return false;
   if (step.kind == playbook::Kind::verify) own.action.reset();
   out->action_is_result = step.kind == playbook::Kind::run && own.check.empty();
   if (own.action && !own.action->expect.exit_codes.empty()) out->expect_exit = own.action->expect.exit_codes;
   out->rungs.push_back(std::move(own));
   for (size_t i = 0; i < step.escalate.size(); ++i) {
     Rung r;
-    if (!prepare_action(step, step.escalate[i], false, scope, opt, &r, err)) return false;
+    if (!prepare_action(step, step.escalate[i], i + 1, scope, opt, &r, err)) return false;
     out->rungs.push_back(std::move(r));
   }
   return true;

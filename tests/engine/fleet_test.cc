@@ -146,7 +146,7 @@ TEST_CASE("fail limit: N, N% rounded down, -1 when unset", "[engine][fleet]") {
 TEST_CASE("linear: every host ends step k before any host starts step k+1", "[engine][fleet]") {
   Fleet f(with_policy("strategy = \"linear\""), {{"fast", 0}, {"slow", 0.3}, {"mid", 0.1}});
   auto reps = f.run(10);
-  for (const auto& r : reps) CHECK(r.status == "ok");
+  for (const auto& r : reps) CHECK(r.status == engine::HostStatus::ok);
   auto pos = positions(f);
   for (const char* a : {"fast", "slow", "mid"})
     for (const char* b : {"fast", "slow", "mid"}) {
@@ -158,8 +158,8 @@ TEST_CASE("linear: every host ends step k before any host starts step k+1", "[en
 TEST_CASE("free: a fast host runs ahead of a slow one", "[engine][fleet]") {
   Fleet f(with_policy("strategy = \"free\""), {{"fast", 0}, {"slow", 3}});  // 3 s: ample under load
   auto reps = f.run(10);
-  CHECK(reps[0].status == "ok");
-  CHECK(reps[1].status == "ok");
+  CHECK(reps[0].status == engine::HostStatus::ok);
+  CHECK(reps[1].status == engine::HostStatus::ok);
   auto pos = positions(f);
   CHECK(pos.at("step_end:fast:three") < pos.at("step_end:slow:one"));
 }
@@ -178,12 +178,12 @@ command = "true"
 )",
           {{"good", 0}, {"bad", 1}, {"down1", 0}, {"good2", 0}});
   auto reps = f.run(2);  // fewer forks than hosts: still correct
-  CHECK(reps[0].status == "ok");
-  CHECK(reps[1].status == "failed");
+  CHECK(reps[0].status == engine::HostStatus::ok);
+  CHECK(reps[1].status == engine::HostStatus::failed);
   CHECK(reps[1].failed_step == "one");
-  CHECK(reps[2].status == "unreachable");
+  CHECK(reps[2].status == engine::HostStatus::unreachable);
   CHECK(reps[2].reason.find("connection refused") != std::string::npos);
-  CHECK(reps[3].status == "ok");
+  CHECK(reps[3].status == engine::HostStatus::ok);
   CHECK(reps[3].counts.at("ok") + reps[3].counts.at("changed") == 2);
   CHECK(f.events("host_end").size() == 4);
 }
@@ -208,7 +208,7 @@ command = "true"
 )",
           {{"h", 0}});
   auto reps = f.run(1);
-  CHECK(reps[0].status == "failed");
+  CHECK(reps[0].status == engine::HostStatus::failed);
   CHECK(reps[0].failed_step == "hard");
   CHECK(reps[0].reason == "exit 3");
   auto ends = f.events("host_end");
@@ -248,7 +248,7 @@ command = "true"
 )",
           {{"h", 0}});
   auto reps = f.run(1);
-  CHECK(reps[0].status == "failed");
+  CHECK(reps[0].status == engine::HostStatus::failed);
   CHECK(reps[0].stopped_at == "");
   CHECK(reps[0].skipped.empty());
   CHECK(reps[0].counts.at("skipped") == 0);
@@ -271,7 +271,7 @@ command = "exit 2"
 )",
           {{"h", 0}});
   auto reps = f.run(1);
-  CHECK(reps[0].status == "failed");
+  CHECK(reps[0].status == engine::HostStatus::failed);
   CHECK(reps[0].failed_step == "soft1");
   CHECK(reps[0].reason == "exit 1");
 }
@@ -280,7 +280,7 @@ TEST_CASE("serial batches run one after another, max_fail stops later batches", 
   SECTION("batches in order, no failures: all run") {
     Fleet f(with_policy("serial = 2"), {{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}, {"e", 0}});
     auto reps = f.run(10);
-    for (const auto& r : reps) CHECK(r.status == "ok");
+    for (const auto& r : reps) CHECK(r.status == engine::HostStatus::ok);
     auto batches = f.events("batch_start");
     REQUIRE(batches.size() == 3);
     CHECK(batches[0]["hosts"] == nlohmann::json::array({"a", "b"}));
@@ -293,10 +293,10 @@ TEST_CASE("serial batches run one after another, max_fail stops later batches", 
     Fleet f(with_policy("serial = \"40%\"\nmax_fail = 0"),
             {{"a", 0}, {"down1", 0}, {"c", 0}, {"d", 0}, {"e", 0}});
     auto reps = f.run(10);
-    CHECK(reps[0].status == "ok");
-    CHECK(reps[1].status == "unreachable");
+    CHECK(reps[0].status == engine::HostStatus::ok);
+    CHECK(reps[1].status == engine::HostStatus::unreachable);
     for (size_t i : {2, 3, 4}) {
-      CHECK(reps[i].status == "skipped");
+      CHECK(reps[i].status == engine::HostStatus::skipped);
       CHECK(reps[i].reason == "not run: 1 host(s) failed, more than max_fail = 0");
       CHECK(reps[i].counts.size() == 5);  // the same shape as a host that ran (was {})
     }
@@ -311,8 +311,8 @@ TEST_CASE("serial batches run one after another, max_fail stops later batches", 
   SECTION("max_fail = 1 tolerates one failed host") {
     Fleet f(with_policy("serial = 1\nmax_fail = 1"), {{"down1", 0}, {"b", 0}, {"c", 0}});
     auto reps = f.run(10);
-    CHECK(reps[0].status == "unreachable");
-    CHECK(reps[1].status == "ok");
-    CHECK(reps[2].status == "ok");
+    CHECK(reps[0].status == engine::HostStatus::unreachable);
+    CHECK(reps[1].status == engine::HostStatus::ok);
+    CHECK(reps[2].status == engine::HostStatus::ok);
   }
 }

@@ -52,7 +52,7 @@ TEST_CASE("ratchet loop: state already holds → ok, only the check is sent", "[
   Harness h;
   h.t.push(0);
   auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
-  CHECK(o.status == "ok");
+  CHECK(o.status == engine::StepStatus::ok);
   CHECK(o.rung == 0);
   CHECK(h.sent() == std::vector<std::string>{"probe"});
 }
@@ -63,7 +63,7 @@ TEST_CASE("ratchet loop: action fixes it → changed", "[engine]") {
   h.t.push(0);
   h.t.push(0);
   auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
-  CHECK(o.status == "changed");
+  CHECK(o.status == engine::StepStatus::changed);
   CHECK(o.rung == 0);
   CHECK(h.sent() == std::vector<std::string>{"probe", "fix", "probe"});
 }
@@ -80,7 +80,7 @@ TEST_CASE("ratchet loop: escalates to rung 2", "[engine]") {
   auto ps = step(3);
   ps.rungs[2].settle = util::Millis(1500);
   auto o = engine::run_ratchet(ps, h.ex, h.sleep);
-  CHECK(o.status == "escalated");
+  CHECK(o.status == engine::StepStatus::escalated);
   CHECK(o.rung == 2);
   CHECK(h.sent() == std::vector<std::string>{"probe", "fix", "probe", "harder1", "probe", "harder2", "probe"});
   CHECK(h.slept == std::vector<long long>{1500});  // settle once, after rung 2 only
@@ -91,7 +91,7 @@ TEST_CASE("ratchet loop: rungs exhausted → failed at the last rung", "[engine]
   Harness h;
   for (int i = 0; i < 7; ++i) h.t.push(i % 2 == 0 ? 3 : 0);  // checks fail, actions succeed
   auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
-  CHECK(o.status == "failed");
+  CHECK(o.status == engine::StepStatus::failed);
   CHECK(o.rung == 2);
   CHECK(h.sent().size() == 7);
 }
@@ -102,7 +102,7 @@ TEST_CASE("ratchet loop: verify without its own action goes straight to rung 1",
   h.t.push(0);  // harder1
   h.t.push(0);  // check
   auto o = engine::run_ratchet(step(2, false), h.ex, h.sleep);
-  CHECK(o.status == "escalated");
+  CHECK(o.status == engine::StepStatus::escalated);
   CHECK(o.rung == 1);
   CHECK(h.sent() == std::vector<std::string>{"probe", "harder1", "probe"});
 }
@@ -118,7 +118,7 @@ TEST_CASE("ratchet loop: retries re-run the check `delay` apart", "[engine]") {
   h.t.push(1);  // retry 1
   h.t.push(0);  // retry 2 passes
   auto o = engine::run_ratchet(ps, h.ex, h.sleep);
-  CHECK(o.status == "changed");
+  CHECK(o.status == engine::StepStatus::changed);
   CHECK(h.slept == std::vector<long long>{250, 250});
 }
 
@@ -131,10 +131,10 @@ TEST_CASE("ratchet loop: run without a check is judged by its exit status", "[en
   ps.rungs.push_back(r);
   ps.action_is_result = true;
   h.t.push(3);
-  CHECK(engine::run_ratchet(ps, h.ex, h.sleep).status == "changed");
+  CHECK(engine::run_ratchet(ps, h.ex, h.sleep).status == engine::StepStatus::changed);
   h.t.push(4, "", "boom");
   auto o = engine::run_ratchet(ps, h.ex, h.sleep);
-  CHECK(o.status == "failed");
+  CHECK(o.status == engine::StepStatus::failed);
   CHECK(o.reason == "exit 4: boom");
 }
 
@@ -147,7 +147,7 @@ TEST_CASE("ratchet loop: a verify waits for its state with retries before any ru
   h.t.push(1);
   h.t.push(0);  // holds on the second retry: no rung fires
   auto o = engine::run_ratchet(ps, h.ex, h.sleep);
-  CHECK(o.status == "ok");
+  CHECK(o.status == engine::StepStatus::ok);
   CHECK(h.sent() == std::vector<std::string>{"probe", "probe", "probe"});
   CHECK(h.slept == std::vector<long long>{1000, 1000});
 }
@@ -158,7 +158,7 @@ TEST_CASE("ratchet loop: a failed step names the action's failure and the check'
   h.t.push(2, "", "mkdir: permission denied");
   h.t.push(1, "still wrong");
   auto o = engine::run_ratchet(step(0), h.ex, h.sleep);
-  CHECK(o.status == "failed");
+  CHECK(o.status == engine::StepStatus::failed);
   CHECK(o.reason == "action failed: exit 2: mkdir: permission denied; then the check: exit 1: still wrong");
 }
 
@@ -168,7 +168,7 @@ TEST_CASE("ratchet loop: a check that never ran fails the step, no action on an 
     Harness h;
     h.t.push_error("connection lost");
     auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
-    CHECK(o.status == "failed");
+    CHECK(o.status == engine::StepStatus::failed);
     CHECK(o.rung == 0);
     CHECK(o.reason == "could not check: connection lost");
     CHECK(h.sent() == std::vector<std::string>{"probe"});
@@ -179,7 +179,7 @@ TEST_CASE("ratchet loop: a check that never ran fails the step, no action on an 
     h.t.push(0);
     h.t.push_error("connection lost");
     auto o = engine::run_ratchet(step(2), h.ex, h.sleep);
-    CHECK(o.status == "failed");
+    CHECK(o.status == engine::StepStatus::failed);
     CHECK(o.rung == 0);
     CHECK(h.sent() == std::vector<std::string>{"probe", "fix", "probe"});
   }

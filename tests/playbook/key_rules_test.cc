@@ -107,3 +107,33 @@ TEST_CASE("key rules: every kind key has its rule and its field", "[playbook]") 
   }
   for (const auto& f : common_step_fields()) CHECK_FALSE(f.read);
 }
+
+TEST_CASE("key rules: a filter never widens and no value holds a NUL or is blank", "[playbook]") {
+  // No user would be no filter: every user's processes. Refused, never widened.
+  CHECK(problem<std::vector<std::string>>(read_users, "user", Value::array()) ==
+        "`user` names no user | leave `user` out to select processes of any user");
+  CHECK(problem<std::vector<std::string>>(read_users, "user", "") ==
+        "`user` holds an empty name | an empty name would select or spare nobody: leave it out");
+  CHECK(problem<std::vector<std::string>>(read_users, "user", Value::array({"svc", " "})).rfind("`user` holds an empty name", 0) == 0);
+  CHECK(problem<std::vector<std::string>>(read_names, "exclude", Value::array()).empty());  // excluding none is no widening
+  CHECK(problem<std::string>(read_regex, "pattern", std::string("a\0(", 3)) ==
+        "`pattern` holds a NUL byte (at byte 1) | no command, path or name can hold one");
+  CHECK(problem<std::string>(read_abs_path, "path", std::string("/x\0y", 4)).rfind("`path` holds a NUL byte", 0) == 0);
+  CHECK(problem<std::string>(read_word, "check", "  ") == "`check` is blank");
+  CHECK(problem<std::string>(read_abs_path, "path", "/") == "`path` must name a file, not /");
+  CHECK(problem<std::vector<std::string>>(read_units, "service_active", Value::array()) == "`service_active` names no unit");
+}
+
+TEST_CASE("key rules: gpus are all alone or indexes and UUIDs each once", "[playbook]") {
+  const std::string bad = "`gpus` must be \"all\" or a list of GPU indexes or UUIDs, such as [\"0\", \"3\"]";
+  for (const Value& v : {Value("ALL"), Value("0,3"), Value(" 0"), Value::array({"-1"}), Value::array({"0", "0"}),
+                         Value::array({"all", "0"}), Value::array({"GPU-xyz"}), Value::array()}) {
+    INFO(v.dump());
+    CHECK(problem<std::vector<std::string>>(read_gpus, "gpus", v) == bad);
+  }
+  for (const Value& v : {Value("all"), Value::array({"0", "3"}), Value::array({"GPU-3051597d-0a17-6c32-5486-4381f9a274da"}),
+                         Value::array({"MIG-3051597d-0a17"})}) {
+    INFO(v.dump());
+    CHECK(problem<std::vector<std::string>>(read_gpus, "gpus", v).empty());
+  }
+}

@@ -170,7 +170,7 @@ unit_file = "units/{{ unit }}.service"
                "    template = \"missing.tmpl\"\n"
                "               ^\n"
                "pb.toml:14:13: error: `unit_file` must be a literal path: the unit file is read once, when the "
-               "playbook loads (put the per-host part in the file's text ({{ host.name }} renders there))\n"
+               "playbook loads (a unit file is sent as it is written: for per-host text, write it with a `write` step's template)\n"
                "    unit_file = \"units/{{ unit }}.service\"\n"
                "                ^\n");
   // A file read at load: its bytes and sha256 are in the model.

@@ -29,7 +29,7 @@ TEST_CASE("the schema lists kinds and their keys", "[playbook]") {
   CHECK(kill == std::vector<std::string>{"pid", "pid_file", "pattern", "holders_of", "user",
                                          "exclude", "tree", "signal", "wait", "missing_ok"});
   CHECK(allowed_keys(TableRole::rung, "service") ==
-        std::vector<std::string>{"kind", "timeout", "settle", "retries", "delay", "wait", "unit",
+        std::vector<std::string>{"kind", "timeout", "settle", "retries", "delay", "unit",
                                  "state", "enabled", "unit_file", "transition_wait"});
   CHECK(allowed_keys(TableRole::step, "run").size() == 14 + 6);
   CHECK(find_field(TableRole::step, "run", "command")->shell);
@@ -117,4 +117,17 @@ TEST_CASE("schema: a spec for every kind in the order of kKinds", "[playbook]") 
     CHECK(&kind_spec(kKinds[i]) == &step_kinds()[i]);
     CHECK(find_kind(name(kKinds[i])) == &step_kinds()[i]);
   }
+}
+
+TEST_CASE("check_table: common keys take no template and a scalar kind key no array", "[playbook]") {
+  CHECK(messages(TableRole::step, {{"kind", "run"}, {"command", "x"}, {"on_failure", "{{ t }}"}}) ==
+        std::vector<std::string>{"on_failure: `on_failure` is read when the playbook loads: it cannot hold a template | "
+                                 "templates go in a kind's keys (command, pid, path, ...); use `when` with a boolean var "
+                                 "to choose per host"});
+  CHECK(messages(TableRole::step, {{"kind", "run"}, {"command", "x"}, {"id", "{{ t }}"}}).size() == 1);
+  CHECK(messages(TableRole::step, {{"kind", "run"}, {"command", "x"}, {"name", "{{ literal }}"}}).empty());
+  CHECK(messages(TableRole::step, {{"kind", "write"}, {"path", "/x"}, {"content", {"{{ f }}"}}}) ==
+        std::vector<std::string>{"content: `content` must be a string, not an array"});
+  CHECK(messages(TableRole::rung, {{"kind", "run"}, {"command", "x"}, {"wait", "7s"}}) ==
+        std::vector<std::string>{"wait: unknown key `wait` | `wait` belongs to `kill` steps"});
 }

@@ -325,7 +325,7 @@ TEST_CASE("gpus: the builder makes the command and its expect", "[steps][gpus]")
   r = {};
   build_rung(ratchet::testing::action_of({{"kind", "verify"},
                                           {"gpus_idle", true},
-                                          {"gpus", {"0", "GPU-x"}},
+                                          {"gpus", {"0", "GPU-0a9d"}},
                                           {"max_memory_used", 1024},
                                           {"gpu_devices", {"/srv/dev/nvidia*"}},
                                           {"nvidia_smi", "/usr/local/nvidia/bin/nvidia-smi"},
@@ -335,7 +335,7 @@ TEST_CASE("gpus: the builder makes the command and its expect", "[steps][gpus]")
              {}, &r);
   CHECK(r.check[0].text == "ratchet_gpus_idle --smi /usr/local/nvidia/bin/nvidia-smi --user alice --exclude "
                            "nvidia-persistenced -- '/srv/dev/nvidia*'");
-  CHECK(r.check[0].expect.gpus == Expect::Gpus{{"0", "GPU-x"}, 1024, {"alice"}, {"nvidia-persistenced"}});
+  CHECK(r.check[0].expect.gpus == Expect::Gpus{{"0", "GPU-0a9d"}, 1024, {"alice"}, {"nvidia-persistenced"}});
 }
 
 TEST_CASE("gpus: each key's rule names what is wrong", "[steps][gpus]") {

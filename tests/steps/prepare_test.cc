@@ -111,3 +111,25 @@ TEST_CASE("process lines parse into holders", "[steps]") {
   REQUIRE(all.size() == 1);
   CHECK(all[0]["pid"] == 1);
 }
+
+TEST_CASE("prepare: a typed key cannot wait for a run-time value and a shell key cannot render blank", "[steps]") {
+  json scope = {{"empty", ""}, {"steps", json::object()}};
+  steps::PreparedStep ps;
+  std::string err;
+  steps::PrepareOptions plan;
+  plan.plan = true;
+  CHECK_FALSE(steps::prepare_step(step("kill", {{"pid", "{{ steps.find.stdout }}"}}), scope, plan, &ps, &err));
+  CHECK(err == "test.toml:1:1: step `s`: `pid` must be known when the plan is made, and `steps.find.stdout` is known "
+               "only when the run gets there; only text keys (command, pid_file, pattern, holders_of, path, content, "
+               "...) may use steps.* and run.*");
+  // A text key takes it: the plan shows the placeholder, the run its value.
+  REQUIRE(steps::prepare_step(step("kill", {{"pid_file", "{{ steps.find.stdout }}"}}), scope, plan, &ps, &err));
+  CHECK(ps.rungs[0].action->text == "ratchet_kill --signal TERM --wait-ms 5000 pid_file '<steps.find.stdout>'");
+  CHECK_FALSE(steps::prepare_step(step("run", {{"command", "{{ empty }}"}}), scope, {}, &ps, &err));
+  CHECK(err == "test.toml:1:1: step `s`: `command` is empty (rendered from \"{{ empty }}\")");
+  // A rung's problem names the rung.
+  auto s = step("verify", {{"file_exists", "/x"}});
+  s.escalate = {testing::action_of({{"kind", "kill"}, {"pid", "{{ empty }}"}})};
+  CHECK_FALSE(steps::prepare_step(s, scope, {}, &ps, &err));
+  CHECK(err == "test.toml:1:1: rung 1 of step `s`: `pid` must be an integer, got \"\" (rendered from \"{{ empty }}\")");
+}
