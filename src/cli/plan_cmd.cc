@@ -85,6 +85,7 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
           os << labelled(c.text, label + std::string(name(c.role)));
           if (auto re = plan::stdout_matches(c); !re.empty())
             os << fmt::format("       {:<14}stdout_matches {}\n", "", re);
+          if (auto g = plan::gpus_judged(c); !g.empty()) os << fmt::format("       {:<14}judged: {}\n", "", g);
         }
         if (r.action) {
           os << labelled(r.action->text, label + std::string(name(r.action->role)));

@@ -118,4 +118,13 @@ std::string stdout_matches(const steps::Command& c) {
   return c.judge == steps::Judge::matches ? c.expect.stdout_matches : "";
 }
 
+std::string gpus_judged(const steps::Command& c) {
+  if (c.judge != steps::Judge::gpus || !c.expect.gpus) return "";
+  const auto& g = *c.expect.gpus;
+  std::string out = fmt::format("GPUs {}, idle at most {} MiB used", fmt::join(g.gpus, ", "), g.max_memory_used_mib);
+  if (!g.user.empty()) out += fmt::format(", user {}", fmt::join(g.user, ", "));
+  if (!g.exclude.empty()) out += fmt::format(", exclude {}", fmt::join(g.exclude, ", "));
+  return out;
+}
+
 }  // namespace ratchet::plan

@@ -23,4 +23,8 @@ std::vector<std::string> runtime_refs(const playbook::Playbook& pb, const playbo
 /// The regex a check command's stdout must match ("" = none).
 std::string stdout_matches(const steps::Command& c);
 
+/// What a gpus_idle check is judged against, as `plan` prints it ("GPUs all,
+/// idle at most 512 MiB used, user alice"); "" for any other command.
+std::string gpus_judged(const steps::Command& c);
+
 }  // namespace ratchet::plan

@@ -100,3 +100,15 @@ TEST_CASE("plan build: each step's timing, on_failure and each rung's settle, re
   CHECK(j["commands"][0]["stdout_matches"] == "^GPU 0");
   CHECK(j["commands"][1]["timeout_ms"] == 17000);  // the kill action: its timeout plus its wait
 }
+
+TEST_CASE("plan build: a gpus_idle check says what it is judged against", "[plan]") {
+  steps::Command c;
+  c.judge = steps::Judge::gpus;
+  c.expect.gpus = steps::Expect::Gpus{{"0", "3"}, 1024, {"alice"}, {"nvidia-persistenced", "nv-hostengine"}};
+  CHECK(plan::gpus_judged(c) ==
+        "GPUs 0, 3, idle at most 1024 MiB used, user alice, exclude nvidia-persistenced, nv-hostengine");
+  c.expect.gpus = steps::Expect::Gpus{{"all"}, 512, {}, {}};
+  CHECK(plan::gpus_judged(c) == "GPUs all, idle at most 512 MiB used");
+  c.judge = steps::Judge::exit0;
+  CHECK(plan::gpus_judged(c).empty());
+}
