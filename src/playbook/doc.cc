@@ -89,6 +89,25 @@ void fix_header_error(const std::string& text, const std::string& description, S
       parent, key, parent, parent);
 }
 
+// toml++'s words for two common slips, with the fix: a number with a leading
+// zero (`mode = 0640`, as Ansible writes a mode) and a string left open.
+void fix_value_error(const std::string& text, const std::string& description, const SourcePos& pos,
+                     std::string* hint) {
+  if (!hint->empty()) return;
+  const std::string line = source_line(text, pos.line);
+  if (description.find("leading zeroes are prohibited") != std::string::npos) {
+    size_t eq = line.find('=');
+    std::string key = eq == std::string::npos ? "" : line.substr(0, eq);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    while (!key.empty() && (key[0] == ' ' || key[0] == '\t')) key.erase(0, 1);
+    *hint = key == "mode" ? "write a file mode as a string: mode = \"0640\""
+                          : "TOML numbers have no leading zero: write the number without it, or a string in quotes";
+  } else if (description.find("unescaped control characters") != std::string::npos &&
+             static_cast<size_t>(pos.col) >= line.size()) {
+    *hint = "the string is not closed on this line: add its closing quote";
+  }
+}
+
 }  // namespace
 
 SourcePos Doc::at(const DocPath& p) const {
@@ -117,6 +136,7 @@ std::optional<Doc> parse_doc(std::string text, const std::string& file,
     SourcePos pos = to_pos(file, e.source().begin);
     std::string description(e.description()), hint;
     fix_header_error(doc.text, description, &pos, &hint);
+    fix_value_error(doc.text, description, pos, &hint);
     errors->push_back(make_error(pos, description, hint, doc.text));
     return std::nullopt;
   }

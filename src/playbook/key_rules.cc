@@ -171,7 +171,8 @@ bool read_regexes(std::string_view key, const Value& v, bool rendered, std::vect
 bool read_abs_path(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
   if (!read_text(key, v, rendered, out, p)) return false;
   if (out->empty() || (*out)[0] != '/')
-    return fail(p, fmt::format("`{}` must be absolute, got \"{}\"", key, *out), "write the full path, such as /etc/app/notes.md");
+    return fail(p, fmt::format("`{}` must be absolute, got \"{}\"", key, *out),
+                "write the full path, from /: a relative one would be read from the login's directory");
   if (out->find_first_not_of('/') == std::string::npos) return fail(p, fmt::format("`{}` must name a file, not /", key));
   return true;
 }

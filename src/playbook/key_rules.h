@@ -42,7 +42,7 @@ bool read_units(std::string_view key, const Value& v, bool rendered, std::vector
 bool read_regex(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 /// A string or an array of such regexes (`absent`).
 bool read_regexes(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
-/// An absolute path (write's `path`).
+/// An absolute path naming a file, not "/" (write's `path`, kill's `pid_file`).
 bool read_abs_path(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 bool read_bool(std::string_view key, const Value& v, bool rendered, bool* out, KeyProblem* p);
 /// `true`: a condition that is on when given (verify's `gpus_idle`).

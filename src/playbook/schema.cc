@@ -88,7 +88,7 @@ const std::vector<KindSpec>& step_kinds() {
        true},
       {Kind::kill,
        {key<&K::pid, read_pid>("pid", T::integer),
-        key<&K::pid_file, read_word>("pid_file", T::string),
+        key<&K::pid_file, read_abs_path>("pid_file", T::string),
         key<&K::pattern, read_regex>("pattern", T::string),
         key<&K::holders_of, read_paths>("holders_of", T::strings),
         key<&K::user, read_users>("user", T::strings),

@@ -148,7 +148,7 @@ std::string holder_line(const Value& h) {
     }
     out += " cmd: " + cmd;
   }
-  if (h.contains("files")) out += " files: " + to_text(h["files"]);
+  if (h.contains("files") && !h["files"].empty()) out += " files: " + to_text(h["files"]);
   return out;
 }
 

@@ -63,8 +63,7 @@ static bool resolve_at(const playbook::Action& a, const playbook::Value& scope, 
       if (plan)
         if (std::string later = runtime_ref(*f.written); !later.empty()) {
           *err = fmt::format("`{}` must be known when the plan is made, and `{}` is known only when the run gets there; "
-                             "only text keys (command, pid_file, pattern, holders_of, path, content, ...) may use "
-                             "steps.* and run.*",
+                             "only text keys (command, pattern, holders_of, content, ...) may use steps.* and run.*",
                              spec.name, later);
           return false;
         }

@@ -35,7 +35,7 @@ TEST_CASE("key rules: a value passes or fails alike from a literal or a template
   CHECK(problem<FileMode>(read_mode, "mode", "rw-r--r--") == "`mode` must be 1 to 4 octal digits such as \"0644\", not \"rw-r--r--\"");
   // A template that rendered to "" is not "no mode".
   CHECK(problem<FileMode>(read_mode, "mode", "") == "`mode` must be 1 to 4 octal digits such as \"0644\", not \"\"");
-  CHECK(problem<std::string>(read_abs_path, "path", "notes.md") == "`path` must be absolute, got \"notes.md\" | write the full path, such as /etc/app/notes.md");
+  CHECK(problem<std::string>(read_abs_path, "path", "notes.md") == "`path` must be absolute, got \"notes.md\" | write the full path, from /: a relative one would be read from the login's directory");
   CHECK(problem<std::string>(read_regex, "pattern", "foo(").rfind("`pattern`: \"foo(\" is not a valid extended regex", 0) == 0);
   CHECK(problem<std::vector<std::string>>(read_regexes, "absent", Value::array({"ok", "a[b"})).rfind("`absent`: \"a[b\" is not a valid extended regex", 0) == 0);
   CHECK(problem<std::string>(read_regex, "pattern", std::string(kMaxRegex + 1, 'a')) == "`pattern`: a regex of 4097 bytes is too long (at most 4096)");

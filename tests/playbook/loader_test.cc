@@ -760,3 +760,19 @@ TEST_CASE("typed model: every key of every kind is read into its field at its li
   CHECK(pb.files.at("n.tmpl").bytes == "notes\n");
   CHECK(std::get<RebootAction>(pb.steps[10].body.keys).reboot_timeout.value == Millis(90'000));
 }
+
+TEST_CASE("TOML slips get their fix: a mode with a leading zero and a string left open", "[playbook]") {
+  CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"w\"\nkind = \"write\"\npath = \"/x\"\ncontent = \"x\"\nmode = 0640\n") ==
+        "pb.toml:7:12: error: Error while parsing decimal integer: leading zeroes are prohibited (write a file mode as a "
+        "string: mode = \"0640\")\n"
+        "    mode = 0640\n"
+        "               ^\n");
+  std::string open_string = errors_of(std::string(kHead) + "[[step]]\nid = \"w\"\nkind = \"run\"\ncommand = \"true\n");
+  CHECK(open_string.find("(the string is not closed on this line: add its closing quote)\n") != std::string::npos);
+  // A pid file is read on the host: from /, never from the login's directory.
+  CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"k\"\nkind = \"kill\"\npid_file = \"run/x.pid\"\n") ==
+        "pb.toml:5:12: error: `pid_file` must be absolute, got \"run/x.pid\" (write the full path, from /: a relative "
+        "one would be read from the login's directory)\n"
+        "    pid_file = \"run/x.pid\"\n"
+        "               ^\n");
+}

@@ -91,7 +91,7 @@ TEST_CASE("prepare: a template's value is read by its key's rule once rendered",
   CHECK(err == "test.toml:1:1: step `s`: `pid` 1 is init: ratchet never signals it (rendered from \"{{ one }}\")");
   CHECK_FALSE(steps::prepare_step(step("write", {{"path", "{{ sig }}"}, {"content", "x"}}), scope, {}, &ps, &err));
   CHECK(err == "test.toml:1:1: step `s`: `path` must be absolute, got \"hup\" (rendered from \"{{ sig }}\"); "
-               "write the full path, such as /etc/app/notes.md");
+               "write the full path, from /: a relative one would be read from the login's directory");
   CHECK_FALSE(steps::prepare_step(step("kill", {{"pid", 5}, {"signal", "{{ wait }}"}}), scope, {}, &ps, &err));
   CHECK(err.rfind("test.toml:1:1: step `s`: unknown signal `2s` (rendered from \"{{ wait }}\")", 0) == 0);
 }
@@ -120,11 +120,14 @@ TEST_CASE("prepare: a typed key cannot wait for a run-time value and a shell key
   plan.plan = true;
   CHECK_FALSE(steps::prepare_step(step("kill", {{"pid", "{{ steps.find.stdout }}"}}), scope, plan, &ps, &err));
   CHECK(err == "test.toml:1:1: step `s`: `pid` must be known when the plan is made, and `steps.find.stdout` is known "
-               "only when the run gets there; only text keys (command, pid_file, pattern, holders_of, path, content, "
-               "...) may use steps.* and run.*");
+               "only when the run gets there; only text keys (command, pattern, holders_of, content, ...) may use "
+               "steps.* and run.*");
   // A text key takes it: the plan shows the placeholder, the run its value.
-  REQUIRE(steps::prepare_step(step("kill", {{"pid_file", "{{ steps.find.stdout }}"}}), scope, plan, &ps, &err));
-  CHECK(ps.rungs[0].action->text == "ratchet_kill --signal TERM --wait-ms 5000 pid_file '<steps.find.stdout>'");
+  REQUIRE(steps::prepare_step(step("kill", {{"pid_file", "/run/{{ steps.find.stdout }}.pid"}}), scope, plan, &ps, &err));
+  CHECK(ps.rungs[0].action->text == "ratchet_kill --signal TERM --wait-ms 5000 pid_file '/run/<steps.find.stdout>.pid'");
+  // A path key still starts with / in the template: a placeholder is no path.
+  CHECK_FALSE(steps::prepare_step(step("kill", {{"pid_file", "{{ steps.find.stdout }}"}}), scope, plan, &ps, &err));
+  CHECK(err.find("`pid_file` must be known when the plan is made") != std::string::npos);
   CHECK_FALSE(steps::prepare_step(step("run", {{"command", "{{ empty }}"}}), scope, {}, &ps, &err));
   CHECK(err == "test.toml:1:1: step `s`: `command` is empty (rendered from \"{{ empty }}\")");
   // A rung's problem names the rung.
