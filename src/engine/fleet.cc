@@ -51,8 +51,6 @@ HostReport not_run(const HostJob& job, HostStatus status, const std::string& why
   return r;
 }
 
-bool counts_as_failed(const HostReport& r) { return engine::counts_as_failed(r.status); }
-
 /// One batch, every host on its own thread; `forks` bounds the work in flight.
 void run_batch(std::vector<HostJob>& jobs, const std::vector<size_t>& idx, const FleetPolicy& policy,
                const TransportFactory& make, const RunShared& shared,
@@ -134,7 +132,7 @@ std::vector<HostReport> run_fleet(std::vector<HostJob>& jobs, const FleetPolicy&
         shared.progress->batch_started(static_cast<int>(b + 1), static_cast<int>(sizes.size()), names);
       }
       run_batch(jobs, idx, policy, make, shared, reports);
-      for (size_t i : idx) failed += counts_as_failed(reports[i]);
+      for (size_t i : idx) failed += counts_as_failed(reports[i].status);
     }
     at += sizes[b];
   }

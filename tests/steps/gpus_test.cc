@@ -3,6 +3,8 @@
 // the builder makes, and the loader's checks of the keys (file:line:col).
 #include <catch2/catch.hpp>
 
+#include "support/exec_result.h"
+
 #include "playbook/schema.h"
 #include "support/action_of.h"
 
@@ -15,6 +17,7 @@
 #include "util/gpu_table.h"
 
 using namespace ratchet::steps;
+using ratchet::testing::exec_result;
 using ratchet::transport::ExecResult;
 using nlohmann::json;
 
@@ -51,13 +54,6 @@ Command gpus_check(Expect::Gpus g = want()) {
   return c;
 }
 
-ExecResult result(int code, const std::string& out, const std::string& err = "") {
-  ExecResult r;
-  r.exit_code = code;
-  r.out.data = out;
-  r.err.data = err;
-  return r;
-}
 
 }  // namespace
 
@@ -107,7 +103,7 @@ TEST_CASE("gpus: a --query-compute-apps line of the driver is read with exact va
 }
 
 TEST_CASE("gpus: an idle GPU passes with its evidence", "[steps][gpus]") {
-  auto v = judge_gpus(gpus_check(), result(0, gpu(0, kU0, 0)));
+  auto v = judge_gpus(gpus_check(), exec_result(0, gpu(0, kU0, 0)));
   CHECK(v.holds);
   CHECK_FALSE(v.unknown);
   CHECK(v.reason == "");
@@ -131,10 +127,10 @@ TEST_CASE("gpus: an idle GPU passes with its evidence", "[steps][gpus]") {
   // An expect of another shape (none at all) is the defaults: every GPU, 512 MiB.
   Command bare;
   bare.judge = Judge::gpus;
-  CHECK(judge_gpus(bare, result(0, gpu(0, kU0, 512))).holds);
-  CHECK_FALSE(judge_gpus(bare, result(0, gpu(0, kU0, 513))).holds);
+  CHECK(judge_gpus(bare, exec_result(0, gpu(0, kU0, 512))).holds);
+  CHECK_FALSE(judge_gpus(bare, exec_result(0, gpu(0, kU0, 513))).holds);
   // "No running processes found" (what some drivers print for no compute app) is none.
-  v = judge_gpus(gpus_check(), result(0, gpu(0, kU0, 3) + "app\tNo running processes found\n"));
+  v = judge_gpus(gpus_check(), exec_result(0, gpu(0, kU0, 3) + "app\tNo running processes found\n"));
   CHECK(v.holds);
 }
 
@@ -145,7 +141,7 @@ TEST_CASE("gpus: a compute process of the selection holding the device file fail
                     proc("holder", 829, "alice", "python3", "/dev/nvidia0\t/dev/nvidia-uvm") +
                     proc("listed", 561, "alice", "python3", "") + proc("listed", 829, "alice", "python3", "") +
                     sel(561) + sel(829) + "nspid\t561\t561\n" + "nspid\t829\t829\n";
-  auto v = judge_gpus(gpus_check(), result(0, out));
+  auto v = judge_gpus(gpus_check(), exec_result(0, out));
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
   CHECK(v.reason == "GPU 0: 2 compute process(es) listed by the driver (PID 561 (python3), PID 829 (python3)), "
@@ -169,14 +165,14 @@ TEST_CASE("gpus: a compute process of the selection holding the device file fail
   CHECK(v.gpus[1]["idle"] == true);
   CHECK(v.gpus[1]["holders"] == json::array());
   // Asked for GPU 1 only (by index, or by UUID in any case): it is idle.
-  CHECK(judge_gpus(gpus_check(want({"1"})), result(0, out)).holds);
+  CHECK(judge_gpus(gpus_check(want({"1"})), exec_result(0, out)).holds);
   auto one = judge_gpus(gpus_check(want({"gpu-0A9D8C7B-6E5F-4A3B-8C2D-1E0F9A8B7C6D"})),
-                        result(0, out));
+                        exec_result(0, out));
   CHECK(one.holds);
   CHECK(one.gpus[0]["selected"] == false);
   CHECK(one.holders.empty());
   // A GPU the driver does not list: could not check, never idle.
-  auto none = judge_gpus(gpus_check(want({"7"})), result(0, out));
+  auto none = judge_gpus(gpus_check(want({"7"})), exec_result(0, out));
   CHECK(none.unknown);
   CHECK(none.reason == "could not check: nvidia-smi lists no GPU 7 (it lists 0, 1)");
 }
@@ -184,7 +180,7 @@ TEST_CASE("gpus: a compute process of the selection holding the device file fail
 TEST_CASE("gpus: a PID the driver lists that holds no device file is a disagreement", "[steps][gpus]") {
   std::string out = gpu(0, kU0, 900) + app(kU0, 4242, "ghost", 900) + proc("listed", 4242, "root", "ghost", "") +
                     sel(4242) + "nspid\t4242\t4242\n";
-  auto v = judge_gpus(gpus_check(), result(0, out));
+  auto v = judge_gpus(gpus_check(), exec_result(0, out));
   CHECK_FALSE(v.holds);
   CHECK(v.reason == "GPU 0: 1 compute process(es) listed by the driver (PID 4242 (ghost)), 900 MiB used, above "
                     "max_memory_used 512 MiB; driver and kernel disagree: GPU 0: PID 4242 (ghost) is listed by the "
@@ -194,13 +190,13 @@ TEST_CASE("gpus: a PID the driver lists that holds no device file is a disagreem
   CHECK(v.gpus[0]["processes"][0]["holds_device_file"] == false);
   // The reverse: a holder of the device file that the driver does not list.
   out = gpu(0, kU0, 0) + proc("holder", 77, "root", "sleep", "/dev/nvidia0") + sel(77);
-  v = judge_gpus(gpus_check(), result(0, out));
+  v = judge_gpus(gpus_check(), exec_result(0, out));
   CHECK_FALSE(v.holds);
   CHECK(v.gpus[0]["disagreements"] ==
         json::array({"PID 77 (sleep) holds /dev/nvidia0 but the driver lists no compute process for it on GPU 0"}));
   // A PID the driver lists that is no process here (the driver's PID namespace is not ours).
   out = gpu(0, kU0, 100) + app(kU0, 99999, "python3", 100);
-  v = judge_gpus(gpus_check(), result(0, out));
+  v = judge_gpus(gpus_check(), exec_result(0, out));
   CHECK_FALSE(v.holds);
   CHECK(v.gpus[0]["processes"][0]["visible"] == false);
   CHECK(v.gpus[0]["disagreements"][0] == "PID 99999 (python3) is listed by the driver on GPU 0 but is no process "
@@ -209,21 +205,21 @@ TEST_CASE("gpus: a PID the driver lists that holds no device file is a disagreem
   out = gpu(0, kU0, 866) + app(kU0, 3100, "python3", 866) +
         proc("holder", 3100, "root", "python3", "/dev/nvidia0") + proc("listed", 3100, "root", "python3", "") +
         sel(3100) + "nspid\t3100\t3100 7\n";
-  v = judge_gpus(gpus_check(), result(0, out));
+  v = judge_gpus(gpus_check(), exec_result(0, out));
   CHECK(v.gpus[0]["processes"][0]["pid_namespace"] == "PID 3100 is in another PID namespace (a container: PID 7 there)");
   CHECK(v.gpus[0]["disagreements"] == json::array({"PID 3100 is in another PID namespace (a container: PID 7 there)"}));
 }
 
 TEST_CASE("gpus: memory above max_memory_used with no process fails with that reason", "[steps][gpus]") {
-  auto v = judge_gpus(gpus_check(), result(0, gpu(0, kU0, 2048)));
+  auto v = judge_gpus(gpus_check(), exec_result(0, gpu(0, kU0, 2048)));
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
   CHECK(v.reason == "GPU 0: 2048 MiB used with no compute process listed, above max_memory_used 512 MiB (a leaked context?)");
   CHECK(v.gpus[0]["reasons"] == json::array({"2048 MiB used with no compute process listed, above max_memory_used "
                                              "512 MiB (a leaked context?)"}));
-  CHECK(judge_gpus(gpus_check({{"all"}, 2048, {}, {}}), result(0, gpu(0, kU0, 2048))).holds);
+  CHECK(judge_gpus(gpus_check({{"all"}, 2048, {}, {}}), exec_result(0, gpu(0, kU0, 2048))).holds);
   // memory.used the driver does not give: the memory condition could not be checked.
-  auto u = judge_gpus(gpus_check(), result(0, "gpu\t0, " + kU0 + ", NVIDIA H200, [N/A], 143771, 0\n"));
+  auto u = judge_gpus(gpus_check(), exec_result(0, "gpu\t0, " + kU0 + ", NVIDIA H200, [N/A], 143771, 0\n"));
   CHECK(u.unknown);
   CHECK(u.reason == "could not check: GPU 0: nvidia-smi gives no memory.used");
   REQUIRE(u.gpus.size() == 1);
@@ -234,7 +230,7 @@ TEST_CASE("gpus: an excluded bystander is listed but never selected and its memo
   std::string out = gpu(0, kU0, 868) + app(kU0, 548, "/usr/sbin/keepd", 866) +
                     proc("holder", 548, "root", "keepd", "/dev/nvidia0\t/dev/nvidiactl") +
                     proc("listed", 548, "root", "keepd", "") + "nspid\t548\t548\n";
-  auto v = judge_gpus(gpus_check(expect), result(0, out));
+  auto v = judge_gpus(gpus_check(expect), exec_result(0, out));
   CHECK(v.holds);
   CHECK(v.reason == "");
   CHECK(v.holders.empty());
@@ -248,55 +244,55 @@ TEST_CASE("gpus: an excluded bystander is listed but never selected and its memo
   // A bystander of the right user but an excluded name says so.
   out = gpu(0, kU0, 866) + app(kU0, 548, "/usr/sbin/keepd", 866) +
         proc("holder", 548, "alice", "keepd", "/dev/nvidia0") + proc("listed", 548, "alice", "keepd", "");
-  v = judge_gpus(gpus_check(expect), result(0, out));
+  v = judge_gpus(gpus_check(expect), exec_result(0, out));
   CHECK(v.holds);
   CHECK(v.gpus[0]["processes"][0]["left_out"] == "excluded: keepd");
 }
 
 TEST_CASE("gpus: a holder of the shared device files counts only when every GPU is asked for", "[steps][gpus]") {
   std::string out = gpu(0, kU0, 0) + proc("holder", 90, "alice", "probe", "/dev/nvidiactl\t/dev/nvidia-uvm") + sel(90);
-  auto v = judge_gpus(gpus_check(), result(0, out));
+  auto v = judge_gpus(gpus_check(), exec_result(0, out));
   CHECK_FALSE(v.holds);
   CHECK(v.reason == "1 process(es) hold device files every GPU shares (PID 90: nvidiactl nvidia-uvm)");
   REQUIRE(v.holders.size() == 1);
-  CHECK(judge_gpus(gpus_check(want({"0"})), result(0, out)).holds);
+  CHECK(judge_gpus(gpus_check(want({"0"})), exec_result(0, out)).holds);
 }
 
 TEST_CASE("gpus: nvidia-smi missing or failing or unreadable could not check and is never idle", "[steps][gpus]") {
-  auto v = judge_gpus(gpus_check(), result(5, "", "ratchet: could not check: nvidia-smi not found on PATH (/usr/bin:/bin); "
+  auto v = judge_gpus(gpus_check(), exec_result(5, "", "ratchet: could not check: nvidia-smi not found on PATH (/usr/bin:/bin); "
                                                   "set nvidia_smi to its full path\n"));
   CHECK(v.unknown);
   CHECK_FALSE(v.holds);
   CHECK(v.reason == "could not check: nvidia-smi not found on PATH (/usr/bin:/bin); set nvidia_smi to its full path");
-  v = judge_gpus(gpus_check(), result(5, "", "ratchet: could not check: nvidia-smi --query-gpu exited 9: NVIDIA-SMI has "
+  v = judge_gpus(gpus_check(), exec_result(5, "", "ratchet: could not check: nvidia-smi --query-gpu exited 9: NVIDIA-SMI has "
                                              "failed because it couldn't communicate with the NVIDIA driver.\n"));
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: nvidia-smi --query-gpu exited 9: NVIDIA-SMI has failed because it couldn't "
                     "communicate with the NVIDIA driver.");
-  v = judge_gpus(gpus_check(), result(0, "gpu\tNo devices were found\n"));
+  v = judge_gpus(gpus_check(), exec_result(0, "gpu\tNo devices were found\n"));
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: nvidia-smi --query-gpu printed a line ratchet cannot read (not index, uuid, "
                     "name, memory.used, memory.total, utilization.gpu): \"No devices were found\"");
-  v = judge_gpus(gpus_check(), result(0, ""));
+  v = judge_gpus(gpus_check(), exec_result(0, ""));
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: nvidia-smi lists no GPU");
-  v = judge_gpus(gpus_check(), result(0, gpu(0, kU0, 0) + "app\tgarbage\n"));
+  v = judge_gpus(gpus_check(), exec_result(0, gpu(0, kU0, 0) + "app\tgarbage\n"));
   CHECK(v.unknown);
   CHECK(v.reason.rfind("could not check: nvidia-smi --query-compute-apps printed a line ratchet cannot read", 0) == 0);
   // No device file matches (exit 2), as no_holders says.
-  v = judge_gpus(gpus_check(), result(2, "", "ratchet: no file matches /dev/nvidia* (set missing_ok = true if that is expected)\n"));
+  v = judge_gpus(gpus_check(), exec_result(2, "", "ratchet: no file matches /dev/nvidia* (set missing_ok = true if that is expected)\n"));
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: no file matches /dev/nvidia* (set missing_ok = true if that is expected)");
   // A holder scan that could not see everything: idle would be a guess.
   std::string blind = "ratchet: could not check: 1 process's open files are unreadable as alice (owners: root); "
                       "run as root or set become = true\n";
-  v = judge_gpus(gpus_check(), result(5, gpu(0, kU0, 0), blind));
+  v = judge_gpus(gpus_check(), exec_result(5, gpu(0, kU0, 0), blind));
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: 1 process's open files are unreadable as alice (owners: root); run as root or "
                     "set become = true");
   CHECK(v.gpus.size() == 1);
   // ... but what it did see busy is seen.
-  v = judge_gpus(gpus_check(), result(5, gpu(0, kU0, 4000), blind));
+  v = judge_gpus(gpus_check(), exec_result(5, gpu(0, kU0, 4000), blind));
   CHECK_FALSE(v.unknown);
   CHECK(v.reason == "GPU 0: 4000 MiB used with no compute process listed, above max_memory_used 512 MiB (a leaked "
                     "context?); and could not check: 1 process's open files are unreadable as alice (owners: root); "
@@ -307,12 +303,12 @@ TEST_CASE("gpus: the kernel driver's minor maps device files to GPUs", "[steps][
   // GPU index 0 is minor 1 here: /dev/nvidia1 is its file, /dev/nvidia0 GPU 1's.
   std::string out = gpu(0, kU0, 0) + gpu(1, kU1, 0) + "minor\t" + kU0 + "\t1\n" + "minor\t" + kU1 + "\t0\n" +
                     proc("holder", 50, "alice", "x", "/dev/nvidia1") + sel(50);
-  auto v = judge_gpus(gpus_check(want({"0"})), result(0, out));
+  auto v = judge_gpus(gpus_check(want({"0"})), exec_result(0, out));
   CHECK_FALSE(v.holds);
   CHECK(v.gpus[0]["minor"] == 1);
   CHECK(v.gpus[0]["minor_from"] == "driver");
   CHECK(v.gpus[0]["holders"][0]["pid"] == 50);
-  CHECK(judge_gpus(gpus_check(want({"1"})), result(0, out)).holds);
+  CHECK(judge_gpus(gpus_check(want({"1"})), exec_result(0, out)).holds);
 }
 
 TEST_CASE("gpus: the builder makes the command and its expect", "[steps][gpus]") {
@@ -393,7 +389,7 @@ TEST_CASE("gpus: the evidence renders as a Markdown table and one line per GPU",
                     proc("holder", 548, "root", "keepd", "/dev/nvidia0") +
                     proc("holder", 561, "alice", "python3", "/dev/nvidia0") +
                     proc("listed", 548, "root", "keepd", "") + proc("listed", 561, "alice", "python3", "") + sel(561);
-  auto v = judge_gpus(gpus_check(want({"all"}, {"alice"})), result(0, out));
+  auto v = judge_gpus(gpus_check(want({"all"}, {"alice"})), exec_result(0, out));
   REQUIRE(ratchet::util::is_gpu_evidence(v.gpus));
   CHECK(ratchet::util::gpu_table(v.gpus) ==
         "| GPU | name | memory used / total | util | compute processes (driver: nvidia-smi) | holders of its device "

@@ -2,12 +2,15 @@
 // hold, or could not check; one short line of reason.
 #include <catch2/catch.hpp>
 
+#include "support/exec_result.h"
+
 #include <set>
 
 #include "steps/action.h"
 #include "steps/judge.h"
 
 using namespace ratchet::steps;
+using ratchet::testing::exec_result;
 using ratchet::transport::ExecResult;
 namespace {
 
@@ -19,19 +22,12 @@ Command check(const std::string& judge, Expect expect = {}) {
   return c;
 }
 
-ExecResult result(int code, const std::string& out = "", const std::string& err = "") {
-  ExecResult r;
-  r.exit_code = code;
-  r.out.data = out;
-  r.err.data = err;
-  return r;
-}
 
 }  // namespace
 
 TEST_CASE("a reason is one short line, whatever the command printed", "[steps]") {
   std::string huge(512 * 1024, 'x');
-  auto v = judge_check(check("exit0"), result(1, huge + "\nsecond line\n"));
+  auto v = judge_check(check("exit0"), exec_result(1, huge + "\nsecond line\n"));
   CHECK_FALSE(v.holds);
   CHECK(v.reason == "exit 1: " + std::string(kReasonLine, 'x') + "...");
   // Cut at a character, never inside one.
@@ -44,38 +40,38 @@ TEST_CASE("a reason is one short line, whatever the command printed", "[steps]")
 TEST_CASE("library checks that exit 2 to 5 could not check, and send no action", "[steps]") {
   for (int code : {2, 3, 4, 5}) {
     INFO(code);
-    auto v = judge_check(check("holders"), result(code, "", "ratchet: no file matches /dev/x* (set missing_ok = true if that is expected)\n"));
+    auto v = judge_check(check("holders"), exec_result(code, "", "ratchet: no file matches /dev/x* (set missing_ok = true if that is expected)\n"));
     CHECK_FALSE(v.holds);
     CHECK(v.unknown);
     CHECK(v.reason == "could not check: no file matches /dev/x* (set missing_ok = true if that is expected)");
   }
-  auto v = judge_check(check("holders"), result(5, "", "ratchet: PID 9 (sshd) is part of this SSH session (ratchet itself): never selected\n"
+  auto v = judge_check(check("holders"), exec_result(5, "", "ratchet: PID 9 (sshd) is part of this SSH session (ratchet itself): never selected\n"
                                                          "ratchet: could not check: 3 processes' open files are unreadable as alice (owners: root); run as root or set become = true\n"));
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: 3 processes' open files are unreadable as alice (owners: root); run as root or set become = true");
   // A holder seen by a partly blind scan: the state does not hold (it was seen), and the blindness is said.
-  v = judge_check(check("holders"), result(1, "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\t/dev/x0\n",
+  v = judge_check(check("holders"), exec_result(1, "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\t/dev/x0\n",
                                            "ratchet: could not check: 1 process's open files are unreadable as alice (owners: root); run as root or set become = true\n"));
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
   CHECK(v.reason == "1 process(es) hold the files; and could not check: 1 process's open files are unreadable as alice "
                     "(owners: root); run as root or set become = true");
   // A warning on a check that holds is its note.
-  v = judge_check(check("holders"), result(0, "", "ratchet: warning: processes of alice that are not dumpable ...\n"));
+  v = judge_check(check("holders"), exec_result(0, "", "ratchet: warning: processes of alice that are not dumpable ...\n"));
   CHECK(v.holds);
   CHECK(v.reason == "warning: processes of alice that are not dumpable ...");
 }
 
 TEST_CASE("a check that timed out, was killed or got no exit status could not check", "[steps]") {
-  auto r = result(-1);
+  auto r = exec_result(-1);
   r.timed_out = true;
   auto v = judge_check(check("exit0"), r);
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: the check timed out");
-  r = result(-1);
+  r = exec_result(-1);
   r.signal = "KILL";
   CHECK(judge_check(check("exit0"), r).reason == "could not check: the check killed by SIGKILL");
-  r = result(-1);
+  r = exec_result(-1);
   r.error = "no exit status received (channel closed by the server)";
   v = judge_check(check("exit0"), r);
   CHECK(v.unknown);
@@ -83,11 +79,11 @@ TEST_CASE("a check that timed out, was killed or got no exit status could not ch
 }
 
 TEST_CASE("kill checks: a process seen alive does not hold, a blind scan with none seen could not check", "[steps]") {
-  auto v = judge_check(check("kill"), result(5, "alive\t7\troot\t1\t1.0\tsleep\tsleep 9\t\n", "ratchet: could not check: x\n"));
+  auto v = judge_check(check("kill"), exec_result(5, "alive\t7\troot\t1\t1.0\tsleep\tsleep 9\t\n", "ratchet: could not check: x\n"));
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
   CHECK(v.reason == "1 selected process(es) still alive");
-  v = judge_check(check("kill"), result(5, "", "ratchet: could not check: 2 processes' open files are unreadable as bob (owners: root); run as root or set become = true\n"));
+  v = judge_check(check("kill"), exec_result(5, "", "ratchet: could not check: 2 processes' open files are unreadable as bob (owners: root); run as root or set become = true\n"));
   CHECK(v.unknown);
   CHECK(v.reason.rfind("could not check: 2 processes' open files", 0) == 0);
 }
@@ -97,21 +93,21 @@ TEST_CASE("service checks: stale definitions, transitional states and leftovers"
   want_started.state = "started";
   want_stopped.state = "stopped";
   auto started = check("service", want_started);
-  auto v = judge_check(started, result(0, "load=loaded\nactive=active\nenabled=enabled\nreload=yes\n"));
+  auto v = judge_check(started, exec_result(0, "load=loaded\nactive=active\nenabled=enabled\nreload=yes\n"));
   CHECK_FALSE(v.holds);
   CHECK(v.reason == "active on an old definition: the unit's file changed on disk (NeedDaemonReload=yes)");
-  v = judge_check(started, result(0, "load=loaded\nactive=active\nenabled=enabled\nreload=no\n"));
+  v = judge_check(started, exec_result(0, "load=loaded\nactive=active\nenabled=enabled\nreload=no\n"));
   CHECK(v.holds);
-  v = judge_check(started, result(0, "load=loaded\nactive=activating\nsub=start-pre\nfor=31\nenabled=enabled\n"));
+  v = judge_check(started, exec_result(0, "load=loaded\nactive=activating\nsub=start-pre\nfor=31\nenabled=enabled\n"));
   CHECK_FALSE(v.holds);
   CHECK(v.reason == "activating (start-pre) for 31s");
   auto stopped = check("service", want_stopped);
-  v = judge_check(stopped, result(0, "load=loaded\nactive=deactivating\nsub=stop-sigterm\nfor=8\n"));
+  v = judge_check(stopped, exec_result(0, "load=loaded\nactive=deactivating\nsub=stop-sigterm\nfor=8\n"));
   CHECK(v.reason == "deactivating (stop-sigterm) for 8s");
-  v = judge_check(stopped, result(0, "load=loaded\nactive=inactive\nleft=4242 python3\nleft=4243 sleep\n"));
+  v = judge_check(stopped, exec_result(0, "load=loaded\nactive=inactive\nleft=4242 python3\nleft=4243 sleep\n"));
   CHECK(v.holds);
   CHECK(v.reason == "2 process(es) left in the unit's cgroup: PID 4242 (python3), PID 4243 (sleep)");
-  v = judge_check(stopped, result(5, "", "ratchet: could not check: systemctl not found: not a systemd host\n"));
+  v = judge_check(stopped, exec_result(5, "", "ratchet: could not check: systemctl not found: not a systemd host\n"));
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: systemctl not found: not a systemd host");
 }
