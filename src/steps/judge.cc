@@ -103,6 +103,9 @@ static std::map<std::string, std::string> key_values(const std::string& text) {
 
 static Verdict judge_service(const Command& c, const transport::ExecResult& r) {
   Verdict v;
+  // Nothing to compare with (a plan file that says none): never "holds" unseen.
+  if (!c.expect.state && !c.expect.enabled && !c.expect.file_sha256)
+    return cannot_check("the check names no state to compare with (no `expect`)");
   if (r.exit_code != 0) {
     std::string why = library_line(r.err.data);
     if (why.rfind("could not check: ", 0) == 0) return cannot_check(why);
@@ -159,6 +162,7 @@ static Verdict judge_service(const Command& c, const transport::ExecResult& r) {
 
 static Verdict judge_write(const Command& c, const transport::ExecResult& r) {
   Verdict v;
+  if (!c.expect.file) return cannot_check("the check names no file state to compare with (no `expect`)");
   if (r.exit_code != 0) {
     std::string why = library_line(r.err.data);
     if (why.rfind("could not check: ", 0) == 0) return cannot_check(why);
@@ -234,6 +238,8 @@ static Verdict judge_processes(const Command& c, const transport::ExecResult& r)
 
 static Verdict judge_matches(const Command& c, const transport::ExecResult& r) {
   Verdict v;
+  // An empty regex matches every line: it would hold whatever the command printed.
+  if (c.expect.stdout_matches.empty()) return cannot_check("the check names no regex to match (no `expect`)");
   if (r.exit_code != 0) {
     std::string why = first_line(r.err.data);
     v.reason = status_text(r) + (why.empty() ? "" : ": " + why);

@@ -130,3 +130,13 @@ TEST_CASE("judge names: a name that is no judge is refused", "[steps]") {
     CHECK_FALSE(parse_judge(s));
   }
 }
+
+TEST_CASE("a check with nothing to compare with could not check and never holds", "[steps]") {
+  for (const char* j : {"service", "write", "matches"}) {
+    INFO(j);
+    auto v = judge_check(check(j), exec_result(0, "load=loaded\nactive=active\n"));
+    CHECK_FALSE(v.holds);
+    CHECK(v.unknown);
+    CHECK(v.reason.rfind("could not check: the check names no ", 0) == 0);
+  }
+}
