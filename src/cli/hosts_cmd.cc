@@ -4,6 +4,8 @@
 // Connects to nothing.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <iostream>
 
 #include "cli/commands.h"

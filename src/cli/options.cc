@@ -153,8 +153,8 @@ std::optional<Loaded> load_all(const Options& o, bool hosts_optional) {
   return L;
 }
 
-std::optional<nlohmann::json> resolve_secrets(const playbook::Playbook& pb, bool dry_run) {
-  nlohmann::json out = nlohmann::json::object();
+std::optional<playbook::Value> resolve_secrets(const playbook::Playbook& pb, bool dry_run) {
+  playbook::Value out = playbook::Value::table();
   for (const auto& [name, source] : pb.secrets) {
     if (dry_run) {
       out[name] = "***";

@@ -67,6 +67,6 @@ transport::Endpoint endpoint_for(const playbook::Host& h, const Options& o);
 /// Secret values from their sources (env:NAME, file:PATH, -e with --secret) as name → value;
 /// in a dry run every value is "***". Prints an error and returns nullopt when
 /// a source is missing.
-std::optional<nlohmann::json> resolve_secrets(const playbook::Playbook& pb, bool dry_run);
+std::optional<playbook::Value> resolve_secrets(const playbook::Playbook& pb, bool dry_run);
 
 }  // namespace ratchet::cli

@@ -20,6 +20,7 @@
 #include "cli/live_progress.h"
 #include "engine/fleet.h"
 #include "engine/host_run.h"
+#include "transcript/value_json.h"
 #include "cli/make_plan.h"
 #include "ratchet/version.h"
 #include "steps/library.h"
@@ -143,12 +144,12 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   const Loaded* L = &loaded;
   auto secrets = resolve_secrets(L->pb, false);
   if (!secrets) return kExitUsage;
-  for (auto it = secrets->begin(); it != secrets->end(); ++it)  // masking is by value: a short one hits everywhere
-    if (auto n = it.value().get<std::string>().size(); n > 0 && n < 4)
+  for (const auto& it : secrets->as_table())  // masking is by value: a short one hits everywhere
+    if (auto n = it.second.as_string().size(); n > 0 && n < 4)
       std::cerr << fmt::format(
           "ratchet: warning: secret `{}` is {} byte{}: every occurrence of it is masked as *** and any command "
           "holding it is refused; a longer value avoids that\n",
-          it.key(), n, n == 1 ? "" : "s");
+          it.first, n, n == 1 ? "" : "s");
   std::string dur_err;
   auto reconnect = o.reconnect_timeout == "0" ? std::optional<util::Millis>(util::Millis(0))
                                               : util::parse_duration(o.reconnect_timeout, &dur_err);
@@ -172,7 +173,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
     return usage_error(o.command.empty() ? "run" : o.command,
                        fmt::format("--transcript {} is {}: a transcript goes to a file of its own", path, hit));
   transcript::Writer w(path);
-  for (auto it = secrets->begin(); it != secrets->end(); ++it) w.add_secret(it.value().get<std::string>());
+  for (const auto& it : secrets->as_table()) w.add_secret(it.second.as_string());
   // Every value a --secret name was given with -e, not only the last that won:
   // run_start's argv holds them all.
   for (const auto& kv : o.extra) {
@@ -183,8 +184,8 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   }
   // The become password is masked from its first use on (engine/executor.cc).
 
-  nlohmann::json vars = L->pb.vars;
-  for (auto it = secrets->begin(); it != secrets->end(); ++it) vars[it.key()] = "***";
+  nlohmann::json vars = transcript::to_json(L->pb.vars);
+  for (const auto& it : secrets->as_table()) vars[it.first] = "***";
   nlohmann::json targets = nlohmann::json::array();
   for (const auto& hp : P.hosts) targets.push_back(hp.host.name);
   const auto& pol = P.policy;

@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "steps/library.h"
+#include "transcript/record.h"
+#include "transcript/value_json.h"
 #include "transport/wire.h"
 #include "util/hash.h"
 
@@ -16,8 +18,8 @@ Executor::Executor(transport::Transport& t, transcript::Writer& w, std::string h
 
 std::optional<transport::ConnectError> Executor::connect(transport::ConnectInfo* info) {
   auto err = t_.connect(info);
-  if (err) w_.emit(transcript::events::kUnreachable, unreachable_event(host_, *err));
-  else w_.emit(transcript::events::kConnect, connect_event(host_, *info));
+  if (err) w_.emit(transcript::events::kUnreachable, transcript::unreachable_fields(host_, *err));
+  else w_.emit(transcript::events::kConnect, transcript::connect_fields(host_, *info));
   return err;
 }
 
@@ -223,43 +225,15 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
   // before anything (judges, reasons, the transcript) sees the output.
   for (auto* cap : {&r.out, &r.err})
     if (cap->dropped > 0) cap->data = w_.mask_cut(cap->data, transport::capture_marker(cap->dropped));
-  record_result(w_, {{"host", host_}, {"step", step_}, {"rung", rung}}, r, redact_);
+  transcript::record_result(w_, {host_, step_, rung}, r, redact_);
   return r;
 }
 
-void record_result(transcript::Writer& w, const nlohmann::json& base, const transport::ExecResult& r,
-                   bool redact) {
-  for (auto [name, cap] : {std::pair<const char*, const transport::Captured*>{"stdout", &r.out},
-                           {"stderr", &r.err}}) {
-    if (cap->total == 0 && cap->data.empty()) continue;
-    // Masked before encoding, so a secret cannot hide in data_b64.
-    // The digest of the whole stream, unless a secret may be in it (a digest
-    // of output around a short secret could be brute-forced).
-    const std::string masked = redact ? "" : w.mask(cap->data);
-    const bool secret_risk = masked != cap->data || (cap->dropped > 0 && w.has_secrets());
-    auto f = redact ? nlohmann::json{{"stream", name}, {"bytes", cap->total}, {"redacted", true}}
-                    : transcript::output_fields(name, masked, cap->total, cap->dropped,
-                                                secret_risk ? "" : cap->sha256);
-    f.update(base);
-    w.emit(transcript::events::kOutput, f);
-  }
-  nlohmann::json ex = base;
-  if (!r.signal.empty()) ex["signal"] = r.signal;
-  else ex["code"] = r.exit_code;
-  ex["ms"] = r.ms;
-  ex["timed_out"] = r.timed_out;
-  if (!r.error.empty()) ex["error"] = r.error;
-  if (r.remote_pid > 0) ex["pid"] = r.remote_pid;
-  if (!r.watchdog.empty()) ex["watchdog"] = r.watchdog;
-  if (!r.warning.empty()) ex["warning"] = r.warning;
-  w.emit(transcript::events::kExit, ex);
-}
-
-void Executor::evidence(int rung, nlohmann::json fields) {
+void Executor::evidence(int rung, util::Value fields) {
   fields["host"] = host_;
   fields["step"] = step_;
   fields["rung"] = rung;
-  w_.emit(transcript::events::kEvidence, fields);
+  w_.emit(transcript::events::kEvidence, transcript::to_json(fields));
 }
 
 }  // namespace ratchet::engine

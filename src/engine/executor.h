@@ -45,7 +45,8 @@ class Executor {
   void set_redact_output(bool on) { redact_ = on; }
 
   /// Records an evidence event for the current step.
-  void evidence(int rung, nlohmann::json fields);
+  /// `fields` is a table (what the check or action found); host, step and rung are added.
+  void evidence(int rung, util::Value fields);
 
   bool interrupted() const { return interrupted_ && interrupted_->load(); }
 
@@ -107,10 +108,5 @@ class Executor {
   const transport::Library* library_;
 };
 
-/// Records a command's result: an `output` event per stream that printed
-/// (masked by `w`; sizes only when `redact`), then its `exit` event, each with
-/// the fields of `base` (host, step, rung).
-void record_result(transcript::Writer& w, const nlohmann::json& base, const transport::ExecResult& r,
-                   bool redact);
 
 }  // namespace ratchet::engine

@@ -17,27 +17,34 @@ static long long now_ms() {
       .count();
 }
 
-static json outcome_json(const StepOutcome& o) {
-  return {{"status", name(o.status)}, {"rung", o.rung},     {"rc", o.rc},
-          {"stdout", o.out},    {"stderr", o.err},    {"ms", o.ms},
-          {"holders", o.holders}, {"holders_left", o.holders_left},
-          {"gpus", o.gpus},       {"gpus_after", o.gpus_after}};
+// The step's values as templates see them: steps.ID.*.
+static playbook::Value outcome_value(const StepOutcome& o) {
+  return playbook::Value::table({{"status", name(o.status)},
+                                 {"rung", o.rung},
+                                 {"rc", o.rc},
+                                 {"stdout", o.out},
+                                 {"stderr", o.err},
+                                 {"ms", o.ms},
+                                 {"holders", steps::to_value(o.holders)},
+                                 {"holders_left", steps::to_value(o.holders_left)},
+                                 {"gpus", o.gpus},
+                                 {"gpus_after", o.gpus_after}});
 }
 
 std::string stopped_reason(const std::string& step) { return fmt::format("host stopped at {}", step); }
 
-void HostRun::skip(const plan::Step& step, const std::string& reason, const json& extra) {
+void HostRun::skip(const plan::Step& step, const std::string& reason, const std::string& stopped_at) {
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
   w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", name(step.kind)}, {"name", step.name}});
   json end = {{"host", host}, {"step", step.id}, {"status", name(StepStatus::skipped)}, {"rung", 0}, {"ms", 0}, {"reason", reason}};
-  end.update(extra);
+  if (!stopped_at.empty()) end["stopped_at"] = stopped_at;
   w.emit(transcript::events::kStepEnd, end);
   StepOutcome skipped;  // every field defined, so later templates render
   skipped.status = StepStatus::skipped;
   skipped.reason = reason;
-  job_.scope["steps"][step.id] = outcome_json(skipped);
-  if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_json(skipped);
+  job_.scope["steps"][step.id] = outcome_value(skipped);
+  if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_value(skipped);
   rep_.counts["skipped"]++;
   rep_.skipped.push_back({step.id, reason});
   shared_.progress->step_skipped(host, step.id, reason);
@@ -111,7 +118,7 @@ bool HostRun::run_step(size_t i) {
     bool go = true;
     std::string why;
     if (!playbook::eval_when(step.when, job_.scope, &go, &why) || !go) {
-      skip(step, why.empty() ? fmt::format("when: {} is false", step.when) : why, json::object());
+      skip(step, why.empty() ? fmt::format("when: {} is false", step.when) : why);
       return true;
     }
   }
@@ -143,8 +150,8 @@ bool HostRun::run_step(size_t i) {
   json end = {{"host", host}, {"step", step.id}, {"status", name(o.status)}, {"rung", o.rung}, {"ms", o.ms}};
   if (!o.reason.empty()) end["reason"] = o.reason;
   w.emit(transcript::events::kStepEnd, end);
-  job_.scope["steps"][step.id] = outcome_json(o);
-  if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_json(o);
+  job_.scope["steps"][step.id] = outcome_value(o);
+  if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_value(o);
   rep_.counts[std::string(name(o.status))]++;
   p.step_done(host, step.id, o);
   if (!ex_->lost().empty()) {  // the host is gone: no later step can run
@@ -174,9 +181,9 @@ HostReport HostRun::finish() {
     const auto& steps = job_.plan->steps;
     for (size_t k = next_; k < steps.size(); ++k) {
       if (!rep_.stopped_at.empty())
-        skip(steps[k], stopped_reason(rep_.stopped_at), {{"stopped_at", rep_.stopped_at}});
+        skip(steps[k], stopped_reason(rep_.stopped_at), rep_.stopped_at);
       else if (shared_.w->failed())  // nothing more can be recorded; the recap still lists them
-        skip(steps[k], "not run: the transcript cannot be written", json::object());
+        skip(steps[k], "not run: the transcript cannot be written");
     }
   }
   rep_.ms = start_ms_ ? now_ms() - start_ms_ : 0;

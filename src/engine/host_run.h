@@ -25,7 +25,7 @@ struct HostJob {
   const plan::HostPlan* plan = nullptr;    ///< what runs: its steps, in order
   playbook::Host host;
   transport::Endpoint endpoint;
-  nlohmann::json scope;  ///< host_scope(...) with run info; steps.* is filled as steps end
+  playbook::Value scope;  ///< host_scope(...) with run info; steps.* is filled as steps end
 };
 
 /// How one host's run ended.
@@ -88,7 +88,8 @@ class HostRun {
   transport::Transport& t_;
   RunShared shared_;
   std::optional<Executor> ex_;
-  void skip(const plan::Step& step, const std::string& reason, const nlohmann::json& extra);
+  /// Records `step` skipped for `reason`; `stopped_at` names the step a host stopped at ("" = none).
+  void skip(const plan::Step& step, const std::string& reason, const std::string& stopped_at = "");
 
   HostReport rep_;
   long long start_ms_ = 0;

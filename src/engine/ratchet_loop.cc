@@ -34,7 +34,7 @@ struct Loop {
   std::string action_note;  // a passing action's note (a warning), for a run step's reason
   bool acted = false;     // once an action ran, o.out/o.err keep its output
 
-  void note_holders(const nlohmann::json& h) {
+  void note_holders(const std::vector<steps::Holder>& h) {
     if (o.holders.empty() && !h.empty()) o.holders = h;
   }
 
@@ -47,7 +47,7 @@ struct Loop {
       if (!acted) o.out = r.out.data, o.err = r.err.data;
       auto v = steps::judge_check(c, r);
       for (const auto& h : v.holders) all.holders.push_back(h);
-      for (const auto& g : v.gpus) all.gpus.push_back(g);
+      for (const auto& g : v.gpus.as_list()) all.gpus.push_back(g);
       if (!v.holds) {
         all.holds = false;
         all.unknown |= v.unknown;  // one condition nobody saw: the whole check is unknown
@@ -66,12 +66,12 @@ struct Loop {
     if (o.gpus.empty()) o.gpus = all.gpus;
     o.gpus_after = all.gpus;
     if (!all.holders.empty() || !all.reason.empty() || !all.gpus.empty()) {
-      nlohmann::json ev = {{"role", name(steps::Role::check)}, {"holds", all.holds}};
+      util::Value ev = util::Value::table({{"role", name(steps::Role::check)}, {"holds", all.holds}});
       if (all.unknown) ev["could_not_check"] = true;
-      if (!all.holders.empty()) ev["holders"] = all.holders;
+      if (!all.holders.empty()) ev["holders"] = steps::to_value(all.holders);
       if (!all.gpus.empty()) ev["gpus"] = all.gpus;
       if (!all.reason.empty()) ev["note"] = all.reason;
-      ex.evidence(0, ev);
+      ex.evidence(0, std::move(ev));
     }
     return all;
   }
@@ -100,10 +100,10 @@ struct Loop {
       else note_holders(v.holders);
     }
     if (!v.holders.empty() || !v.holds || !v.reason.empty()) {
-      nlohmann::json ev = {{"role", name(steps::Role::action)}, {"ok", v.holds}};
-      if (!v.holders.empty()) ev["signalled"] = v.holders;
+      util::Value ev = util::Value::table({{"role", name(steps::Role::action)}, {"ok", v.holds}});
+      if (!v.holders.empty()) ev["signalled"] = steps::to_value(v.holders);
       if (!v.reason.empty()) ev["note"] = v.reason;
-      ex.evidence(k, ev);
+      ex.evidence(k, std::move(ev));
     }
     action_reason = v.holds ? "" : v.reason;
     action_note = v.holds ? v.reason : "";

@@ -17,10 +17,10 @@ struct StepOutcome {
   int rc = -1;         ///< exit status of the last command (-1: signal or none)
   std::string out, err;  ///< output of the last action (or check, when none acted)
   long long ms = 0;
-  nlohmann::json holders = nlohmann::json::array();       ///< processes found first
-  nlohmann::json holders_left = nlohmann::json::array();  ///< processes the last check found
-  nlohmann::json gpus = nlohmann::json::array();        ///< verify gpus_idle: per-GPU evidence, first check
-  nlohmann::json gpus_after = nlohmann::json::array();  ///< ... and the last check's
+  std::vector<steps::Holder> holders;       ///< processes found first
+  std::vector<steps::Holder> holders_left;  ///< processes the last check found
+  util::Value gpus = util::Value::array();        ///< verify gpus_idle: per-GPU evidence, first check
+  util::Value gpus_after = util::Value::array();  ///< ... and the last check's
   std::string reason;  ///< why it failed, or a note
 };
 

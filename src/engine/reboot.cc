@@ -9,6 +9,7 @@
 
 #include "engine/host_run.h"
 #include "engine/session.h"
+#include "transcript/record.h"
 
 namespace ratchet::engine {
 
@@ -81,7 +82,7 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
     std::string id = trimmed(res.out.data);
     if (res.exit_code == 0 && !id.empty() && id != old_id) {
       new_id = id;
-      w.emit(transcript::events::kConnect, connect_event(host, info, true));
+      w.emit(transcript::events::kConnect, transcript::connect_fields(host, info, true));
       return Next::done;
     }
     if (res.exit_code == 0 && id == old_id) {
@@ -127,8 +128,8 @@ StepOutcome HostRun::run_reboot(const steps::PreparedStep& ps) {
       shared_.sleep(ps.rungs[0].delay);
     }
   }
-  ex_->evidence(0, {{"boot_id_before", old_id}, {"boot_id_after", new_id}, {"back_ms", back_ms},
-                    {"attempts", attempt}});
+  ex_->evidence(0, util::Value::table({{"boot_id_before", old_id}, {"boot_id_after", new_id}, {"back_ms", back_ms},
+                                       {"attempts", attempt}}));
   o.status = StepStatus::changed;
   o.rc = 0;
   o.reason = fmt::format("rebooted; back after {} ms", back_ms);

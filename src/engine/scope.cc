@@ -7,26 +7,21 @@
 
 namespace ratchet::engine {
 
-using nlohmann::json;
+using playbook::Value;
 
-json host_scope(const playbook::Playbook& pb, const playbook::Inventory* inv,
-                const playbook::Host& host, const std::vector<std::string>& extra_keys,
-                const json& secrets, const RunInfo* run) {
-  json s = pb.vars.is_object() ? pb.vars : json::object();
-  if (inv) {
-    json hv = playbook::host_scope_vars(*inv, host);
-    if (hv.is_object()) s.update(hv);
-  } else if (host.vars.is_object()) {
-    s.update(host.vars);
-  }
+Value host_scope(const playbook::Playbook& pb, const playbook::Inventory* inv,
+                 const playbook::Host& host, const std::vector<std::string>& extra_keys,
+                 const Value& secrets, const RunInfo* run) {
+  Value s = pb.vars.is_table() ? pb.vars : Value::table();
+  s.merge(inv ? playbook::host_scope_vars(*inv, host) : host.vars);
   for (const auto& k : extra_keys)
     if (pb.vars.contains(k)) s[k] = pb.vars[k];
-  if (secrets.is_object()) s.update(secrets);
-  s["host"] = {{"name", host.name}, {"address", playbook::connect_name(host)}};
-  s["playbook"] = {{"name", pb.name}, {"sha256", pb.sha256}, {"path", pb.path}};
-  s["ratchet"] = {{"version", RATCHET_VERSION}};
-  if (run) s["run"] = {{"id", run->id}, {"started", run->started}};
-  s["steps"] = json::object();
+  s.merge(secrets);
+  s["host"] = Value::table({{"name", host.name}, {"address", playbook::connect_name(host)}});
+  s["playbook"] = Value::table({{"name", pb.name}, {"sha256", pb.sha256}, {"path", pb.path}});
+  s["ratchet"] = Value::table({{"version", RATCHET_VERSION}});
+  if (run) s["run"] = Value::table({{"id", run->id}, {"started", run->started}});
+  s["steps"] = Value::table();
   return s;
 }
 

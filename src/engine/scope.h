@@ -17,8 +17,8 @@ struct RunInfo {
 /// values the loader already put in pb.vars), secret values, and the built-ins
 /// host.*, playbook.*, ratchet.*; run.* only when `run` is given (a dry run
 /// leaves it out so it renders as a placeholder). `secrets` maps name → value.
-nlohmann::json host_scope(const playbook::Playbook& pb, const playbook::Inventory* inv,
-                          const playbook::Host& host, const std::vector<std::string>& extra_keys,
-                          const nlohmann::json& secrets, const RunInfo* run);
+playbook::Value host_scope(const playbook::Playbook& pb, const playbook::Inventory* inv,
+                           const playbook::Host& host, const std::vector<std::string>& extra_keys,
+                           const playbook::Value& secrets, const RunInfo* run);
 
 }  // namespace ratchet::engine

@@ -4,21 +4,6 @@
 
 namespace ratchet::engine {
 
-nlohmann::json connect_event(const std::string& host, const transport::ConnectInfo& info, bool after_reboot) {
-  nlohmann::json ev = {{"host", host}, {"address", info.address}, {"port", info.port},
-                       {"user", info.user}, {"fingerprint", info.fingerprint},
-                       {"auth_method", info.auth_method}, {"ms", info.ms}};
-  if (after_reboot) ev["after_reboot"] = true;
-  if (!info.via.empty()) ev["via"] = info.via;  // jump hosts, first hop first
-  return ev;
-}
-
-nlohmann::json unreachable_event(const std::string& host, const transport::ConnectError& err) {
-  nlohmann::json ev = {{"host", host}, {"cause", transport::cause_name(err.kind)}, {"message", err.message}};
-  if (!err.methods_tried.empty()) ev["methods_tried"] = err.methods_tried;
-  return ev;
-}
-
 bool host_key_failure(const transport::ConnectError& err) {
   return err.kind == transport::FailureKind::host_key_unknown ||
          err.kind == transport::FailureKind::host_key_changed;

@@ -1,6 +1,5 @@
 #pragma once
-// A host's session as the engine sees it: the `connect` and `unreachable`
-// events (built here only), and connecting again with backoff, shared by the
+// A host's session as the engine sees it: connecting again with backoff, shared by the
 // dropped-session reconnect (executor.h) and the reboot wait (reboot.cc).
 #include <atomic>
 #include <chrono>
@@ -8,21 +7,10 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "transport/transport.h"
 #include "util/duration.h"
 
 namespace ratchet::engine {
-
-/// The `connect` event's fields for `host` from what connect() learned;
-/// `via` (jump hops, first first) when there are any, `after_reboot: true` when asked.
-nlohmann::json connect_event(const std::string& host, const transport::ConnectInfo& info,
-                             bool after_reboot = false);
-
-/// The `unreachable` event's fields for a failed connect: cause, message, and
-/// methods_tried when authentication tried any.
-nlohmann::json unreachable_event(const std::string& host, const transport::ConnectError& err);
 
 /// Whether `err` is about the host key (never retried; exit 4).
 bool host_key_failure(const transport::ConnectError& err);

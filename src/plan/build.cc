@@ -18,10 +18,12 @@ namespace {
 void collect_refs(const playbook::Value& v, std::vector<std::string>* out) {
   if (v.is_string()) {
     std::string err;
-    if (auto refs = playbook::template_refs(v.get<std::string>(), &err))
+    if (auto refs = playbook::template_refs(v.as_string(), &err))
       out->insert(out->end(), refs->begin(), refs->end());
-  } else if (v.is_array() || v.is_object()) {
-    for (const auto& x : v) collect_refs(x, out);
+  } else if (v.is_array()) {
+    for (const auto& x : v.as_array()) collect_refs(x, out);
+  } else if (v.is_table()) {
+    for (const auto& [k, x] : v.as_table()) collect_refs(x, out);
   }
 }
 
@@ -52,12 +54,12 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const p
                HostPlan* out, std::vector<std::string>* errors) {
   out->host = host;
   out->steps.clear();
-  out->vars = playbook::Value::object();
-  for (auto it = scope.begin(); it != scope.end(); ++it) {
+  out->vars = playbook::Value::table();
+  for (const auto& it : scope.as_table()) {
     static const char* const kBuiltins[] = {"host", "run", "playbook", "ratchet", "steps"};
-    if (std::find(std::begin(kBuiltins), std::end(kBuiltins), it.key()) != std::end(kBuiltins)) continue;
-    if (pb.secrets.contains(it.key())) continue;
-    out->vars[it.key()] = it.value();
+    if (std::find(std::begin(kBuiltins), std::end(kBuiltins), it.first) != std::end(kBuiltins)) continue;
+    if (pb.secrets.contains(it.first)) continue;
+    out->vars[it.first] = it.second;
   }
   steps::PrepareOptions opt;
   opt.plan = true;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "transcript/value_json.h"
 #include "util/hash.h"
 #include "util/text.h"
 
@@ -123,7 +124,7 @@ json host_json(const HostPlan& hp) {
   json steps = json::array();
   for (const auto& p : hp.steps) steps.push_back(step_json(p));
   json h = {{"host", hp.host.name}, {"address", hp.endpoint.address}, {"port", hp.endpoint.port},
-            {"user", hp.endpoint.user}, {"known_keys", hp.endpoint.known_keys}, {"vars", hp.vars},
+            {"user", hp.endpoint.user}, {"known_keys", hp.endpoint.known_keys}, {"vars", transcript::to_json(hp.vars)},
             {"steps", steps}};
   if (!hp.endpoint.jump.empty()) h["jump"] = hp.endpoint.jump;
   if (!hp.endpoint.identity.empty()) h["identity"] = hp.endpoint.identity;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "plan/codec.h"
+#include "transcript/value_json.h"
 #include "util/text.h"
 
 namespace ratchet::plan {
@@ -345,7 +346,7 @@ std::optional<Plan> decode_file(const std::string& text, std::string* err) {
       hp.endpoint.proxy = hr.str_or("proxy_command", "");
       hp.endpoint.identities_only = hr.flag("identities_only");
       hp.endpoint.known_keys = hr.strs("known_keys");
-      hp.vars = hr.at("vars");
+      hp.vars = transcript::from_json(hr.at("vars"));
       for (const auto& sj : hr.arr("steps")) hp.steps.push_back(step_from(sj, hr.where));
       p.hosts.push_back(std::move(hp));
     }

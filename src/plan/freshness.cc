@@ -66,11 +66,11 @@ namespace {
 std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
   if (a == b) return "";
   if (a.is_object() && b.is_object()) {
-    for (auto it = a.begin(); it != a.end(); ++it) {
+    for (const auto& it : a.items()) {
       if (!b.contains(it.key())) return at + "." + it.key();
       if (auto d = first_difference(it.value(), b[it.key()], at + "." + it.key()); !d.empty()) return d;
     }
-    for (auto it = b.begin(); it != b.end(); ++it)
+    for (const auto& it : b.items())
       if (!a.contains(it.key())) return at + "." + it.key();
   }
   if (a.is_array() && b.is_array()) {
@@ -98,16 +98,16 @@ std::vector<std::string> host_differences(const HostPlan& planned, const HostPla
   field("ssh config ProxyCommand", planned.endpoint.proxy, now.endpoint.proxy);
   field("ssh config IdentitiesOnly", planned.endpoint.identities_only ? "yes" : "no",
         now.endpoint.identities_only ? "yes" : "no");
-  for (auto it = planned.vars.begin(); it != planned.vars.end(); ++it) {
-    if (!now.vars.contains(it.key()))
-      out.push_back(fmt::format("host {}: var `{}` is no longer defined (it was {} in the plan)", h, it.key(), it.value().dump()));
-    else if (now.vars[it.key()] != it.value())
-      out.push_back(fmt::format("host {}: var `{}` is {} now, {} in the plan", h, it.key(), now.vars[it.key()].dump(),
-                                it.value().dump()));
+  for (const auto& it : planned.vars.as_table()) {
+    if (!now.vars.contains(it.first))
+      out.push_back(fmt::format("host {}: var `{}` is no longer defined (it was {} in the plan)", h, it.first, util::toml_text(it.second)));
+    else if (now.vars[it.first] != it.second)
+      out.push_back(fmt::format("host {}: var `{}` is {} now, {} in the plan", h, it.first, util::toml_text(now.vars[it.first]),
+                                util::toml_text(it.second)));
   }
-  for (auto it = now.vars.begin(); it != now.vars.end(); ++it)
-    if (!planned.vars.contains(it.key()))
-      out.push_back(fmt::format("host {}: var `{}` is new ({}), the plan has no such var", h, it.key(), it.value().dump()));
+  for (const auto& it : now.vars.as_table())
+    if (!planned.vars.contains(it.first))
+      out.push_back(fmt::format("host {}: var `{}` is new ({}), the plan has no such var", h, it.first, util::toml_text(it.second)));
   if (!out.empty()) return out;
   // Everything the steps depend on agrees: the commands must too.
   nlohmann::json a = host_json(planned)["steps"], b = host_json(now)["steps"];

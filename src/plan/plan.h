@@ -65,7 +65,7 @@ struct HostPlan {
   Endpoint endpoint;
   /// The host's vars as its steps see them (playbook < group < host < -e),
   /// secrets left out.
-  playbook::Value vars = playbook::Value::object();
+  playbook::Value vars = playbook::Value::table();
   std::vector<Step> steps;
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -22,7 +23,7 @@ SourcePos to_pos(const std::string& file, const toml::source_position& p) {
 Value convert(const toml::node& n, const DocPath& path, Doc* doc) {
   if (doc) doc->value_pos[path.to_string()] = to_pos(doc->file, n.source().begin);
   if (auto t = n.as_table()) {
-    Value out = Value::object();
+    Value out = Value::table();
     for (auto&& [k, v] : *t) {
       DocPath child = path / std::string(k.str());
       if (doc) doc->key_pos[child.to_string()] = to_pos(doc->file, k.source().begin);
@@ -110,8 +111,51 @@ void fix_value_error(const std::string& text, const std::string& description, co
 
 }  // namespace
 
+DocPath DocPath::operator/(std::string_view key) const {
+  DocPath out = *this;
+  out.parts_.emplace_back(key);
+  return out;
+}
+
+DocPath DocPath::operator/(size_t index) const {
+  DocPath out = *this;
+  out.parts_.push_back(std::to_string(index));
+  return out;
+}
+
+DocPath DocPath::parent() const {
+  DocPath out = *this;
+  if (!out.parts_.empty()) out.parts_.pop_back();
+  return out;
+}
+
+std::string DocPath::to_string() const {
+  std::string out;
+  for (const auto& p : parts_) {
+    out += '/';
+    for (char c : p) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  }
+  return out;
+}
+
+const Value& Doc::get(const DocPath& p) const {
+  static const Value null;
+  const Value* v = &root;
+  for (const auto& part : p.parts()) {
+    if (v->is_array()) {
+      size_t i = 0;
+      auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), i);
+      if (ec != std::errc() || end != part.data() + part.size()) return null;
+      v = &(*v)[i];
+    } else {
+      v = &(*v)[part];
+    }
+  }
+  return *v;
+}
+
 SourcePos Doc::at(const DocPath& p) const {
-  for (DocPath q = p;; q = q.parent_pointer()) {
+  for (DocPath q = p;; q = q.parent()) {
     auto it = value_pos.find(q.to_string());
     if (it != value_pos.end()) return it->second;
     if (q.empty()) return {file, 0, 0};

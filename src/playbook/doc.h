@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "playbook/loader.h"
@@ -11,14 +12,29 @@
 
 namespace ratchet::playbook {
 
-/// A path into a Doc's value (a JSON pointer: "/step/0/kind").
-using DocPath = Value::json_pointer;
+/// A path into a Doc's value: table keys and array indexes from the root.
+class DocPath {
+ public:
+  DocPath() = default;
+  DocPath operator/(std::string_view key) const;
+  DocPath operator/(size_t index) const;
+  /// The path one level up; the root's parent is the root.
+  DocPath parent() const;
+  bool empty() const { return parts_.empty(); }
+  /// As a JSON pointer ("/step/0/kind"; "~" and "/" in a key as "~0", "~1").
+  std::string to_string() const;
+  /// The keys and indexes (as decimal text), root first.
+  const std::vector<std::string>& parts() const { return parts_; }
+
+ private:
+  std::vector<std::string> parts_;
+};
 
 /// A parsed TOML document with positions.
 struct Doc {
   std::string file;  ///< the path positions name
   std::string text;  ///< the file's bytes
-  Value root = Value::object();
+  Value root = Value::table();
   std::map<std::string, SourcePos> value_pos;  ///< pointer -> where the value starts
   std::map<std::string, SourcePos> key_pos;    ///< pointer -> where its key is written
 
@@ -26,6 +42,8 @@ struct Doc {
   SourcePos at(const DocPath& p) const;
   /// Where the key of `p` is written; falls back to at(p).
   SourcePos key_at(const DocPath& p) const;
+  /// The value at `p`; a null when there is none.
+  const Value& get(const DocPath& p) const;
 };
 
 /// Parses TOML `text`. On a syntax error returns nullopt and appends the error

@@ -51,8 +51,8 @@ std::string address_problem(const std::string& a) {
 void read_host(const Diag& d, const DocPath& p, const std::string& name, const Value& t, Host* h) {
   h->name = name;
   h->where = d.doc.key_at(p);
-  for (auto it = t.begin(); it != t.end(); ++it) {
-    const std::string& k = it.key();
+  for (const auto& it : t.as_table()) {
+    const std::string& k = it.first;
     auto spec = std::find_if(kHostKeys.begin(), kHostKeys.end(),
                              [&](const auto& e) { return e.first == k; });
     if (spec == kHostKeys.end()) {
@@ -60,36 +60,36 @@ void read_host(const Diag& d, const DocPath& p, const std::string& name, const V
               hint_for(k, key_names()));
       continue;
     }
-    if (std::string err = type_error(k, it.value(), spec->second, false); !err.empty()) {
+    if (std::string err = type_error(k, it.second, spec->second, false); !err.empty()) {
       d.error(d.doc.at(p / k), err);
       continue;
     }
-    const Value& v = it.value();
+    const Value& v = it.second;
     if (k == "address") {
-      h->address = v.get<std::string>();
+      h->address = v.as_string();
       if (std::string why = address_problem(h->address); !why.empty())
         d.error(d.doc.at(p / k), fmt::format("host `{}`: address `{}` {}", name, h->address, why),
                 "write a host name, an IPv4 address or an IPv6 address (no port: use `port`)");
     }
     if (k == "port") {
-      if (std::string why = util::range_problem(k, v.get<long long>()); !why.empty())
+      if (std::string why = util::range_problem(k, v.as_int()); !why.empty())
         d.error(d.doc.at(p / k), why);
       else
-        h->port = v.get<int>();
+        h->port = v.as_int();
     }
-    if (k == "user") h->user = v.get<std::string>();
-    if (k == "identity") h->identity = v.get<std::string>();
-    if (k == "known_hosts") h->known_hosts = v.get<std::string>();
+    if (k == "user") h->user = v.as_string();
+    if (k == "identity") h->identity = v.as_string();
+    if (k == "known_hosts") h->known_hosts = v.as_string();
     if (k == "jump") {  // checked here so the error points at the value
-      h->jump = v.get<std::string>();
+      h->jump = v.as_string();
       std::vector<transport::JumpHop> hops;
       std::string err;
       if (!transport::parse_jump_spec(h->jump, &hops, &err))
         d.error(d.doc.at(p / k), fmt::format("host `{}`: jump {}", name, err),
                 "write jump = \"user@host:port\", or \"user@a:22,user@b:22\" for a chain");
     }
-    if (k == "become") h->become = v.get<bool>();
-    if (k == "become_user") h->become_user = v.get<std::string>();
+    if (k == "become") h->become = v.as_bool();
+    if (k == "become_user") h->become_user = v.as_string();
     if (k == "vars") h->vars = v;
   }
 }
@@ -141,12 +141,12 @@ std::optional<Inventory> read_inventory(const Doc& doc, const DocPath& at,
   size_t before = errors->size();
   Inventory inv;
   inv.path = doc.file;
-  const Value& root = doc.root[at];
+  const Value& root = doc.get(at);
   const std::vector<std::string> top = {"hosts", "groups", "group_vars"};
-  for (auto it = root.begin(); it != root.end(); ++it)
-    if (std::find(top.begin(), top.end(), it.key()) == top.end())
-      d.error(doc.key_at(at / it.key()), fmt::format("unknown inventory key `{}`", it.key()),
-              hint_for(it.key(), top));
+  for (const auto& it : root.as_table())
+    if (std::find(top.begin(), top.end(), it.first) == top.end())
+      d.error(doc.key_at(at / it.first), fmt::format("unknown inventory key `{}`", it.first),
+              hint_for(it.first, top));
   auto table = [&](const char* key) -> const Value* {
     if (!root.contains(key)) return nullptr;
     std::string err = type_error(key, root[key], T::table, false);
@@ -156,68 +156,68 @@ std::optional<Inventory> read_inventory(const Doc& doc, const DocPath& at,
   };
   if (auto hosts = table("hosts")) {
     std::vector<std::pair<std::pair<int, int>, std::string>> order;
-    for (auto it = hosts->begin(); it != hosts->end(); ++it) {
-      DocPath p = at / "hosts" / it.key();
-      if (it.key() == "all") {
+    for (const auto& it : hosts->as_table()) {
+      DocPath p = at / "hosts" / it.first;
+      if (it.first == "all") {
         d.error(doc.key_at(p), "`all` names every host; a host cannot be called that");
         continue;
       }
       // A name is printed in progress, recap and plan: no byte may drive the terminal.
-      if (std::any_of(it.key().begin(), it.key().end(),
+      if (std::any_of(it.first.begin(), it.first.end(),
                       [](unsigned char c) { return c < 0x20 || c == 0x7f; }) ||
-          it.key().empty()) {
+          it.first.empty()) {
         d.error(doc.key_at(p), "a host name must not be empty or hold control characters",
                 "name the host with letters, digits, `-`, `_` and `.`");
         continue;
       }
-      if (std::string err = type_error(it.key(), it.value(), T::table, false); !err.empty()) {
-        d.error(doc.at(p), fmt::format("host `{}` must be a table, not {}", it.key(),
-                                       value_type_name(it.value())));
+      if (std::string err = type_error(it.first, it.second, T::table, false); !err.empty()) {
+        d.error(doc.at(p), fmt::format("host `{}` must be a table, not {}", it.first,
+                                       value_type_name(it.second)));
         continue;
       }
-      Host& h = inv.hosts[it.key()];
-      read_host(d, p, it.key(), it.value(), &h);
-      order.push_back({{h.where.line, h.where.col}, it.key()});
+      Host& h = inv.hosts[it.first];
+      read_host(d, p, it.first, it.second, &h);
+      order.push_back({{h.where.line, h.where.col}, it.first});
     }
     std::sort(order.begin(), order.end());
     for (const auto& [_, name] : order) inv.order.push_back(name);
   }
   if (auto groups = table("groups")) {
-    for (auto it = groups->begin(); it != groups->end(); ++it) {
-      DocPath p = at / "groups" / it.key();
-      if (std::string err = type_error(it.key(), it.value(), T::strings, false); !err.empty()) {
+    for (const auto& it : groups->as_table()) {
+      DocPath p = at / "groups" / it.first;
+      if (std::string err = type_error(it.first, it.second, T::strings, false); !err.empty()) {
         d.error(doc.at(p),
-                fmt::format("group `{}` must be an array of host or group names", it.key()));
+                fmt::format("group `{}` must be an array of host or group names", it.first));
         continue;
       }
-      if (it.key() == "all")
+      if (it.first == "all")
         d.error(doc.key_at(p), "`all` names every host already; pick another group name");
-      if (inv.hosts.contains(it.key()))
-        d.error(doc.key_at(p), fmt::format("`{}` is both a host and a group", it.key()));
-      auto& members = inv.groups[it.key()];
-      if (it.value().is_string())
-        members.push_back(it.value().get<std::string>());
+      if (inv.hosts.contains(it.first))
+        d.error(doc.key_at(p), fmt::format("`{}` is both a host and a group", it.first));
+      auto& members = inv.groups[it.first];
+      if (it.second.is_string())
+        members.push_back(it.second.as_string());
       else
-        for (const auto& m : it.value()) members.push_back(m.get<std::string>());
+        for (const auto& m : it.second.as_array()) members.push_back(m.as_string());
     }
     check_groups(d, at, &inv);
   }
   if (auto gv = table("group_vars")) {
     std::vector<std::string> names = {"all"};
     for (const auto& [g, _] : inv.groups) names.push_back(g);
-    for (auto it = gv->begin(); it != gv->end(); ++it) {
-      DocPath p = at / "group_vars" / it.key();
-      if (it.key() != "all" && !inv.groups.contains(it.key())) {
-        d.error(doc.key_at(p), fmt::format("group_vars for unknown group `{}`", it.key()),
-                hint_for(it.key(), names));
+    for (const auto& it : gv->as_table()) {
+      DocPath p = at / "group_vars" / it.first;
+      if (it.first != "all" && !inv.groups.contains(it.first)) {
+        d.error(doc.key_at(p), fmt::format("group_vars for unknown group `{}`", it.first),
+                hint_for(it.first, names));
         continue;
       }
-      if (!it.value().is_object()) {
-        d.error(doc.at(p), fmt::format("group_vars.{} must be a table, not {}", it.key(),
-                                       value_type_name(it.value())));
+      if (!it.second.is_table()) {
+        d.error(doc.at(p), fmt::format("group_vars.{} must be a table, not {}", it.first,
+                                       value_type_name(it.second)));
         continue;
       }
-      inv.group_vars[it.key()] = it.value();
+      inv.group_vars[it.first] = it.second;
     }
   }
   if (errors->size() != before) return std::nullopt;

@@ -172,10 +172,10 @@ Value host_scope_vars(const Inventory& inv, const Host& host) {
   std::vector<std::pair<int, std::string>> order;
   for (const auto& [g, d] : dist) order.push_back({-d, g});
   std::sort(order.begin(), order.end());
-  Value out = Value::object();
+  Value out = Value::table();
   auto merge = [&](const Value& vars) {
-    if (!vars.is_object()) return;
-    for (auto it = vars.begin(); it != vars.end(); ++it) out[it.key()] = it.value();
+    if (!vars.is_table()) return;
+    for (const auto& it : vars.as_table()) out[it.first] = it.second;
   };
   if (auto all = inv.group_vars.find("all"); all != inv.group_vars.end()) merge(all->second);
   for (const auto& [_, g] : order)

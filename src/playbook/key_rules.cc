@@ -22,7 +22,7 @@ bool fail(KeyProblem* p, std::string message, std::string hint = "") {
 // The value does not have `type`: the loader's words for a literal, the value itself for a rendered one.
 bool wrong_type(std::string_view key, const Value& v, FieldType type, bool rendered, KeyProblem* p) {
   if (!rendered) return fail(p, type_error(key, v, type, false));
-  return fail(p, fmt::format("`{}` must be {}, got {}", key, type_name(type), v.dump()));
+  return fail(p, fmt::format("`{}` must be {}, got {}", key, type_name(type), util::toml_text(v)));
 }
 
 bool digits(const std::string& s) {
@@ -32,8 +32,8 @@ bool digits(const std::string& s) {
 
 // One string of a strings key: a string, or (rendered) an integer's digits.
 bool one_text(const Value& v, bool rendered, std::string* out) {
-  if (v.is_string()) *out = v.get<std::string>();
-  else if (rendered && v.is_number_integer()) *out = std::to_string(v.get<long long>());
+  if (v.is_string()) *out = v.as_string();
+  else if (rendered && v.is_int()) *out = std::to_string(v.as_int());
   else return false;
   return true;
 }
@@ -50,8 +50,8 @@ bool blank(const std::string& s) {
 
 // One integer: an integer, or (rendered) a string of digits.
 bool one_int(const Value& v, bool rendered, long long* out) {
-  if (v.is_number_integer()) *out = v.get<long long>();
-  else if (rendered && v.is_string() && digits(v.get<std::string>())) *out = std::stoll(v.get<std::string>());
+  if (v.is_int()) *out = v.as_int();
+  else if (rendered && v.is_string() && digits(v.as_string())) *out = std::stoll(v.as_string());
   else return false;
   return true;
 }
@@ -108,7 +108,7 @@ bool read_word(std::string_view key, const Value& v, bool rendered, std::string*
 bool read_texts(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out,
                 KeyProblem* p) {
   out->clear();
-  for (const auto& e : v.is_array() ? v : Value::array({v})) {
+  for (const auto& e : v.as_list()) {
     std::string s;
     if (!one_text(e, rendered, &s)) return wrong_type(key, v, FieldType::strings, rendered, p);
     if (!no_nul(key, s, p)) return false;
@@ -178,7 +178,7 @@ bool read_abs_path(std::string_view key, const Value& v, bool rendered, std::str
 }
 
 bool read_bool(std::string_view key, const Value& v, bool rendered, bool* out, KeyProblem* p) {
-  if (v.is_boolean()) *out = v.get<bool>();
+  if (v.is_bool()) *out = v.as_bool();
   else if (rendered && v.is_string() && (v == "true" || v == "false")) *out = v == "true";
   else return wrong_type(key, v, FieldType::boolean, rendered, p);
   return true;
@@ -224,7 +224,7 @@ bool read_pid(std::string_view key, const Value& v, bool rendered, long long* ou
 
 bool read_ints(std::string_view key, const Value& v, bool rendered, std::vector<int>* out, KeyProblem* p) {
   out->clear();
-  for (const auto& e : v.is_array() ? v : Value::array({v})) {
+  for (const auto& e : v.as_list()) {
     long long n = 0;
     if (!one_int(e, rendered, &n)) return wrong_type(key, v, FieldType::ints, rendered, p);
     if (std::string why = util::range_problem(key, n); !why.empty()) return fail(p, why);
@@ -237,7 +237,7 @@ bool read_ints(std::string_view key, const Value& v, bool rendered, std::vector<
 bool read_duration(std::string_view key, const Value& v, bool rendered, util::Millis* out, KeyProblem* p) {
   if (!v.is_string()) return wrong_type(key, v, FieldType::duration, rendered, p);
   std::string why;
-  auto d = util::parse_duration(v.get<std::string>(), &why);
+  auto d = util::parse_duration(v.as_string(), &why);
   if (!d) return fail(p, fmt::format("`{}`: {}", key, why));
   *out = *d;
   return true;

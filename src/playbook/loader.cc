@@ -50,13 +50,13 @@ void read_count(const Diag& d, const char* key, HostCount* out) {
                         key, r.min, r.max, r.min),
             fmt::format("write {} = {} or {} = \"25%\"", key, std::max<long long>(r.min, 2), key));
   };
-  if (v.is_number_integer()) {
-    if (!util::range_problem(key, v.get<long long>()).empty()) return bad();
-    *out = {true, v.get<long long>(), false};
+  if (v.is_int()) {
+    if (!util::range_problem(key, v.as_int()).empty()) return bad();
+    *out = {true, v.as_int(), false};
     return;
   }
   if (!v.is_string()) return bad();
-  std::string s = v.get<std::string>();
+  std::string s = v.as_string();
   if (s.size() < 2 || s.back() != '%' || s.size() > 5) return bad();
   std::string digits = s.substr(0, s.size() - 1);
   if (digits.find_first_not_of("0123456789") != std::string::npos) return bad();
@@ -69,7 +69,7 @@ void read_policy(const Diag& d, RunPolicy* p) {
   const Value& root = d.doc.root;
   if (root.contains("strategy")) {
     const Value& v = root["strategy"];
-    std::string s = v.is_string() ? v.get<std::string>() : "";
+    std::string s = v.is_string() ? v.as_string() : "";
     if (auto st = parse_strategy(s)) {
       p->strategy = *st;
     } else {
@@ -86,10 +86,10 @@ void read_policy(const Diag& d, RunPolicy* p) {
 
 void read_top(const Diag& d, Playbook* pb) {
   const Value& root = d.doc.root;
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    if (std::find(kTopKeys.begin(), kTopKeys.end(), it.key()) != kTopKeys.end()) continue;
-    std::string near = util::nearest(it.key(), kTopKeys);
-    d.error(d.doc.key_at(DocPath() / it.key()), fmt::format("unknown top-level key `{}`", it.key()),
+  for (const auto& it : root.as_table()) {
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), it.first) != kTopKeys.end()) continue;
+    std::string near = util::nearest(it.first, kTopKeys);
+    d.error(d.doc.key_at(DocPath() / it.first), fmt::format("unknown top-level key `{}`", it.first),
             near.empty() ? "" : fmt::format("did you mean `{}`?", near));
   }
   auto typed = [&](const char* key, FieldType type) -> const Value* {
@@ -101,33 +101,33 @@ void read_top(const Diag& d, Playbook* pb) {
   };
   if (!root.contains("name"))
     d.error({d.doc.file, 1, 1}, "playbook has no `name`", "add name = \"...\" at the top");
-  if (auto v = typed("name", FieldType::string)) pb->name = v->get<std::string>();
-  if (auto v = typed("description", FieldType::string)) pb->description = v->get<std::string>();
+  if (auto v = typed("name", FieldType::string)) pb->name = v->as_string();
+  if (auto v = typed("description", FieldType::string)) pb->description = v->as_string();
   if (auto v = typed("targets", FieldType::strings)) {
     if (v->is_array() && v->empty())
       d.error(d.doc.at(DocPath() / "targets"), "`targets` is empty",
               "name hosts or groups, or leave `targets` out to select every host");
     if (v->is_string())
-      pb->targets.push_back(v->get<std::string>());
+      pb->targets.push_back(v->as_string());
     else
-      for (const auto& t : *v) pb->targets.push_back(t.get<std::string>());
+      for (const auto& t : v->as_array()) pb->targets.push_back(t.as_string());
   }
   read_policy(d, &pb->policy);
   if (auto v = typed("vars", FieldType::table)) {
-    for (auto it = v->begin(); it != v->end(); ++it) {
-      DocPath p = DocPath("/vars") / it.key();
-      if (reserved(it.key()))
-        d.error(d.doc.key_at(p), fmt::format("`{}` is a built-in name, not a var", it.key()),
+    for (const auto& it : v->as_table()) {
+      DocPath p = (DocPath() / "vars") / it.first;
+      if (reserved(it.first))
+        d.error(d.doc.key_at(p), fmt::format("`{}` is a built-in name, not a var", it.first),
                 "pick another name");
-      pb->vars[it.key()] = it.value();
-      pb->var_pos[it.key()] = d.doc.at(p);
+      pb->vars[it.first] = it.second;
+      pb->var_pos[it.first] = d.doc.at(p);
     }
   }
   if (auto v = typed("secrets", FieldType::table)) {
-    for (auto it = v->begin(); it != v->end(); ++it) {
-      DocPath p = DocPath("/secrets") / it.key();
-      const Value& s = it.value();
-      std::string src = s.is_string() ? s.get<std::string>() : "";
+    for (const auto& it : v->as_table()) {
+      DocPath p = (DocPath() / "secrets") / it.first;
+      const Value& s = it.second;
+      std::string src = s.is_string() ? s.as_string() : "";
       bool env = src.rfind("env:", 0) == 0 && src.size() > 4;
       bool file = src.rfind("file:", 0) == 0 && src.size() > 5;
       if (!env && !file) {
@@ -135,15 +135,15 @@ void read_top(const Diag& d, Playbook* pb) {
                 "write \"env:NAME\" or \"file:PATH\"");
         continue;
       }
-      if (pb->vars.contains(it.key()) || reserved(it.key()))
-        d.error(d.doc.key_at(p), fmt::format("secret `{}` has the name of a var", it.key()),
+      if (pb->vars.contains(it.first) || reserved(it.first))
+        d.error(d.doc.key_at(p), fmt::format("secret `{}` has the name of a var", it.first),
                 "give the secret its own name");
-      pb->secrets[it.key()] = src;
+      pb->secrets[it.first] = src;
     }
   }
   if (auto v = typed("inventory", FieldType::table)) {
     (void)v;
-    pb->inventory = read_inventory(d.doc, DocPath("/inventory"), d.out);
+    pb->inventory = read_inventory(d.doc, (DocPath() / "inventory"), d.out);
     if (pb->inventory) pb->inventory->path = pb->path;
   }
 }

@@ -37,7 +37,7 @@ void read_local_files(Playbook* pb, std::vector<LoadError>* errors) {
     const std::string key = k.key;
     if (const auto* w = std::get_if<WriteAction>(&a.keys); w && w->content.given) return;  // both: the schema's error says enough
     if (!k.field->value && !k.field->templated()) return;  // refused by its rule: reported
-    const std::string name = k.field->value ? *k.field->value : k.field->written->dump();
+    const std::string name = k.field->value ? *k.field->value : util::toml_text(*k.field->written);
     auto pos = a.pos.find(key);
     SourcePos at = pos == a.pos.end() ? a.where : pos->second;
     const char* what = key == "template" ? "template" : "unit file";

@@ -63,7 +63,7 @@ struct Host {
   std::string jump;         ///< user@bastion:port (v0.2)
   bool become = false;
   std::string become_user;
-  Value vars = Value::object();
+  Value vars = Value::table();
   SourcePos where;
 };
 
@@ -131,7 +131,7 @@ struct Playbook {
   std::string description;
   std::vector<std::string> targets;
   RunPolicy policy;  ///< top-level `strategy`, `serial`, `max_fail`
-  Value vars = Value::object();
+  Value vars = Value::table();
   /// Where each var was written: in the file, else "-e" for one only -e sets.
   std::map<std::string, SourcePos> var_pos;
   std::map<std::string, std::string> secrets;  ///< name -> "env:NAME" | "file:PATH" | "-e"

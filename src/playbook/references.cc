@@ -62,10 +62,12 @@ struct Locator {
 
 void collect(const Value& v, std::vector<const std::string*>* out, size_t* span) {
   if (v.is_string()) {
-    out->push_back(&v.get_ref<const std::string&>());
+    out->push_back(&v.as_string());
     *span += out->back()->size();
-  } else if (v.is_array() || v.is_object()) {
-    for (const auto& e : v) collect(e, out, span);
+  } else if (v.is_array()) {
+    for (const auto& e : v.as_array()) collect(e, out, span);
+  } else if (v.is_table()) {
+    for (const auto& [k, e] : v.as_table()) collect(e, out, span);
   }
 }
 
@@ -229,13 +231,13 @@ void check_references(const Playbook& pb, const Inventory* inv, std::vector<Load
   if (!inv && pb.inventory) inv = &*pb.inventory;
   if (inv) unchecked = nullptr;  // the hosts are known: every name is decided
   Scope sc;
-  for (auto it = pb.vars.begin(); it != pb.vars.end(); ++it) sc.vars.insert(it.key());
+  for (const auto& it : pb.vars.as_table()) sc.vars.insert(it.first);
   for (const auto& [name, _] : pb.secrets) sc.vars.insert(name);
   if (inv) {
     for (const auto& [_, h] : inv->hosts)
-      for (auto it = h.vars.begin(); it != h.vars.end(); ++it) sc.vars.insert(it.key());
+      for (const auto& it : h.vars.as_table()) sc.vars.insert(it.first);
     for (const auto& [_, gv] : inv->group_vars)
-      for (auto it = gv.begin(); it != gv.end(); ++it) sc.vars.insert(it.key());
+      for (const auto& it : gv.as_table()) sc.vars.insert(it.first);
   }
   for (const auto& s : pb.steps) {
     sc.all_steps.insert(s.id);
@@ -291,9 +293,9 @@ void check_extra_vars(const Playbook& pb, const Inventory* inv, const LoadOption
   for (const auto& name : opt.secret_vars) add(name);
   if (inv) {
     for (const auto& [_, h] : inv->hosts)
-      for (auto it = h.vars.begin(); it != h.vars.end(); ++it) add(it.key());
+      for (const auto& it : h.vars.as_table()) add(it.first);
     for (const auto& [_, gv] : inv->group_vars)
-      for (auto it = gv.begin(); it != gv.end(); ++it) add(it.key());
+      for (const auto& it : gv.as_table()) add(it.first);
   }
   for (const auto& s : pb.steps) {
     if (!s.when.empty()) {

@@ -46,8 +46,8 @@ FieldSpec key(const char* name, FieldType type, bool shell = false, bool secret_
 }  // namespace
 
 bool has_template(const Value& v) {
-  if (v.is_string()) return v.get_ref<const std::string&>().find("{{") != std::string::npos;
-  if (v.is_array()) return std::any_of(v.begin(), v.end(), [](const Value& e) { return has_template(e); });
+  if (v.is_string()) return v.as_string().find("{{") != std::string::npos;
+  if (v.is_array()) return std::any_of(v.as_array().begin(), v.as_array().end(), [](const Value& e) { return has_template(e); });
   return false;
 }
 
@@ -228,32 +228,32 @@ std::string type_name(FieldType t) {
 
 std::string value_type_name(const Value& v) {
   if (v.is_string()) return "a string";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_number_integer()) return "an integer";
-  if (v.is_number_float()) return "a float";
+  if (v.is_bool()) return "a boolean";
+  if (v.is_int()) return "an integer";
+  if (v.is_float()) return "a float";
   if (v.is_array()) return "an array";
-  if (v.is_object()) return "a table";
+  if (v.is_table()) return "a table";
   return "nothing";
 }
 
 std::string type_error(std::string_view key, const Value& v, FieldType type, bool templates_ok) {
   if (templates_ok && has_template(v) && type != T::table && type != T::tables) return "";
-  auto all = [&](auto pred) { return std::all_of(v.begin(), v.end(), pred); };
+  auto all = [&](auto pred) { return v.is_array() && std::all_of(v.as_array().begin(), v.as_array().end(), pred); };
   bool ok = false;
   switch (type) {
     case T::string:
       ok = v.is_string();
       break;
     case T::boolean:
-      ok = v.is_boolean();
+      ok = v.is_bool();
       break;
     case T::integer:
-      ok = v.is_number_integer();
+      ok = v.is_int();
       break;
     case T::duration:
       if (v.is_string()) {
         std::string err;
-        if (auto d = util::parse_duration(v.get<std::string>(), &err)) {
+        if (auto d = util::parse_duration(v.as_string(), &err)) {
           // A zero timeout would mean no deadline at all: never what a runbook wants.
           if (key == "timeout" && d->count() == 0) return "`timeout` must be more than 0s";
           return "";
@@ -265,18 +265,18 @@ std::string type_error(std::string_view key, const Value& v, FieldType type, boo
       ok = v.is_string() || (v.is_array() && all([](const Value& e) { return e.is_string(); }));
       break;
     case T::ints:
-      ok = v.is_number_integer() ||
-           (v.is_array() && all([](const Value& e) { return e.is_number_integer(); }));
+      ok = v.is_int() ||
+           (v.is_array() && all([](const Value& e) { return e.is_int(); }));
       break;
     case T::table:
-      ok = v.is_object();
+      ok = v.is_table();
       break;
     case T::tables:
-      ok = v.is_array() && all([](const Value& e) { return e.is_object(); });
+      ok = v.is_array() && all([](const Value& e) { return e.is_table(); });
       break;
   }
   if (ok) return "";
-  if (key == "mode" && v.is_number_integer())
+  if (key == "mode" && v.is_int())
     return "`mode` must be a string such as \"0644\", not an integer";
   return fmt::format("`{}` must be {}, not {}", key, type_name(type), value_type_name(v));
 }

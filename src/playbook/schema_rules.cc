@@ -57,7 +57,7 @@ struct Checker {
   }
   void one_of(const char* k, const std::vector<std::string>& allowed, std::string what) {
     if (!literal(k) || !(*t)[k].is_string()) return;
-    const auto& v = (*t)[k].get_ref<const std::string&>();
+    const auto& v = (*t)[k].as_string();
     if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
     add(k, fmt::format("`{}` must be {}, not `{}`", k, what, v), did_you_mean(v, allowed));
   }
@@ -65,9 +65,9 @@ struct Checker {
   void in_range(const char* k) {
     if (!literal(k)) return;
     const Value& v = (*t)[k];
-    for (const auto& e : v.is_array() ? v : Value::array({v}))
-      if (e.is_number_integer())
-        if (std::string why = util::range_problem(k, e.get<long long>()); !why.empty())
+    for (const auto& e : v.as_list())
+      if (e.is_int())
+        if (std::string why = util::range_problem(k, e.as_int()); !why.empty())
           return add(k, why);
   }
   void required(const char* k, std::string_view kind) {
@@ -76,16 +76,16 @@ struct Checker {
 };
 
 void check_common(Checker& c) {
-  if (c.literal("id") && !is_ident((*c.t)["id"].get<std::string>())) {
-    auto id = (*c.t)["id"].get<std::string>();
+  if (c.literal("id") && !is_ident((*c.t)["id"].as_string())) {
+    auto id = (*c.t)["id"].as_string();
     c.add("id", fmt::format("step id `{}` must match [a-z0-9_]+", id),
           slug(id).empty() ? "" : fmt::format("try `{}`", slug(id)));
   }
-  if (c.literal("register") && !is_ident((*c.t)["register"].get<std::string>()))
+  if (c.literal("register") && !is_ident((*c.t)["register"].as_string()))
     c.add("register", fmt::format("`register` name `{}` must match [a-z0-9_]+",
-                                  (*c.t)["register"].get<std::string>()));
+                                  (*c.t)["register"].as_string()));
   if (c.literal("when")) {
-    auto w = (*c.t)["when"].get<std::string>();
+    auto w = (*c.t)["when"].as_string();
     std::string name = w.rfind("not ", 0) == 0 ? w.substr(4) : w;
     while (!name.empty() && name[0] == ' ') name.erase(0, 1);
     if (!is_var_name(name))
@@ -169,7 +169,7 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
   if (!table->contains("kind")) {
     c.add("", fmt::format("{} has no `kind`", what), "add kind = " + kinds_list(role, "\""));
   } else if ((*table)["kind"].is_string()) {
-    auto k = (*table)["kind"].get<std::string>();
+    auto k = (*table)["kind"].as_string();
     std::vector<std::string> names;
     for (const auto& s : step_kinds()) names.push_back(s.name);
     kind = find_kind(k);
@@ -190,8 +190,8 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
   if (!kind)
     for (const auto& k : step_kinds())
       for (const auto& f : k.fields) allowed.push_back(f.name);
-  for (auto it = table->begin(); it != table->end(); ++it) {
-    const std::string& key = it.key();
+  for (const auto& it : table->as_table()) {
+    const std::string& key = it.first;
     const FieldSpec* f = nullptr;
     if (kind) {
       f = find_field(role, kind->kind, key);
@@ -212,13 +212,13 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
     }
     if (!f->read) {  // a common key: its type here, its rules in check_common
       // Read once, when the playbook loads: no host renders it.
-      if (key != "name" && has_template(it.value())) {
+      if (key != "name" && has_template(it.second)) {
         c.add(key, fmt::format("`{}` is read when the playbook loads: it cannot hold a template", key),
               "templates go in a kind's keys (command, pid, path, ...); use `when` with a boolean var to choose per host");
         c.bad.push_back(key);
         continue;
       }
-      if (std::string err = type_error(key, it.value(), f->type, false); !err.empty()) {
+      if (std::string err = type_error(key, it.second, f->type, false); !err.empty()) {
         c.add(key, err);
         c.bad.push_back(key);
       }
@@ -230,17 +230,17 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
     field.given = true;
     // A template stands for one value: an array holding one is an array, never a scalar.
     const bool scalar = f->type != FieldType::strings && f->type != FieldType::ints;
-    if (scalar && it.value().is_array()) {
-      c.add(key, type_error(key, it.value(), f->type, false));
+    if (scalar && it.second.is_array()) {
+      c.add(key, type_error(key, it.second, f->type, false));
       c.bad.push_back(key);
       continue;
     }
-    if (has_template(it.value())) {
-      field.written = it.value();
+    if (has_template(it.second)) {
+      field.written = it.second;
       continue;
     }
     KeyProblem p;
-    if (!f->read(key, it.value(), false, *keys, &p)) {
+    if (!f->read(key, it.second, false, *keys, &p)) {
       c.add(key, p.message, p.hint);
       c.bad.push_back(key);
     }

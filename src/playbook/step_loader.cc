@@ -19,7 +19,7 @@ struct Defaults {
 
 util::Millis millis(const Value& v) {
   std::string err;
-  return util::parse_duration(v.get<std::string>(), &err).value_or(util::Millis(0));
+  return util::parse_duration(v.as_string(), &err).value_or(util::Millis(0));
 }
 
 // Reports schema problems of the table at `path`; `ctx` names it ("step `stop`").
@@ -44,45 +44,45 @@ Defaults read_defaults(const Diag& d) {
   Defaults def;
   if (!d.doc.root.contains("defaults")) return def;
   const Value& t = d.doc.root["defaults"];
-  DocPath path("/defaults");
-  if (!t.is_object()) {
+  DocPath path = DocPath() / "defaults";
+  if (!t.is_table()) {
     d.error(d.doc.at(path), type_error("defaults", t, FieldType::table, false));
     return def;
   }
   std::vector<std::string> names;
   for (const auto& f : defaults_fields()) names.push_back(f.name);
-  for (auto it = t.begin(); it != t.end(); ++it) {
+  for (const auto& it : t.as_table()) {
     const FieldSpec* spec = nullptr;
     for (const auto& f : defaults_fields())
-      if (f.name == it.key()) spec = &f;
+      if (f.name == it.first) spec = &f;
     if (!spec) {
-      std::string near = util::nearest(it.key(), names);
-      d.error(d.doc.key_at(path / it.key()),
-              fmt::format("unknown key `{}` in [defaults]", it.key()),
+      std::string near = util::nearest(it.first, names);
+      d.error(d.doc.key_at(path / it.first),
+              fmt::format("unknown key `{}` in [defaults]", it.first),
               near.empty() ? "" : fmt::format("did you mean `{}`?", near));
       continue;
     }
-    std::string err = type_error(it.key(), it.value(), spec->type, false);
+    std::string err = type_error(it.first, it.second, spec->type, false);
     if (!err.empty()) {
-      d.error(d.doc.at(path / it.key()), err);
+      d.error(d.doc.at(path / it.first), err);
       continue;
     }
-    const Value& v = it.value();
-    const std::string& k = it.key();
+    const Value& v = it.second;
+    const std::string& k = it.first;
     if (k == "timeout") def.timeout = millis(v);
     if (k == "settle") def.settle = millis(v);
     if (k == "delay") def.delay = millis(v);
     if (k == "retries" || k == "capture") {
-      if (std::string why = util::range_problem(k, v.get<long long>()); !why.empty()) {
+      if (std::string why = util::range_problem(k, v.as_int()); !why.empty()) {
         d.error(d.doc.at(path / k), why);
       } else if (k == "retries") {
-        def.retries = static_cast<int>(v.get<long long>());
+        def.retries = static_cast<int>(v.as_int());
       } else {
-        def.capture = static_cast<size_t>(v.get<long long>());
+        def.capture = static_cast<size_t>(v.as_int());
       }
     }
-    if (k == "become") def.become = v.get<bool>();
-    if (k == "become_user") def.become_user = v.get<std::string>();
+    if (k == "become") def.become = v.as_bool();
+    if (k == "become_user") def.become_user = v.as_string();
   }
   return def;
 }
@@ -91,12 +91,12 @@ Defaults read_defaults(const Diag& d) {
 Action make_action(const Doc& doc, const DocPath& path, const Value& t, ActionKeys keys) {
   Action a;
   // Parsed here only: check_table has reported a kind missing or unknown.
-  if (t.contains("kind") && t["kind"].is_string()) a.kind = parse_kind(t["kind"].get<std::string>());
+  if (t.contains("kind") && t["kind"].is_string()) a.kind = parse_kind(t["kind"].as_string());
   a.where = doc.at(path);
   a.keys = std::move(keys);
   // A kind check_table refused here (a verify rung) read no keys: the load fails, the kind stays unset.
   if (a.kind && keys_of(*a.kind).index() != a.keys.index()) a.kind.reset();
-  for (auto it = t.begin(); it != t.end(); ++it) a.pos[it.key()] = doc.at(path / it.key());
+  for (const auto& it : t.as_table()) a.pos[it.first] = doc.at(path / it.first);
   if (a.kind)
     for (const auto& f : kind_spec(*a.kind).fields)
       if (FieldBase& b = f.field(a.keys); b.given) b.pos = a.pos[f.name];
@@ -107,7 +107,7 @@ Action make_action(const Doc& doc, const DocPath& path, const Value& t, ActionKe
 // (check_table reported the problem already): nothing is ever wrapped.
 const Value* get(const Value& t, const char* key, FieldType type) {
   if (!t.contains(key) || !type_error(key, t[key], type, false).empty()) return nullptr;
-  if (type == FieldType::integer && !util::range_problem(key, t[key].get<long long>()).empty())
+  if (type == FieldType::integer && !util::range_problem(key, t[key].as_int()).empty())
     return nullptr;
   return &t[key];
 }
@@ -124,21 +124,21 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
   }
   const Value& arr = doc.root["step"];
   if (std::string err = type_error("step", arr, FieldType::tables, false); !err.empty()) {
-    d.error(doc.at(DocPath("/step")), err, "write each step as a [[step]] table");
+    d.error(doc.at((DocPath() / "step")), err, "write each step as a [[step]] table");
     return steps;
   }
   std::map<std::string, SourcePos> names;  // step ids and register names -> where
   for (size_t i = 0; i < arr.size(); ++i) {
-    DocPath path = DocPath("/step") / i;
+    DocPath path = (DocPath() / "step") / i;
     const Value& t = arr[i];
     ActionKeys keys;
     auto probs = check_table(TableRole::step, t, &keys);
     Step s;
     s.where = doc.at(path);
-    if (auto v = get(t, "name", FieldType::string)) s.name = v->get<std::string>();
+    if (auto v = get(t, "name", FieldType::string)) s.name = v->as_string();
     SourcePos id_pos = s.where;
     if (auto v = get(t, "id", FieldType::string)) {
-      s.id = v->get<std::string>();
+      s.id = v->as_string();
       id_pos = doc.at(path / "id");
     } else if (!s.name.empty()) {
       s.id = slug(s.name);
@@ -168,15 +168,15 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
     if (auto v = get(t, "timeout", FieldType::duration)) s.timeout = millis(*v);
     if (auto v = get(t, "settle", FieldType::duration)) s.settle = millis(*v);
     if (auto v = get(t, "delay", FieldType::duration)) s.delay = millis(*v);
-    if (auto v = get(t, "retries", FieldType::integer)) s.retries = v->get<int>();
-    if (auto v = get(t, "capture", FieldType::integer)) s.capture = v->get<size_t>();
-    if (auto v = get(t, "become", FieldType::boolean)) s.become = v->get<bool>();
-    if (auto v = get(t, "become_user", FieldType::string)) s.become_user = v->get<std::string>();
-    if (auto v = get(t, "when", FieldType::string)) s.when = v->get<std::string>();
+    if (auto v = get(t, "retries", FieldType::integer)) s.retries = v->as_int();
+    if (auto v = get(t, "capture", FieldType::integer)) s.capture = v->as_int();
+    if (auto v = get(t, "become", FieldType::boolean)) s.become = v->as_bool();
+    if (auto v = get(t, "become_user", FieldType::string)) s.become_user = v->as_string();
+    if (auto v = get(t, "when", FieldType::string)) s.when = v->as_string();
     if (auto v = get(t, "on_failure", FieldType::string))
       s.on_failure = *v == "continue" ? OnFailure::cont : OnFailure::stop;
     if (auto v = get(t, "register", FieldType::string)) {
-      s.register_as = v->get<std::string>();
+      s.register_as = v->as_string();
       SourcePos rp = doc.at(path / "register");
       if (auto [it, fresh] = names.emplace(s.register_as, rp); !fresh)
         d.error(rp, fmt::format("`register` name `{}` is already used (at {})", s.register_as,
@@ -195,7 +195,7 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
         if (auto v = get(r, "timeout", FieldType::duration)) a.timeout = millis(*v);
         if (auto v = get(r, "settle", FieldType::duration)) a.settle = millis(*v);
         if (auto v = get(r, "delay", FieldType::duration)) a.delay = millis(*v);
-        if (auto v = get(r, "retries", FieldType::integer)) a.retries = v->get<int>();
+        if (auto v = get(r, "retries", FieldType::integer)) a.retries = v->as_int();
         s.escalate.push_back(std::move(a));
       }
     }

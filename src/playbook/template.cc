@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "transcript/value_json.h"
 #include "util/gpu_table.h"
 #include "util/shell.h"
 #include "util/spell.h"
@@ -104,18 +105,17 @@ const Value* lookup(const Value& scope, const std::string& name, std::string* su
   std::string prefix;
   for (const auto& seg : split_dots(name)) {
     const Value* next = nullptr;
-    if (cur->is_object()) {
-      auto it = cur->find(seg);
-      if (it != cur->end()) next = &*it;
+    if (cur->is_table()) {
+      next = cur->find(seg);
     } else if (cur->is_array() && !seg.empty() &&
                seg.find_first_not_of("0123456789") == std::string::npos && seg.size() < 9) {
       size_t idx = std::stoul(seg);
       if (idx < cur->size()) next = &(*cur)[idx];
     }
     if (!next) {
-      if (cur->is_object()) {
+      if (cur->is_table()) {
         std::vector<std::string> keys;
-        for (auto it = cur->begin(); it != cur->end(); ++it) keys.push_back(it.key());
+        for (const auto& it : cur->as_table()) keys.push_back(it.first);
         std::string near = util::nearest(seg, keys);
         if (!near.empty()) *suggest = prefix + near;
       }
@@ -129,8 +129,8 @@ const Value* lookup(const Value& scope, const std::string& name, std::string* su
 
 bool is_holders(const Value& v) {
   if (!v.is_array() || v.empty()) return false;
-  for (const auto& e : v)
-    if (!e.is_object() || !e.contains("pid")) return false;
+  for (const auto& e : v.as_array())
+    if (!e.is_table() || !e.contains("pid")) return false;
   return true;
 }
 
@@ -142,7 +142,7 @@ std::string holder_line(const Value& h) {
     const Value& c = h["cmdline"];
     std::string cmd;
     if (c.is_array()) {
-      for (const auto& w : c) cmd += (cmd.empty() ? "" : " ") + to_text(w);
+      for (const auto& w : c.as_array()) cmd += (cmd.empty() ? "" : " ") + to_text(w);
     } else {
       cmd = to_text(c);
     }
@@ -160,7 +160,7 @@ bool plan_placeholder(const std::string& name) {
 std::string shell_text(const Value& v) {
   if (!v.is_array()) return util::shell_quote(to_text(v));
   std::string out;
-  for (const auto& e : v) out += (out.empty() ? "" : " ") + util::shell_quote(to_text(e));
+  for (const auto& e : v.as_array()) out += (out.empty() ? "" : " ") + util::shell_quote(to_text(e));
   return out;
 }
 
@@ -168,41 +168,24 @@ std::string shell_text(const Value& v) {
 
 std::string to_text(const Value& v) {
   switch (v.type()) {
-    case Value::value_t::null:
+    case Value::Type::null:
       return "";
-    case Value::value_t::string:
-      return v.get<std::string>();
-    case Value::value_t::boolean:
-      return v.get<bool>() ? "true" : "false";
-    case Value::value_t::number_integer:
-      return std::to_string(v.get<long long>());
-    case Value::value_t::number_unsigned:
-      return std::to_string(v.get<unsigned long long>());
-    case Value::value_t::number_float: {
-      double d = v.get<double>();
-      if (std::isnan(d)) return "nan";
-      if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-      std::string s = fmt::format("{}", d);
-      if (s.find_first_of(".eE") == std::string::npos) s += ".0";  // TOML writes 3.0
-      return s;
-    }
-    case Value::value_t::array: {
+    case Value::Type::string:
+      return v.as_string();
+    case Value::Type::array: {
       std::string out;
       if (util::is_gpu_evidence(v)) return util::gpu_table(v);  // verify gpus_idle's per-GPU evidence
       if (is_holders(v)) {
-        for (const auto& h : v) out += (out.empty() ? "" : "\n") + holder_line(h);
+        for (const auto& h : v.as_array()) out += (out.empty() ? "" : "\n") + holder_line(h);
         return out;
       }
-      bool first = true;
-      for (const auto& e : v) {
-        if (!first) out += ", ";
-        out += to_text(e);
-        first = false;
-      }
+      for (const auto& e : v.as_array()) out += (out.empty() ? "" : ", ") + to_text(e);
       return out;
     }
+    case Value::Type::table:
+      return transcript::to_json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     default:
-      return v.dump();
+      return util::toml_text(v);  // numbers and booleans as TOML writes them
   }
 }
 
@@ -254,22 +237,22 @@ std::optional<Value> render(const std::string& tmpl, const Value& scope, const R
 }
 
 std::optional<Value> render_tree(const Value& v, const Value& scope, bool plan, std::string* err) {
-  if (v.is_string()) return render(v.get<std::string>(), scope, {RenderMode::text, plan}, err);
+  if (v.is_string()) return render(v.as_string(), scope, {RenderMode::text, plan}, err);
   if (v.is_array()) {
     Value out = Value::array();
-    for (const auto& e : v) {
+    for (const auto& e : v.as_array()) {
       auto r = render_tree(e, scope, plan, err);
       if (!r) return std::nullopt;
       out.push_back(std::move(*r));
     }
     return out;
   }
-  if (v.is_object()) {
-    Value out = Value::object();
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      auto r = render_tree(it.value(), scope, plan, err);
+  if (v.is_table()) {
+    Value out = Value::table();
+    for (const auto& it : v.as_table()) {
+      auto r = render_tree(it.second, scope, plan, err);
       if (!r) return std::nullopt;
-      out[it.key()] = std::move(*r);
+      out[it.first] = std::move(*r);
     }
     return out;
   }

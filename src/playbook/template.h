@@ -51,7 +51,7 @@ std::optional<std::vector<TemplateRef>> template_ref_spans(const std::string& tm
                                                            size_t* err_offset = nullptr);
 
 /// Text form of a value: strings as they are, numbers and booleans as TOML writes
-/// them; arrays of holders (objects with "pid") one holder a line ("PID 42 user
+/// them, a table as JSON; arrays of holders (objects with "pid") one holder a line ("PID 42 user
 /// root started T cmd: ... files: a, b"), other arrays joined with ", ".
 std::string to_text(const Value& v);
 

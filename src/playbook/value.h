@@ -1,10 +1,10 @@
 #pragma once
 // A TOML value as data: what vars hold and what templates render to.
-#include <nlohmann/json.hpp>
+#include "util/value.h"
 
 namespace ratchet::playbook {
 
 /// A TOML value as data (string, integer, float, boolean, array, table).
-using Value = nlohmann::json;
+using Value = util::Value;
 
 }  // namespace ratchet::playbook

@@ -17,11 +17,11 @@ bool eval_when(const std::string& when, const Value& scope, bool* out, std::stri
     return false;
   }
   const Value& v = scope[name];
-  if (!v.is_boolean()) {
-    *err = fmt::format("`when`: `{}` must be true or false, got {}", name, v.dump());
+  if (!v.is_bool()) {
+    *err = fmt::format("`when`: `{}` must be true or false, got {}", name, util::toml_text(v));
     return false;
   }
-  *out = v.get<bool>() != negate;
+  *out = v.as_bool() != negate;
   return true;
 }
 

@@ -5,17 +5,14 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "playbook/kind.h"
+#include "steps/holders.h"
 #include "steps/judge.h"
 #include "steps/role.h"
 #include "transport/transport.h"
 #include "util/duration.h"
 
 namespace ratchet::steps {
-
-using Json = nlohmann::json;
 
 /// What a command's judge compares its result against (by Command::judge).
 struct Expect {
@@ -62,8 +59,8 @@ struct Verdict {
   /// rung may follow. `reason` then begins "could not check: ".
   bool unknown = false;
   std::string reason;    ///< why not (one line), or a note ("unit not found: stopped")
-  Json holders = Json::array();  ///< processes found (holders, live kill targets)
-  Json gpus = Json::array();     ///< verify gpus_idle: the per-GPU evidence (steps/gpus.h)
+  std::vector<Holder> holders;  ///< processes found (holders, live kill targets)
+  util::Value gpus = util::Value::array();  ///< verify gpus_idle: the per-GPU evidence (steps/gpus.h)
 };
 
 /// One rung: 0 is the step's own check and action, k the k-th escalation.

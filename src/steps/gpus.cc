@@ -22,8 +22,6 @@
 
 namespace ratchet::steps {
 
-std::string filter_flags(const Json& f, std::string* err, bool* ok);  // kill_kind.cc
-
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -99,8 +97,8 @@ struct Scan {
   std::vector<SmiGpu> gpus;
   std::vector<SmiApp> apps;
   std::map<std::string, long long> minors;  // lower-case uuid -> device minor
-  std::vector<Json> holders;                // every holder, filters not applied
-  std::map<long long, Json> listed;         // driver-listed PIDs that are processes here
+  std::vector<Holder> holders;              // every holder, filters not applied
+  std::map<long long, Holder> listed;       // driver-listed PIDs that are processes here
   std::set<long long> selected;
   std::map<long long, std::vector<long long>> nspid;
   std::string bad;  // why a line could not be read ("" = every line was)
@@ -128,11 +126,10 @@ Scan read_scan(const std::string& out) {
       if (f.size() == 2)
         if (auto m = number(trim(f[1]))) s.minors[lower(std::string(trim(f[0])))] = *m;
     } else if (tag == "holder" || tag == "listed") {
-      Json h = parse_process_line(rest);
-      if (h.is_null()) continue;
-      long long pid = h["pid"].get<long long>();
-      if (tag == "listed") s.listed[pid] = h;
-      else if (seen_holder.insert(pid).second) s.holders.push_back(h);
+      auto h = parse_process_line(rest);
+      if (!h) continue;
+      if (tag == "listed") s.listed[h->pid] = *h;
+      else if (seen_holder.insert(h->pid).second) s.holders.push_back(*h);
     } else if (tag == "selected") {
       if (auto p = number(trim(rest))) s.selected.insert(*p);
     } else if (tag == "nspid") {
@@ -151,8 +148,8 @@ Scan read_scan(const std::string& out) {
 
 // Why the filters leave a visible process out (evidence only: the host
 // library's filter decided; this says which rule, as far as it can tell).
-std::string why_left_out(const Json& proc, const Expect::Gpus& expect) {
-  std::string user = proc.value("user", "");
+std::string why_left_out(const Holder& proc, const Expect::Gpus& expect) {
+  const std::string& user = proc.user;
   if (!expect.user.empty()) {
     bool in = false;
     std::string names;
@@ -163,14 +160,19 @@ std::string why_left_out(const Json& proc, const Expect::Gpus& expect) {
     if (!in) return fmt::format("user {}, not {}", user, names);
   }
   if (!expect.exclude.empty()) {
-    std::string comm = proc.value("comm", "");
-    std::string a0 = proc.value("cmdline", "");
-    a0 = base_name(a0.substr(0, a0.find(' ')));
+    const std::string& comm = proc.comm;
+    std::string a0 = base_name(proc.cmdline.substr(0, proc.cmdline.find(' ')));
     for (const auto& x : expect.exclude) {
       if (x == comm || x.substr(0, 15) == comm || x == a0) return "excluded: " + x;
     }
   }
   return "never selected (PID 1, a kernel thread or ratchet's own session)";
+}
+
+util::Value strings(const std::vector<std::string>& xs) {
+  util::Value out = util::Value::array();
+  for (const auto& x : xs) out.push_back(x);
+  return out;
 }
 
 std::string pid_namespace_note(const Scan& s, long long pid) {
@@ -299,36 +301,37 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
   Verdict v;
   std::vector<std::string> reasons, notes;
   std::set<long long> in_holders;
-  auto add_holder = [&](const Json& h) {
-    if (in_holders.insert(h["pid"].get<long long>()).second) v.holders.push_back(h);
+  auto add_holder = [&](const Holder& h) {
+    if (in_holders.insert(h.pid).second) v.holders.push_back(h);
   };
+  auto mib_or_null = [](const std::optional<long long>& n) { return n ? util::Value(*n) : util::Value(); };
   bool unknown_memory = false;
   std::string unknown_why;
 
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     const SmiGpu& g = s.gpus[i];
     const bool sel_gpu = chosen.count(i) > 0;
-    Json ev = {{"index", g.index}, {"uuid", g.uuid}, {"name", g.name}, {"minor", minor_of[i]},
-               {"selected", sel_gpu}};
+    util::Value ev = util::Value::table({{"index", g.index}, {"uuid", g.uuid}, {"name", g.name},
+                                         {"minor", minor_of[i]}, {"selected", sel_gpu}});
     ev["minor_from"] = s.minors.count(lower(g.uuid)) ? "driver" : "index";
-    ev["memory_used_mib"] = g.memory_used ? Json(*g.memory_used) : Json(nullptr);
-    ev["memory_total_mib"] = g.memory_total ? Json(*g.memory_total) : Json(nullptr);
-    ev["utilization_pct"] = g.utilization ? Json(*g.utilization) : Json(nullptr);
+    ev["memory_used_mib"] = mib_or_null(g.memory_used);
+    ev["memory_total_mib"] = mib_or_null(g.memory_total);
+    ev["utilization_pct"] = mib_or_null(g.utilization);
 
     // The kernel's view: holders of this GPU's own device file.
     std::map<long long, std::string> file_of;  // pid -> the device file held
-    Json holders = Json::array();
+    util::Value holders = util::Value::array();
     for (const auto& h : s.holders) {
-      for (const auto& fp : h["files"]) {
-        auto m = gpu_minor(fp.get<std::string>());
+      for (const auto& fp : h.files) {
+        auto m = gpu_minor(fp);
         if (m && *m == minor_of[i]) {
-          file_of[h["pid"].get<long long>()] = fp.get<std::string>();
+          file_of[h.pid] = fp;
           break;
         }
       }
     }
     // The driver's view.
-    Json procs = Json::array();
+    util::Value procs = util::Value::array();
     std::vector<std::string> sel_procs, disagree;
     long long left_out_mib = 0;
     bool any_proc = false;
@@ -337,8 +340,8 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
       if (lower(a.gpu_uuid) != lower(g.uuid)) continue;
       any_proc = true;
       listed_here.insert(a.pid);
-      Json p = {{"pid", a.pid}, {"process_name", a.process_name}};
-      p["used_memory_mib"] = a.used_memory ? Json(*a.used_memory) : Json(nullptr);
+      util::Value p = util::Value::table({{"pid", a.pid}, {"process_name", a.process_name}});
+      p["used_memory_mib"] = mib_or_null(a.used_memory);
       auto vis = s.listed.find(a.pid);
       std::string label = fmt::format("PID {} ({})", a.pid, base_name(a.process_name));
       bool selected;
@@ -349,11 +352,11 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
         disagree.push_back(fmt::format("{} is listed by the driver on GPU {} but is no process here "
                                        "(another PID namespace, or it exited)", label, g.index));
       } else {
-        const Json& pl = vis->second;
+        const Holder& pl = vis->second;
         p["visible"] = true;
-        p["user"] = pl["user"];
-        p["cmdline"] = pl["cmdline"];
-        p["started"] = pl["started"];
+        p["user"] = pl.user;
+        p["cmdline"] = pl.cmdline;
+        p["started"] = pl.started;
         selected = s.selected.count(a.pid) > 0;
         if (!selected) p["left_out"] = why_left_out(pl, e);
         if (!file_of.count(a.pid))
@@ -370,35 +373,31 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
       if (selected) {
         sel_procs.push_back(label);
         // A holder of the device file is added below, with its files.
-        if (sel_gpu && !file_of.count(a.pid)) add_holder(vis != s.listed.end() ? vis->second : Json{{"pid", a.pid}, {"user", ""},
-                                                                           {"started", ""}, {"comm", a.process_name},
-                                                                           {"cmdline", a.process_name},
-                                                                           {"files", Json::array()}});
+        if (sel_gpu && !file_of.count(a.pid))
+          add_holder(vis != s.listed.end() ? vis->second
+                                           : Holder{.pid = a.pid, .comm = a.process_name, .cmdline = a.process_name});
       }
       procs.push_back(std::move(p));
     }
     std::vector<std::string> sel_holders;
     for (const auto& h : s.holders) {
-      long long pid = h["pid"].get<long long>();
+      const long long pid = h.pid;
       if (!file_of.count(pid)) continue;
-      Json hj = h;
+      util::Value hj = to_value(h);
       bool selected = s.selected.count(pid) > 0;
       hj["selected"] = selected;
       hj["listed_by_driver"] = listed_here.count(pid) > 0;
       if (!selected) hj["left_out"] = why_left_out(h, e);
       if (!listed_here.count(pid))
         disagree.push_back(fmt::format("PID {} ({}) holds {} but the driver lists no compute process for it on GPU {}",
-                                       pid, h.value("comm", ""), file_of[pid], g.index));
+                                       pid, h.comm, file_of[pid], g.index));
       if (auto ns = pid_namespace_note(s, pid); !ns.empty()) {
         hj["pid_namespace"] = ns;
         if (!listed_here.count(pid)) disagree.push_back(ns);
       }
       if (selected) {
         sel_holders.push_back(fmt::format("PID {}", pid));
-        if (sel_gpu) {
-          Json plain = h;
-          add_holder(plain);
-        }
+        if (sel_gpu) add_holder(h);
       }
       holders.push_back(std::move(hj));
     }
@@ -431,9 +430,9 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
     }
     ev["processes"] = std::move(procs);
     ev["holders"] = std::move(holders);
-    ev["disagreements"] = disagree;
+    ev["disagreements"] = strings(disagree);
     ev["idle"] = why.empty() && g.memory_used.has_value();
-    ev["reasons"] = why;
+    ev["reasons"] = strings(why);
     if (sel_gpu) {
       std::string joined;
       for (const auto& w : why) joined += (joined.empty() ? "" : ", ") + w;
@@ -449,14 +448,14 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
   if (all) {
     std::vector<std::string> shared;
     for (const auto& h : s.holders) {
-      long long pid = h["pid"].get<long long>();
+      const long long pid = h.pid;
       if (!s.selected.count(pid)) continue;
       bool owns_gpu = false;
       std::string files;
-      for (const auto& fp : h["files"]) {
-        auto m = gpu_minor(fp.get<std::string>());
+      for (const auto& fp : h.files) {
+        auto m = gpu_minor(fp);
         owns_gpu |= m && by_minor.count(*m);
-        files += (files.empty() ? "" : " ") + base_name(fp.get<std::string>());
+        files += (files.empty() ? "" : " ") + base_name(fp);
       }
       if (owns_gpu) continue;
       shared.push_back(fmt::format("PID {}: {}", pid, files));
@@ -482,10 +481,9 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
     return v;
   }
   if (unknown_memory || blind) {
-    Json gpus = v.gpus, holders = v.holders;
     Verdict u = cannot(unknown_memory ? unknown_why : library_why());
-    u.gpus = gpus;
-    u.holders = holders;
+    u.gpus = std::move(v.gpus);
+    u.holders = std::move(v.holders);
     return u;
   }
   v.holds = true;

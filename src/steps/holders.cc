@@ -55,29 +55,28 @@ std::string decode_file(std::string_view field) {
   return out;
 }
 
-nlohmann::json parse_process_line(std::string_view line) {
+std::optional<Holder> parse_process_line(std::string_view line) {
   auto f = split(line, '\t');
-  if (f.size() < 6) return nullptr;
-  long long pid = 0, ticks = 0;
-  if (!to_ll(f[0], &pid) || !to_ll(f[2], &ticks)) return nullptr;
+  if (f.size() < 6) return std::nullopt;
+  Holder h;
+  if (!to_ll(f[0], &h.pid) || !to_ll(f[2], &h.start_ticks)) return std::nullopt;
   double epoch = 0;
   try {
     epoch = std::stod(std::string(f[3]));
   } catch (...) {
-    return nullptr;
+    return std::nullopt;
   }
-  auto tp = util::WallTime(std::chrono::milliseconds(static_cast<long long>(std::llround(epoch * 1000))));
-  nlohmann::json files = nlohmann::json::array();
+  h.started = util::rfc3339(util::WallTime(std::chrono::milliseconds(static_cast<long long>(std::llround(epoch * 1000)))));
+  h.user = std::string(f[1]);
+  h.comm = std::string(f[4]);
+  h.cmdline = std::string(f[5]);
   for (size_t i = 6; i < f.size(); ++i)
-    if (!f[i].empty()) files.push_back(decode_file(f[i]));
-  return {{"pid", pid},          {"user", std::string(f[1])},
-          {"start_ticks", ticks}, {"started", util::rfc3339(tp)},
-          {"comm", std::string(f[4])}, {"cmdline", std::string(f[5])},
-          {"files", files}};
+    if (!f[i].empty()) h.files.push_back(decode_file(f[i]));
+  return h;
 }
 
-nlohmann::json parse_process_lines(std::string_view text, std::string_view tag) {
-  nlohmann::json out = nlohmann::json::array();
+std::vector<Holder> parse_process_lines(std::string_view text, std::string_view tag) {
+  std::vector<Holder> out;
   std::set<long long> seen;
   for (auto line : split(text, '\n')) {
     if (!tag.empty()) {
@@ -86,10 +85,27 @@ nlohmann::json parse_process_lines(std::string_view text, std::string_view tag) 
       line.remove_prefix(tag.size() + 1);
     }
     auto h = parse_process_line(line);
-    if (h.is_null()) continue;
-    if (!seen.insert(h["pid"].get<long long>()).second) continue;
-    out.push_back(std::move(h));
+    if (!h || !seen.insert(h->pid).second) continue;
+    out.push_back(std::move(*h));
   }
+  return out;
+}
+
+util::Value to_value(const Holder& h) {
+  util::Value files = util::Value::array();
+  for (const auto& f : h.files) files.push_back(f);
+  util::Value v = util::Value::table({{"pid", h.pid}, {"user", h.user}, {"comm", h.comm}, {"cmdline", h.cmdline},
+                                      {"files", std::move(files)}});
+  if (!h.started.empty()) {
+    v["start_ticks"] = h.start_ticks;
+    v["started"] = h.started;
+  }
+  return v;
+}
+
+util::Value to_value(const std::vector<Holder>& hs) {
+  util::Value out = util::Value::array();
+  for (const auto& h : hs) out.push_back(to_value(h));
   return out;
 }
 

@@ -1,24 +1,43 @@
 #pragma once
-// Process lines printed by the host library, read into JSON holder objects.
+// Process lines printed by the host library, read into typed holders.
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include <nlohmann/json.hpp>
+#include "util/value.h"
 
 namespace ratchet::steps {
+
+/// One process the host library printed: a holder of a file, a process a
+/// pattern matched, or one a kill signalled.
+struct Holder {
+  long long pid = 0;
+  std::string user;
+  long long start_ticks = 0;  ///< /proc/PID/stat field 22: with pid, names the process
+  std::string started;        ///< RFC 3339 UTC; "" = not known
+  std::string comm;
+  std::string cmdline;
+  std::vector<std::string> files;  ///< the files it holds (decoded)
+  bool operator==(const Holder&) const = default;
+};
 
 /// Decodes one %-encoded file field of a process line (%25, %09, %0A: any
 /// %XX); a '%' not followed by two hex digits stays as it is.
 std::string decode_file(std::string_view field);
 
 /// Parses one tab-separated process line ("pid user ticks epoch comm cmdline
-/// file file ...", docs/host-library.md) into {pid, user, start_ticks, started
-/// (RFC 3339 UTC), comm, cmdline, files[] (decoded)}. Returns null when the line
-/// does not have that shape.
-nlohmann::json parse_process_line(std::string_view line);
+/// file file ...", docs/host-library.md); nullopt when the line does not have that shape.
+std::optional<Holder> parse_process_line(std::string_view line);
 
 /// Parses every line of `text` that starts with `tag` + TAB (or every line when
 /// tag is ""), skipping malformed ones; one holder per PID, first wins.
-nlohmann::json parse_process_lines(std::string_view text, std::string_view tag);
+std::vector<Holder> parse_process_lines(std::string_view text, std::string_view tag);
+
+/// A holder as data, as templates (`steps.X.holders`) and the transcript see it:
+/// {pid, user, start_ticks, started, comm, cmdline, files}; start_ticks and
+/// started are left out when not known.
+util::Value to_value(const Holder& h);
+util::Value to_value(const std::vector<Holder>& hs);  ///< an array, one table per holder
 
 }  // namespace ratchet::steps

@@ -13,13 +13,13 @@ namespace ratchet::steps {
 // The first reference in `written` to a value known only at run time (steps.*, run.*), or "".
 static std::string runtime_ref(const playbook::Value& written) {
   if (written.is_array()) {
-    for (const auto& e : written)
+    for (const auto& e : written.as_array())
       if (std::string r = runtime_ref(e); !r.empty()) return r;
     return "";
   }
   if (!written.is_string()) return "";
   std::string why;
-  if (auto refs = playbook::template_refs(written.get<std::string>(), &why))
+  if (auto refs = playbook::template_refs(written.as_string(), &why))
     for (const auto& r : *refs)
       if (r.rfind("steps.", 0) == 0 || r.rfind("run.", 0) == 0) return r;
   return "";
@@ -40,7 +40,7 @@ static bool resolve_at(const playbook::Action& a, const playbook::Value& scope, 
     std::string why;
     std::optional<playbook::Value> v;
     if (spec.shell && f.written->is_string())
-      v = playbook::render(f.written->get<std::string>(), scope, {playbook::RenderMode::shell, plan}, &why);
+      v = playbook::render(f.written->as_string(), scope, {playbook::RenderMode::shell, plan}, &why);
     else
       v = playbook::render_tree(*f.written, scope, plan, &why);
     playbook::KeyProblem p;
@@ -52,9 +52,9 @@ static bool resolve_at(const playbook::Action& a, const playbook::Value& scope, 
     // A shell key's text, unquoted, must not be empty or blank (as a literal must not).
     std::string text;
     if (spec.shell && f.written->is_string()) {
-      auto tv = playbook::render(f.written->get<std::string>(), scope, {playbook::RenderMode::text, plan}, &why);
+      auto tv = playbook::render(f.written->as_string(), scope, {playbook::RenderMode::text, plan}, &why);
       if (tv && tv->is_string() && !playbook::read_word(spec.name, *tv, true, &text, &p)) {
-        *err = fmt::format("{} (rendered from {})", p.message, f.written->dump());
+        *err = fmt::format("{} (rendered from {})", p.message, util::toml_text(*f.written));
         return false;
       }
     }
@@ -67,7 +67,7 @@ static bool resolve_at(const playbook::Action& a, const playbook::Value& scope, 
                              spec.name, later);
           return false;
         }
-      *err = fmt::format("{} (rendered from {}){}", p.message, f.written->dump(), p.hint.empty() ? "" : "; " + p.hint);
+      *err = fmt::format("{} (rendered from {}){}", p.message, util::toml_text(*f.written), p.hint.empty() ? "" : "; " + p.hint);
       return false;
     }
     f.written.reset();  // read: what the builder sees is the value

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "transcript/events.h"
+#include "transcript/value_json.h"
 #include "util/duration.h"
 #include "util/gpu_table.h"
 #include "util/text.h"
@@ -177,8 +178,9 @@ void on_evidence(Page&, const json& e, const std::string&, std::string& b) {
       for (const auto& h : e[k])
         lines += fmt::format("          {} PID {} user {} started {} cmd: {}\n", k == std::string("holders") ? "holder" : "signalled",
                              str(h, "pid"), str(h, "user"), str(h, "started"), first_line(str(h, "cmdline"), 80));
-  if (e.contains("gpus") && util::is_gpu_evidence(e["gpus"]))
-    for (const auto& l : util::gpu_lines(e["gpus"])) lines += "          " + l + "\n";
+  if (e.contains("gpus"))
+    if (const util::Value gpus = from_json(e["gpus"]); util::is_gpu_evidence(gpus))
+      for (const auto& l : util::gpu_lines(gpus)) lines += "          " + l + "\n";
   if (e.contains("boot_id_before") || e.contains("boot_id_after"))
     lines += fmt::format("          rebooted: boot id {} → {} ({} attempts, back after {})\n", str(e, "boot_id_before"),
                          str(e, "boot_id_after"), str(e, "attempts"),

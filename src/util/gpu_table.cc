@@ -4,14 +4,17 @@
 
 namespace ratchet::util {
 
-using nlohmann::json;
-
 namespace {
 
-std::string text(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
+std::string text(const Value& v) {
+  if (v.is_string()) return v.as_string();
   if (v.is_null()) return "n/a";
-  return v.dump();
+  return toml_text(v);
+}
+
+const Value::Array& items(const Value& v) {
+  static const Value::Array none;
+  return v.is_array() ? v.as_array() : none;
 }
 
 std::string cell(std::string s) {  // one Markdown cell: no '|', no newline
@@ -25,15 +28,12 @@ std::string cell(std::string s) {  // one Markdown cell: no '|', no newline
 }
 
 // Safe readers: evidence may come from a var or a transcript, of any shape.
-const json& arr(const json& g, const char* k) {
-  static const json empty = json::array();
-  return g.is_object() && g.contains(k) && g[k].is_array() ? g[k] : empty;
+const Value::Array& arr(const Value& g, const char* k) { return items(g[k]); }
+bool flag(const Value& g, const char* k, bool def) {
+  return g[k].is_bool() ? g[k].as_bool() : def;
 }
-bool flag(const json& g, const char* k, bool def) {
-  return g.is_object() && g.contains(k) && g[k].is_boolean() ? g[k].get<bool>() : def;
-}
-std::string field(const json& g, const char* k) {
-  return g.is_object() && g.contains(k) ? text(g[k]) : "";
+std::string field(const Value& g, const char* k) {
+  return g.contains(k) ? text(g[k]) : "";
 }
 
 std::string base_name(const std::string& p) {
@@ -41,14 +41,14 @@ std::string base_name(const std::string& p) {
   return i == std::string::npos ? p : p.substr(i + 1);
 }
 
-std::string mib(const json& g, const char* k) {
-  return g.is_object() && g.contains(k) && g[k].is_number_integer() ? std::to_string(g[k].get<long long>()) : "n/a";
+std::string mib(const Value& g, const char* k) {
+  return g[k].is_int() ? std::to_string(g[k].as_int()) : "n/a";
 }
 
-std::string processes(const json& g) {
+std::string processes(const Value& g) {
   std::string out;
   for (const auto& p : arr(g, "processes")) {
-    if (!p.is_object()) continue;
+    if (!p.is_table()) continue;
     std::string one = fmt::format("PID {} {}", field(p, "pid"), base_name(field(p, "process_name")));
     if (p.contains("user")) one += " (" + field(p, "user") + ")";
     one += " " + mib(p, "used_memory_mib") + " MiB";
@@ -59,10 +59,10 @@ std::string processes(const json& g) {
   return out.empty() ? "none" : out;
 }
 
-std::string holders(const json& g) {
+std::string holders(const Value& g) {
   std::string out;
   for (const auto& h : arr(g, "holders")) {
-    if (!h.is_object()) continue;
+    if (!h.is_table()) continue;
     std::string one = fmt::format("PID {} {} ({})", field(h, "pid"), field(h, "comm"), field(h, "user"));
     if (h.contains("left_out")) one += ", left out: " + field(h, "left_out");
     out += (out.empty() ? "" : "; ") + one;
@@ -70,7 +70,7 @@ std::string holders(const json& g) {
   return out.empty() ? "none" : out;
 }
 
-std::string verdict(const json& g) {
+std::string verdict(const Value& g) {
   if (!flag(g, "selected", true)) return "not asked";
   std::string r;
   for (const auto& w : arr(g, "reasons")) r += (r.empty() ? "" : ", ") + text(w);
@@ -80,21 +80,21 @@ std::string verdict(const json& g) {
 
 }  // namespace
 
-bool is_gpu_evidence(const json& v) {
+bool is_gpu_evidence(const Value& v) {
   if (!v.is_array() || v.empty()) return false;
-  for (const auto& e : v)
-    if (!e.is_object() || !e.contains("index") || !e.contains("uuid") || !e.contains("processes") ||
+  for (const auto& e : v.as_array())
+    if (!e.is_table() || !e.contains("index") || !e.contains("uuid") || !e.contains("processes") ||
         !e["processes"].is_array())
       return false;
   return true;
 }
 
-std::string gpu_table(const json& gpus) {
+std::string gpu_table(const Value& gpus) {
   std::string out =
       "| GPU | name | memory used / total | util | compute processes (driver: nvidia-smi) | holders of its "
       "device file (kernel: /proc) | verdict |\n|---|---|---|---|---|---|---|\n";
   std::string notes;
-  for (const auto& g : gpus) {
+  for (const auto& g : items(gpus)) {
     out += fmt::format("| {} {} | {} | {} / {} MiB | {} % | {} | {} | {} |\n", cell(field(g, "index")),
                        cell(field(g, "uuid")), cell(field(g, "name")), mib(g, "memory_used_mib"),
                        mib(g, "memory_total_mib"), mib(g, "utilization_pct"), cell(processes(g)), cell(holders(g)),
@@ -106,9 +106,9 @@ std::string gpu_table(const json& gpus) {
   return out;
 }
 
-std::vector<std::string> gpu_lines(const json& gpus) {
+std::vector<std::string> gpu_lines(const Value& gpus) {
   std::vector<std::string> out;
-  for (const auto& g : gpus) {
+  for (const auto& g : items(gpus)) {
     out.push_back(fmt::format("GPU {} {} ({}): {}; {} / {} MiB used, {} %; driver: {}; holders: {}", field(g, "index"),
                               field(g, "name"), field(g, "uuid"), verdict(g), mib(g, "memory_used_mib"),
                               mib(g, "memory_total_mib"), mib(g, "utilization_pct"), processes(g), holders(g)));

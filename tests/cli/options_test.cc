@@ -87,10 +87,10 @@ TEST_CASE("resolve_secrets: env:, file: (one trailing newline dropped), -e --sec
   CHECK(L->pb.secrets.at("api") == "-e");
   auto dry = resolve_secrets(L->pb, true);
   REQUIRE(dry);
-  CHECK(*dry == nlohmann::json({{"token", "***"}, {"pw", "***"}, {"api", "***"}}));
+  CHECK(*dry == playbook::Value({{"token", "***"}, {"pw", "***"}, {"api", "***"}}));
   auto real = resolve_secrets(L->pb, false);
   REQUIRE(real);
-  CHECK(*real == nlohmann::json({{"token", "env-tok"}, {"pw", "file-pw"}, {"api", "1234"}}));
+  CHECK(*real == playbook::Value({{"token", "env-tok"}, {"pw", "file-pw"}, {"api", "1234"}}));
   ::unsetenv("RATCHET_OPTIONS_TEST_TOKEN");
   CHECK_FALSE(resolve_secrets(L->pb, false));  // the env source is gone: an error, nothing resolved
   CHECK(resolve_secrets(L->pb, true));         // a dry run never reads a source

@@ -54,7 +54,7 @@ struct Fleet {
       j.host.name = name;
       j.host.vars = {{"pause", pause}};
       j.endpoint.name = name;
-      j.scope = engine::host_scope(pb, nullptr, j.host, {}, nlohmann::json::object(), nullptr);
+      j.scope = engine::host_scope(pb, nullptr, j.host, {}, playbook::Value::table(), nullptr);
       std::vector<std::string> plan_errors;
       REQUIRE(plan::plan_host(pb, j.host, j.scope, &plans[jobs.size()], &plan_errors));
       j.plan = &plans[jobs.size()];

@@ -3,7 +3,7 @@
 #include "engine/scope.h"
 
 using namespace ratchet;
-using nlohmann::json;
+using ratchet::playbook::Value;
 
 TEST_CASE("host scope: playbook < group < host < -e, plus built-ins", "[engine]") {
   playbook::Playbook pb;
@@ -28,7 +28,7 @@ TEST_CASE("host scope: playbook < group < host < -e, plus built-ins", "[engine]"
   CHECK(s["host"]["address"] == "10.0.0.1");
   CHECK(s["run"]["id"] == "R1");
   CHECK(s["playbook"]["sha256"] == "abc");
-  auto dry = engine::host_scope(pb, &inv, h, {}, json::object(), nullptr);
+  auto dry = engine::host_scope(pb, &inv, h, {}, Value::table(), nullptr);
   CHECK_FALSE(dry.contains("run"));
   CHECK(dry["e"] == "from-host");
 }

@@ -38,24 +38,6 @@ auto far() { return std::chrono::steady_clock::now() + std::chrono::hours(1); }
 
 }  // namespace
 
-TEST_CASE("session: connect_event has via only through jump hosts and after_reboot only when asked",
-          "[engine]") {
-  transport::ConnectInfo info;
-  info.address = "10.0.0.1";
-  info.port = 22;
-  info.user = "root";
-  info.fingerprint = "SHA256:x";
-  info.auth_method = "publickey (agent)";
-  info.ms = 7;
-  auto ev = engine::connect_event("h", info);
-  CHECK(ev == nlohmann::json{{"host", "h"}, {"address", "10.0.0.1"}, {"port", 22}, {"user", "root"},
-                             {"fingerprint", "SHA256:x"}, {"auth_method", "publickey (agent)"}, {"ms", 7}});
-  info.via = {"a@j1:22", "b@j2:2222"};
-  ev = engine::connect_event("h", info, true);
-  CHECK(ev["via"] == nlohmann::json::array({"a@j1:22", "b@j2:2222"}));
-  CHECK(ev["after_reboot"] == true);
-}
-
 TEST_CASE("session: reconnect backs off 0.5 1 2 4 5 5 s between tries and stops at a session", "[engine]") {
   Flaky t;
   for (int i = 0; i < 6; ++i) t.failures.push_back(transport::FailureKind::refused);

@@ -21,7 +21,7 @@ TEST_CASE("plan build: every step's commands, rung by rung, as JSON", "[plan]") 
   h.name = "box";
   plan::HostPlan hp;
   std::vector<std::string> errors;
-  REQUIRE(plan::plan_host(pb, h, json::object(), &hp, &errors));
+  REQUIRE(plan::plan_host(pb, h, playbook::Value::table(), &hp, &errors));
   auto j = plan::host_json(hp);
   CHECK(j["host"] == "box");
   auto cmds = j["steps"][0]["commands"];
@@ -48,7 +48,7 @@ TEST_CASE("plan build: the become field names the sudo user, and a step's become
   h.become = true;
   plan::HostPlan hp;
   std::vector<std::string> errors;
-  REQUIRE(plan::plan_host(pb, h, json::object(), &hp, &errors));
+  REQUIRE(plan::plan_host(pb, h, playbook::Value::table(), &hp, &errors));
   auto j = plan::host_json(hp);
   INFO(j.dump());
   CHECK(playbook::becomes(pb.steps[0], h));
@@ -59,7 +59,7 @@ TEST_CASE("plan build: the become field names the sudo user, and a step's become
   CHECK(j["steps"][2]["become"] == "svc");
   h.become = false;  // nothing asks for sudo: no step becomes
   plan::HostPlan plain;
-  REQUIRE(plan::plan_host(pb, h, json::object(), &plain, &errors));
+  REQUIRE(plan::plan_host(pb, h, playbook::Value::table(), &plain, &errors));
   auto pj = plan::host_json(plain);
   REQUIRE(pj["steps"].size() == 3);
   for (const auto& st : pj["steps"]) CHECK(st["become"] == false);
@@ -85,7 +85,7 @@ TEST_CASE("plan build: each step's timing, on_failure and each rung's settle, re
   h.name = "box";
   plan::HostPlan hp;
   std::vector<std::string> errors;
-  REQUIRE(plan::plan_host(pb, h, json::object(), &hp, &errors));
+  REQUIRE(plan::plan_host(pb, h, playbook::Value::table(), &hp, &errors));
   auto j = plan::host_json(hp)["steps"][0];
   INFO(j.dump());
   CHECK(j["timeout_ms"] == 30000);

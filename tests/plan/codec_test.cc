@@ -78,7 +78,7 @@ test_command = "systemctl is-system-running"
   P.secrets = {{"token", "env:TOKEN"}};
   playbook::Host h;
   h.name = "gpu-box";
-  json scope = {{"unit", "inference.service"}, {"host", {{"name", "gpu-box"}}}, {"steps", json::object()}};
+  playbook::Value scope = {{"unit", "inference.service"}, {"host", {{"name", "gpu-box"}}}, {"steps", playbook::Value::table()}};
   plan::HostPlan hp;
   std::vector<std::string> perr;
   REQUIRE(plan::plan_host(*pb, h, scope, &hp, &perr));

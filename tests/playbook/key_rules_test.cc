@@ -128,12 +128,12 @@ TEST_CASE("key rules: gpus are all alone or indexes and UUIDs each once", "[play
   const std::string bad = "`gpus` must be \"all\" or a list of GPU indexes or UUIDs, such as [\"0\", \"3\"]";
   for (const Value& v : {Value("ALL"), Value("0,3"), Value(" 0"), Value::array({"-1"}), Value::array({"0", "0"}),
                          Value::array({"all", "0"}), Value::array({"GPU-xyz"}), Value::array()}) {
-    INFO(v.dump());
+    INFO(ratchet::util::toml_text(v));
     CHECK(problem<std::vector<std::string>>(read_gpus, "gpus", v) == bad);
   }
   for (const Value& v : {Value("all"), Value::array({"0", "3"}), Value::array({"GPU-3051597d-0a17-6c32-5486-4381f9a274da"}),
                          Value::array({"MIG-3051597d-0a17"})}) {
-    INFO(v.dump());
+    INFO(ratchet::util::toml_text(v));
     CHECK(problem<std::vector<std::string>>(read_gpus, "gpus", v).empty());
   }
 }

@@ -481,7 +481,7 @@ TEST_CASE("extra vars (-e) are TOML values, else strings, and beat vars", "[play
                             "kind = \"run\"\ncommand = \"x\"\n",
                         opt);
   CHECK(pb.vars["n"] == 42);
-  CHECK(pb.vars["n"].is_number_integer());
+  CHECK(pb.vars["n"].is_int());
   CHECK(pb.vars["list"] == Value::array({"a", "b"}));
   CHECK(pb.vars["s"] == "hello world");
   CHECK(pb.vars["q"] == "quoted");

@@ -41,7 +41,7 @@ std::string shell(const std::string& t, const Value& s, bool plan = false) {
   auto v = render(t, s, {RenderMode::shell, plan}, &err);
   INFO(err);
   REQUIRE(v);
-  return v->get<std::string>();
+  return v->as_string();
 }
 
 // Runs `cmd` through /bin/sh and returns its stdout.
@@ -60,7 +60,7 @@ std::string sh(const std::string& cmd) {
 TEST_CASE("an exact single reference keeps its type", "[playbook]") {
   std::string err;
   CHECK(*text("{{ devices }}", &err) == Value::array({"/dev/nvidia*", "/dev/nvidia-caps"}));
-  CHECK(text("{{n}}", &err)->is_number_integer());
+  CHECK(text("{{n}}", &err)->is_int());
   CHECK(*text("{{n}}", &err) == 8);
   CHECK(*text("{{   on }}", &err) == true);
   CHECK(*text("{{ cfg }}", &err) == Value({{"a", 1}, {"b", "x"}}));

@@ -3,10 +3,10 @@
 #include "playbook/when.h"
 
 using namespace ratchet;
-using nlohmann::json;
+using ratchet::playbook::Value;
 
 TEST_CASE("when: a boolean var or its negation", "[playbook]") {
-  json scope = {{"reboot", false}, {"n", 3}};
+  Value scope = {{"reboot", false}, {"n", 3}};
   bool go = true;
   std::string err;
   REQUIRE(playbook::eval_when("reboot", scope, &go, &err));

@@ -19,7 +19,7 @@
 using namespace ratchet::steps;
 using ratchet::testing::exec_result;
 using ratchet::transport::ExecResult;
-using nlohmann::json;
+using ratchet::util::Value;
 
 namespace {
 
@@ -109,7 +109,7 @@ TEST_CASE("gpus: an idle GPU passes with its evidence", "[steps][gpus]") {
   CHECK(v.reason == "");
   CHECK(v.holders.empty());
   REQUIRE(v.gpus.size() == 1);
-  const json& g = v.gpus[0];
+  const Value& g = v.gpus[0];
   CHECK(g["index"] == 0);
   CHECK(g["uuid"] == kU0);
   CHECK(g["name"] == "NVIDIA H200");
@@ -119,9 +119,9 @@ TEST_CASE("gpus: an idle GPU passes with its evidence", "[steps][gpus]") {
   CHECK(g["memory_total_mib"] == 143771);
   CHECK(g["utilization_pct"] == 0);
   CHECK(g["memory_unexplained_mib"] == 0);
-  CHECK(g["processes"] == json::array());
-  CHECK(g["holders"] == json::array());
-  CHECK(g["disagreements"] == json::array());
+  CHECK(g["processes"] == Value::array());
+  CHECK(g["holders"] == Value::array());
+  CHECK(g["disagreements"] == Value::array());
   CHECK(g["idle"] == true);
   CHECK(g["selected"] == true);
   // An expect of another shape (none at all) is the defaults: every GPU, 512 MiB.
@@ -147,13 +147,13 @@ TEST_CASE("gpus: a compute process of the selection holding the device file fail
   CHECK(v.reason == "GPU 0: 2 compute process(es) listed by the driver (PID 561 (python3), PID 829 (python3)), "
                     "2 process(es) hold its device file (PID 561, PID 829), 1732 MiB used, above max_memory_used 512 MiB");
   REQUIRE(v.holders.size() == 2);
-  CHECK(v.holders[0]["pid"] == 561);
-  CHECK(v.holders[0]["files"] == json::array({"/dev/nvidia0", "/dev/nvidiactl"}));
+  CHECK(v.holders[0].pid == 561);
+  CHECK(v.holders[0].files == std::vector<std::string>{"/dev/nvidia0", "/dev/nvidiactl"});
   REQUIRE(v.gpus.size() == 2);
-  const json& g = v.gpus[0];
+  const Value& g = v.gpus[0];
   CHECK(g["idle"] == false);
   REQUIRE(g["processes"].size() == 2);
-  CHECK(g["processes"][0] == json({{"pid", 561}, {"process_name", "/usr/bin/python3"}, {"used_memory_mib", 866},
+  CHECK(g["processes"][0] == Value({{"pid", 561}, {"process_name", "/usr/bin/python3"}, {"used_memory_mib", 866},
                                    {"visible", true}, {"user", "alice"}, {"cmdline", "python3 --serve"},
                                    {"started", "2026-11-30T00:53:20Z"}, {"holds_device_file", true},
                                    {"selected", true}}));
@@ -161,9 +161,9 @@ TEST_CASE("gpus: a compute process of the selection holding the device file fail
   CHECK(g["holders"][1]["pid"] == 829);
   CHECK(g["holders"][1]["selected"] == true);
   CHECK(g["holders"][1]["listed_by_driver"] == true);
-  CHECK(g["disagreements"] == json::array());
+  CHECK(g["disagreements"] == Value::array());
   CHECK(v.gpus[1]["idle"] == true);
-  CHECK(v.gpus[1]["holders"] == json::array());
+  CHECK(v.gpus[1]["holders"] == Value::array());
   // Asked for GPU 1 only (by index, or by UUID in any case): it is idle.
   CHECK(judge_gpus(gpus_check(want({"1"})), exec_result(0, out)).holds);
   auto one = judge_gpus(gpus_check(want({"gpu-0A9D8C7B-6E5F-4A3B-8C2D-1E0F9A8B7C6D"})),
@@ -186,14 +186,14 @@ TEST_CASE("gpus: a PID the driver lists that holds no device file is a disagreem
                     "max_memory_used 512 MiB; driver and kernel disagree: GPU 0: PID 4242 (ghost) is listed by the "
                     "driver on GPU 0 but holds none of its device files");
   CHECK(v.gpus[0]["disagreements"] ==
-        json::array({"PID 4242 (ghost) is listed by the driver on GPU 0 but holds none of its device files"}));
+        Value::array({"PID 4242 (ghost) is listed by the driver on GPU 0 but holds none of its device files"}));
   CHECK(v.gpus[0]["processes"][0]["holds_device_file"] == false);
   // The reverse: a holder of the device file that the driver does not list.
   out = gpu(0, kU0, 0) + proc("holder", 77, "root", "sleep", "/dev/nvidia0") + sel(77);
   v = judge_gpus(gpus_check(), exec_result(0, out));
   CHECK_FALSE(v.holds);
   CHECK(v.gpus[0]["disagreements"] ==
-        json::array({"PID 77 (sleep) holds /dev/nvidia0 but the driver lists no compute process for it on GPU 0"}));
+        Value::array({"PID 77 (sleep) holds /dev/nvidia0 but the driver lists no compute process for it on GPU 0"}));
   // A PID the driver lists that is no process here (the driver's PID namespace is not ours).
   out = gpu(0, kU0, 100) + app(kU0, 99999, "python3", 100);
   v = judge_gpus(gpus_check(), exec_result(0, out));
@@ -207,7 +207,7 @@ TEST_CASE("gpus: a PID the driver lists that holds no device file is a disagreem
         sel(3100) + "nspid\t3100\t3100 7\n";
   v = judge_gpus(gpus_check(), exec_result(0, out));
   CHECK(v.gpus[0]["processes"][0]["pid_namespace"] == "PID 3100 is in another PID namespace (a container: PID 7 there)");
-  CHECK(v.gpus[0]["disagreements"] == json::array({"PID 3100 is in another PID namespace (a container: PID 7 there)"}));
+  CHECK(v.gpus[0]["disagreements"] == Value::array({"PID 3100 is in another PID namespace (a container: PID 7 there)"}));
 }
 
 TEST_CASE("gpus: memory above max_memory_used with no process fails with that reason", "[steps][gpus]") {
@@ -215,7 +215,7 @@ TEST_CASE("gpus: memory above max_memory_used with no process fails with that re
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
   CHECK(v.reason == "GPU 0: 2048 MiB used with no compute process listed, above max_memory_used 512 MiB (a leaked context?)");
-  CHECK(v.gpus[0]["reasons"] == json::array({"2048 MiB used with no compute process listed, above max_memory_used "
+  CHECK(v.gpus[0]["reasons"] == Value::array({"2048 MiB used with no compute process listed, above max_memory_used "
                                              "512 MiB (a leaked context?)"}));
   CHECK(judge_gpus(gpus_check({{"all"}, 2048, {}, {}}), exec_result(0, gpu(0, kU0, 2048))).holds);
   // memory.used the driver does not give: the memory condition could not be checked.
@@ -234,7 +234,7 @@ TEST_CASE("gpus: an excluded bystander is listed but never selected and its memo
   CHECK(v.holds);
   CHECK(v.reason == "");
   CHECK(v.holders.empty());
-  const json& g = v.gpus[0];
+  const Value& g = v.gpus[0];
   CHECK(g["memory_unexplained_mib"] == 2);
   REQUIRE(g["processes"].size() == 1);
   CHECK(g["processes"][0]["selected"] == false);
@@ -335,7 +335,7 @@ TEST_CASE("gpus: the builder makes the command and its expect", "[steps][gpus]")
 }
 
 TEST_CASE("gpus: each key's rule names what is wrong", "[steps][gpus]") {
-  auto problem = [](json t) {
+  auto problem = [](Value t) {
     t["kind"] = "verify";
     auto p = ratchet::playbook::check_table(ratchet::playbook::TableRole::step, t);
     return p.empty() ? std::string() : p[0].message;
@@ -403,11 +403,11 @@ TEST_CASE("gpus: the evidence renders as a Markdown table and one line per GPU",
   auto lines = ratchet::util::gpu_lines(v.gpus);
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].rfind("GPU 0 NVIDIA H200 (" + kU0 + "): busy: ", 0) == 0);
-  CHECK_FALSE(ratchet::util::is_gpu_evidence(json::array({{{"pid", 1}}})));
+  CHECK_FALSE(ratchet::util::is_gpu_evidence(Value::array({{{"pid", 1}}})));
   // Evidence of any other shape (a var, an edited transcript) renders, never throws.
-  json odd = json::array({{{"index", "x"},
+  Value odd = Value::array({{{"index", "x"},
                            {"uuid", 5},
-                           {"processes", json::array({1, {{"pid", "p"}, {"used_memory_mib", "lots"}, {"visible", "no"}}})},
+                           {"processes", Value::array({1, {{"pid", "p"}, {"used_memory_mib", "lots"}, {"visible", "no"}}})},
                            {"holders", "none"},
                            {"selected", "yes"},
                            {"idle", 3},

@@ -28,13 +28,13 @@ Rung build(const ratchet::playbook::ActionKeys& keys, BuildContext ctx = {}) {
 }
 
 // The keys a literal table reads into (the loader's path: check_table).
-ratchet::playbook::ActionKeys read(const std::string& kind, nlohmann::json t) {
+ratchet::playbook::ActionKeys read(const std::string& kind, ratchet::playbook::Value t) {
   t["kind"] = kind;
   ratchet::playbook::ActionKeys keys;
   auto problems = ratchet::playbook::check_table(ratchet::playbook::TableRole::step, t, &keys);
   std::string said;
   for (const auto& p : problems) said += p.key + ": " + p.message + "\n";
-  INFO(t.dump() + "\n" + said);
+  INFO(ratchet::util::toml_text(t) + "\n" + said);
   REQUIRE(problems.empty());
   return keys;
 }

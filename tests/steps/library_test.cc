@@ -45,15 +45,15 @@ TEST_CASE("holders: each holder once with pid, user, start time, command line, f
   REQUIRE(r.code == 0);
   auto h = steps::parse_process_lines(r.out, "");
   REQUIRE(h.size() == 2);
-  CHECK(h[0]["pid"] == std::min(a.pid(), b.pid()));
-  auto& ha = h[0]["pid"] == a.pid() ? h[0] : h[1];
-  CHECK(ha["user"] == "root");
-  CHECK(ha["cmdline"] == "sleep 90");
-  CHECK(ha["comm"] == "sleep");
-  CHECK(ha["files"] == nlohmann::json::array({d + "/nvidia0", d + "/nvidiactl"}));
-  CHECK(ha["started"].get<std::string>().size() == 20);
-  auto& hb = h[0]["pid"] == b.pid() ? h[0] : h[1];
-  CHECK(hb["files"] == nlohmann::json::array({d + "/nvidia1"}));  // "other" is not a target
+  CHECK(h[0].pid == std::min(a.pid(), b.pid()));
+  auto& ha = h[0].pid == a.pid() ? h[0] : h[1];
+  CHECK(ha.user == "root");
+  CHECK(ha.cmdline == "sleep 90");
+  CHECK(ha.comm == "sleep");
+  CHECK(ha.files == std::vector<std::string>{d + "/nvidia0", d + "/nvidiactl"});
+  CHECK(ha.started.size() == 20);
+  auto& hb = h[0].pid == b.pid() ? h[0] : h[1];
+  CHECK(hb.files == std::vector<std::string>{d + "/nvidia1"});  // "other" is not a target
 }
 
 TEST_CASE("holders: a directory covers the files beneath it", "[steps][library]") {
@@ -64,8 +64,8 @@ TEST_CASE("holders: a directory covers the files beneath it", "[steps][library]"
   REQUIRE(eventually([&] { return fd_count(a.pid(), d) == 1; }));
   auto h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/nvidia-caps'").out, "");
   REQUIRE(h.size() == 1);
-  CHECK(h[0]["pid"] == a.pid());
-  CHECK(h[0]["files"][0] == d + "/nvidia-caps/nvidia-cap1");
+  CHECK(h[0].pid == a.pid());
+  CHECK(h[0].files[0] == d + "/nvidia-caps/nvidia-cap1");
 }
 
 TEST_CASE("holders: a glob that matches nothing fails closed unless missing_ok", "[steps][library]") {
@@ -87,7 +87,7 @@ TEST_CASE("exclude spares the daemons kept by design (comm is cut to 15 bytes)",
   REQUIRE(r.code == 0);
   auto sig = steps::parse_process_lines(r.out, "signalled");
   REQUIRE(sig.size() == 1);
-  CHECK(sig[0]["pid"] == hold.pid());
+  CHECK(sig[0].pid == hold.pid());
   CHECK(eventually([&] { return !hold.alive(); }));
   CHECK(keep.alive());
 }
@@ -100,7 +100,7 @@ TEST_CASE("kill TERM, a holder that ignores it stays alive, the check says so, K
   REQUIRE(r.code == 0);
   auto alive = steps::parse_process_lines(r.out, "alive");
   REQUIRE(alive.size() == 1);
-  CHECK(alive[0]["pid"] == stubborn.pid());
+  CHECK(alive[0].pid == stubborn.pid());
   CHECK(stubborn.alive());
 
   std::string selection;
@@ -212,7 +212,7 @@ TEST_CASE("file names and process names cannot forge holder lines", "[steps][lib
 
   auto h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/dev0'").out, "");
   std::set<long long> pids;
-  for (const auto& x : h) pids.insert(x["pid"].get<long long>());
+  for (const auto& x : h) pids.insert(x.pid);
   CHECK(pids == std::set<long long>{a.pid(), e.pid(), m.pid()});  // never b or c
 }
 
@@ -244,7 +244,7 @@ TEST_CASE("holders: a login that cannot read other users' open files fails close
   // As root the same scan sees the holder.
   auto h = steps::parse_process_lines(lib("ratchet_no_holders -- '" + d + "/gpu*'").out, "holder");
   REQUIRE(h.size() == 1);
-  CHECK(h[0]["pid"] == root_holder.pid());
+  CHECK(h[0].pid == root_holder.pid());
   // A filter that leaves root's processes out anyway does not need to read them.
   r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/gpu*'");
   INFO(r.err);
@@ -268,8 +268,8 @@ TEST_CASE("holders: a holder seen by a partly blind scan is still reported", "[s
   CHECK(r.code == 1);  // a holder was seen: the state does not hold, whatever else was not seen
   auto h = steps::parse_process_lines(r.out, "holder");
   REQUIRE(h.size() == 1);
-  CHECK(h[0]["pid"] == own_holder.pid());
-  CHECK(h[0]["user"] == "nobody");
+  CHECK(h[0].pid == own_holder.pid());
+  CHECK(h[0].user == "nobody");
   CHECK(r.err.find("ratchet: could not check: ") != std::string::npos);
 }
 
@@ -284,14 +284,14 @@ TEST_CASE("holders: a file name with |, a tab and a newline is one file, exactly
   REQUIRE(r.code == 0);
   auto h = steps::parse_process_lines(r.out, "");
   REQUIRE(h.size() == 1);
-  CHECK(h[0]["pid"] == a.pid());
-  CHECK(h[0]["files"] == nlohmann::json::array({odd, d + "/plain"}));
+  CHECK(h[0].pid == a.pid());
+  CHECK(h[0].files == std::vector<std::string>{odd, d + "/plain"});
   // One line per holder: no byte of the name splits it.
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
   // Named literally, the odd file is a target too.
   h = steps::parse_process_lines(lib("ratchet_holders '' '' \"$(printf '" + d + "/gpu | x\\ty\\nz%%41')\"").out, "");
   REQUIRE(h.size() == 1);
-  CHECK(h[0]["files"] == nlohmann::json::array({odd}));
+  CHECK(h[0].files == std::vector<std::string>{odd});
 }
 
 TEST_CASE("holders: a thread that holds the file after its group leader exited is a holder, killed as a group",
@@ -308,9 +308,9 @@ TEST_CASE("holders: a thread that holds the file after its group leader exited i
 
   auto h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/gpu*'").out, "");
   REQUIRE(h.size() == 1);
-  CHECK(h[0]["pid"] == t.pid());
-  CHECK(h[0]["files"] == nlohmann::json::array({d + "/gpu0"}));
-  const std::string ticks = std::to_string(h[0]["start_ticks"].get<long long>());
+  CHECK(h[0].pid == t.pid());
+  CHECK(h[0].files == std::vector<std::string>{d + "/gpu0"});
+  const std::string ticks = std::to_string(h[0].start_ticks);
   CHECK(lib("ratchet_same_alive " + std::to_string(t.pid()) + " " + ticks).code == 0);  // not dead: a thread runs
 
   auto k = lib("ratchet_kill --signal TERM --wait-ms 3000 holders_of '" + d + "/gpu0'");
@@ -338,9 +338,9 @@ TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same ho
   CHECK(r.code == 1);
   auto h = steps::parse_process_lines(r.out, "holder");
   REQUIRE(h.size() == 1);
-  CHECK(h[0]["pid"] == a.pid());
-  CHECK(h[0]["user"] == "root");
-  CHECK(h[0]["files"] == nlohmann::json::array({d + "/gpu0"}));
+  CHECK(h[0].pid == a.pid());
+  CHECK(h[0].user == "root");
+  CHECK(h[0].files == std::vector<std::string>{d + "/gpu0"});
   // No pgrep in that PATH: a pattern is matched by the library's own /proc scan.
   REQUIRE(run_sh("PATH=" + bin + " command -v pgrep").code != 0);
   r = run_sh("PATH=" + bin + " " + bin + "/sh -c " +
@@ -349,7 +349,7 @@ TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same ho
   CHECK(r.code == 0);
   auto sel = steps::parse_process_lines(r.out, "");
   REQUIRE(sel.size() == 1);
-  CHECK(sel[0]["pid"] == a.pid());
+  CHECK(sel[0].pid == a.pid());
   // Without stat -c at all, a file check says what it needs instead of guessing.
   std::string nostat = testing::temp_dir("ratchet-nostat");
   REQUIRE(run_sh("for t in " + bin + "/*; do [ \"${t##*/}\" = stat ] || ln -s \"$t\" " + nostat + "/; done").code == 0);
@@ -379,7 +379,7 @@ TEST_CASE("verify conditions: port_open, port_free and absent read /proc and say
   CHECK(r.code == 1);
   auto p = steps::parse_process_lines(r.out, "process");
   REQUIRE(p.size() == 1);
-  CHECK(p[0]["pid"] == a.pid());
+  CHECK(p[0].pid == a.pid());
   CHECK(lib("ratchet_absent '^sleep 999125$'").code == 0);
   CHECK(lib("ratchet_absent 'a('").code == 2);  // not a regex: could not check
 }
@@ -422,8 +422,8 @@ TEST_CASE("holders: a working directory inside a target directory holds it, as f
   REQUIRE(eventually([&] { return !steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/mnt'").out, "").empty(); }));
   h = steps::parse_process_lines(lib("ratchet_holders '' '' '" + d + "/mnt'").out, "");
   REQUIRE(h.size() == 1);
-  CHECK(h[0]["pid"] == in_dir.pid());
-  CHECK(h[0]["files"] == nlohmann::json::array({d + "/mnt/sub"}));
+  CHECK(h[0].pid == in_dir.pid());
+  CHECK(h[0].files == std::vector<std::string>{d + "/mnt/sub"});
 }
 
 TEST_CASE("holders: a holder the login may not inspect (more capabilities, or not its own UIDs) is never free",

@@ -8,9 +8,9 @@
 #include "support/local_proc.h"
 
 using namespace ratchet;
-using nlohmann::json;
+using ratchet::playbook::Value;
 
-static playbook::Step step(const std::string& kind, json fields) {
+static playbook::Step step(const std::string& kind, Value fields) {
   playbook::Step s;
   s.id = "s";
   s.kind = playbook::parse_kind(kind).value();
@@ -20,8 +20,8 @@ static playbook::Step step(const std::string& kind, json fields) {
 }
 
 TEST_CASE("prepare: shell fields quote values, data fields keep their type", "[steps]") {
-  json scope = {{"f", "a b; $(x)"}, {"devices", json::array({"/dev/nvidia*", "/dev/x y"})},
-                {"keep", json::array({"nvidia-persistenced"})}};
+  Value scope = {{"f", "a b; $(x)"}, {"devices", Value::array({"/dev/nvidia*", "/dev/x y"})},
+                {"keep", Value::array({"nvidia-persistenced"})}};
   steps::PreparedStep ps;
   std::string err;
   REQUIRE(steps::prepare_step(step("run", {{"command", "cat {{ f }} {{ devices }}"}}), scope, {}, &ps, &err));
@@ -45,7 +45,7 @@ TEST_CASE("prepare: rungs take their own timing, else the step's", "[steps]") {
   s.escalate = {r1, r2};
   steps::PreparedStep ps;
   std::string err;
-  REQUIRE(steps::prepare_step(s, json::object(), {}, &ps, &err));
+  REQUIRE(steps::prepare_step(s, Value::table(), {}, &ps, &err));
   REQUIRE(ps.rungs.size() == 3);
   CHECK(ps.rungs[1].settle.count() == 3000);
   CHECK(ps.rungs[1].action->timeout.count() == 22'000);
@@ -59,7 +59,7 @@ TEST_CASE("prepare: a write template renders with placeholders in a dry run", "[
   std::map<std::string, playbook::LocalFile> files;
   files["n.tmpl"] = {"template", "/pb/n.tmpl", "host {{ host.name }} freed at rung {{ steps.free.rung }}\n", ""};
   auto s = step("write", {{"path", "/root/notes.md"}, {"template", "n.tmpl"}});
-  json scope = {{"host", {{"name", "gpu-box"}}}, {"steps", json::object()}};
+  Value scope = {{"host", {{"name", "gpu-box"}}}, {"steps", Value::table()}};
   steps::PreparedStep ps;
   std::string err;
   steps::PrepareOptions opt;
@@ -77,7 +77,7 @@ TEST_CASE("prepare: a write template renders with placeholders in a dry run", "[
 }
 
 TEST_CASE("prepare: a template's value is read by its key's rule once rendered", "[steps]") {
-  json scope = {{"pid", 4242}, {"one", 1}, {"sig", "hup"}, {"wait", "2s"}, {"digits", "77"}};
+  Value scope = {{"pid", 4242}, {"one", 1}, {"sig", "hup"}, {"wait", "2s"}, {"digits", "77"}};
   steps::PreparedStep ps;
   std::string err;
   REQUIRE(steps::prepare_step(step("kill", {{"pid", "{{ pid }}"}, {"signal", "{{ sig }}"}, {"wait", "{{ wait }}"}}),
@@ -98,22 +98,22 @@ TEST_CASE("prepare: a template's value is read by its key's rule once rendered",
 
 TEST_CASE("process lines parse into holders", "[steps]") {
   auto h = steps::parse_process_line("4242\troot\t123\t1796000000.50\tpython\tpython serve.py\t/dev/nvidia0\t/dev/nvidiactl");
-  CHECK(h["pid"] == 4242);
-  CHECK(h["start_ticks"] == 123);
-  CHECK(h["started"] == "2026-11-30T00:53:20Z");
-  CHECK(h["files"] == json::array({"/dev/nvidia0", "/dev/nvidiactl"}));
+  CHECK(h->pid == 4242);
+  CHECK(h->start_ticks == 123);
+  CHECK(h->started == "2026-11-30T00:53:20Z");
+  CHECK(h->files == std::vector<std::string>({"/dev/nvidia0", "/dev/nvidiactl"}));
   // Each file is its own field, %-encoded: a name may hold " | ", a tab or a newline.
   h = steps::parse_process_line("7\troot\t1\t1.0\tc\ta\t/tmp/a | b%09c%0Ad%25e\t/tmp/x%zz%4");
-  CHECK(h["files"] == json::array({"/tmp/a | b\tc\nd%e", "/tmp/x%zz%4"}));
+  CHECK(h->files == std::vector<std::string>({"/tmp/a | b\tc\nd%e", "/tmp/x%zz%4"}));
   CHECK(steps::decode_file("%41%2f%0a") == "A/\n");
-  CHECK(steps::parse_process_line("garbage").is_null());
+  CHECK_FALSE(steps::parse_process_line("garbage"));
   auto all = steps::parse_process_lines("alive\t1\tu\t1\t1.0\tc\ta\t\nother\t2\tu\t1\t1.0\tc\ta\t\n", "alive");
   REQUIRE(all.size() == 1);
-  CHECK(all[0]["pid"] == 1);
+  CHECK(all[0].pid == 1);
 }
 
 TEST_CASE("prepare: a typed key cannot wait for a run-time value and a shell key cannot render blank", "[steps]") {
-  json scope = {{"empty", ""}, {"steps", json::object()}};
+  Value scope = {{"empty", ""}, {"steps", Value::table()}};
   steps::PreparedStep ps;
   std::string err;
   steps::PrepareOptions plan;

@@ -11,7 +11,7 @@ namespace ratchet::testing {
 /// with the schema's first problem when the loader would refuse it.
 inline playbook::Action action_of(playbook::Value t) {
   playbook::Action a;
-  a.kind = playbook::parse_kind(t.value("kind", ""));
+  a.kind = playbook::parse_kind(t["kind"].is_string() ? t["kind"].as_string() : "");
   auto problems = playbook::check_table(playbook::TableRole::step, t, &a.keys);
   if (!problems.empty()) throw std::runtime_error(problems[0].key + ": " + problems[0].message);
   if (a.kind)
