@@ -11,8 +11,8 @@
 
 #include <fstream>
 #include <regex>
-#include <sstream>
 
+#include "support/files.h"
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
 #include "transcript/chain.h"
@@ -23,13 +23,6 @@ using nlohmann::json;
 namespace events = ratchet::transcript::events;
 
 namespace {
-
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 /// A process this test started, stdout and stderr to files; killed (SIGKILL,
 /// by its PID) and reaped at the end unless it ended by itself.
@@ -126,12 +119,12 @@ TEST_CASE("show --follow renders a run on the loopback sshd while it runs and ex
   // Started first: it waits for the file to appear.
   Proc follow({e.bin, "show", "--follow", t}, fout, e.dir + "/follow.err");
   Proc run({e.bin, "run", pb, "-i", e.inv, "-F", "none", "--transcript", t}, e.dir + "/run.out", e.dir + "/run.err");
-  INFO(slurp(e.dir + "/run.err") << slurp(e.dir + "/follow.err"));
+  INFO(read_file(e.dir + "/run.err") << read_file(e.dir + "/follow.err"));
   // The waiting step has begun: what came before it is on the follower's stdout, the run still going.
-  REQUIRE(eventually([&] { return slurp(fout).find("  - wait [run] wait\n") != std::string::npos; }, 30000));
+  REQUIRE(eventually([&] { return read_file(fout).find("  - wait [run] wait\n") != std::string::npos; }, 30000));
   CHECK(run.running());
   CHECK(follow.running());
-  const std::string before = slurp(fout);
+  const std::string before = read_file(fout);
   CHECK(before.rfind("run ", 0) == 0);
   CHECK(before.find("host box\n  connected root@127.0.0.1:") != std::string::npos);
   CHECK(std::regex_search(before, std::regex("  - first \\[run\\] first\n      action +\\$ echo first  → exit 0 "
@@ -142,10 +135,10 @@ TEST_CASE("show --follow renders a run on the loopback sshd while it runs and ex
   const int code = run.wait(30000);
   CHECK(code == 1);  // the failed step
   CHECK(follow.wait(10000) == code);
-  const std::string after = slurp(fout);
+  const std::string after = read_file(fout);
   CHECK(after.find("gate open") != std::string::npos);
   CHECK(after.find("\nrun failed (exit 1) at ") != std::string::npos);
-  CHECK(slurp(e.dir + "/follow.err") == "");
+  CHECK(read_file(e.dir + "/follow.err") == "");
   // One host: the same lines as `show` renders from the finished file.
   auto show = run_sh(e.bin + " show " + t);
   CHECK(show.code == 0);
@@ -170,7 +163,7 @@ TEST_CASE("run prints each host's digest and the final head and show --verify --
   CHECK(r.out.find("check the transcript against it: ratchet show --verify " + t + " --digest " + head + "\n") !=
         std::string::npos);
   // The same digests as the file's chain.
-  auto chain = ratchet::transcript::verify_chain(slurp(t));
+  auto chain = ratchet::transcript::verify_chain(read_file(t));
   REQUIRE(chain.problem == "");
   REQUIRE(chain.runs.size() == 1);
   CHECK(chain.runs[0].head == head);
@@ -195,7 +188,7 @@ TEST_CASE("run prints each host's digest and the final head and show --verify --
   CHECK(bad.err.find("--digest 12ab: not a sha256 digest (64 hex digits, `sha256:` optional)") != std::string::npos);
 
   // A byte changed in line 5: line 6 no longer fits.
-  std::string text = slurp(t);
+  std::string text = read_file(t);
   size_t at = 0;
   for (int k = 0; k < 4; ++k) at = text.find('\n', at) + 1;
   size_t t_at = text.find("\"t\":\"", at) + 5;  // the first digit of its time
@@ -210,7 +203,7 @@ TEST_CASE("run prints each host's digest and the final head and show --verify --
   auto j = run_sh(e.bin + " run " + pb + " -i " + e.inv + " -F none --json --transcript " + t2);
   REQUIRE(j.code == 0);
   json sum = json::parse(j.out);
-  auto chain2 = ratchet::transcript::verify_chain(slurp(t2));
+  auto chain2 = ratchet::transcript::verify_chain(read_file(t2));
   REQUIRE(chain2.problem == "");
   CHECK(sum["head"] == chain2.runs[0].head);
   std::map<std::string, std::string> want, got;
@@ -255,12 +248,27 @@ TEST_CASE("show --follow waits for a half-written line and ends on ^C with 130",
       R"({"event":"step_start","t":"2026-11-30T00:00:00.001Z","host":"h","step":"s","kind":"run","name":"S"})";
   std::ofstream f(t, std::ios::binary);
   f << start << "\n" << step.substr(0, 40) << std::flush;
-  REQUIRE(eventually([&] { return slurp(out).find("started 2026-11-30T00:00:00.000Z\n") != std::string::npos; }));
-  CHECK(slurp(out).find("host h") == std::string::npos);  // the cut line waits for its newline
+  REQUIRE(eventually([&] { return read_file(out).find("started 2026-11-30T00:00:00.000Z\n") != std::string::npos; }));
+  CHECK(read_file(out).find("host h") == std::string::npos);  // the cut line waits for its newline
   f << step.substr(40) << "\n" << std::flush;
-  REQUIRE(eventually([&] { return slurp(out).find("host h\n  - s [run] S\n") != std::string::npos; }));
+  REQUIRE(eventually([&] { return read_file(out).find("host h\n  - s [run] S\n") != std::string::npos; }));
   CHECK(follow.running());
   kill(follow.pid(), SIGINT);
   CHECK(follow.wait(10000) == 130);
-  CHECK(slurp(err) == "ratchet: note: stopped following " + t + " after line 2; the run, if any, goes on\n");
+  CHECK(read_file(err) == "ratchet: note: stopped following " + t + " after line 2; the run, if any, goes on\n");
+}
+
+TEST_CASE("show --verify: an unreadable file and --digest without --verify are usage errors and an old transcript has no prev",
+          "[cli]") {
+  const std::string bin = RATCHET_BINARY;
+  auto missing = run_sh(bin + " show --verify /nonexistent/t.jsonl");
+  CHECK(missing.code == 2);
+  CHECK(missing.err == "ratchet: error: cannot read transcript /nonexistent/t.jsonl: No such file or directory\n");
+  auto alone = run_sh(bin + " show --digest " + std::string(64, 'a') + " /nonexistent/t.jsonl");
+  CHECK(alone.code == 2);
+  CHECK(alone.err.find("--digest requires --verify") != std::string::npos);
+  const std::string old = std::string(RATCHET_SOURCE_DIR) + "/examples/transcript-gpu-release.jsonl";
+  auto v = run_sh(bin + " show --verify " + old);
+  CHECK(v.code == 1);
+  CHECK(v.err == "ratchet: " + old + ": line 2: no prev (written before the hash chain, or edited)\n");
 }

@@ -3,9 +3,9 @@
 // a cut run before another are each named by the first line that does not fit.
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <sstream>
 
+#include "support/files.h"
 #include "support/local_proc.h"
 #include "transcript/chain.h"
 #include "transcript/writer.h"
@@ -13,15 +13,9 @@
 
 using namespace ratchet::transcript;
 using nlohmann::json;
+using ratchet::testing::read_file;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 /// The file's lines, each with its newline.
 std::vector<std::string> lines_of(const std::string& text) {
@@ -73,7 +67,7 @@ struct Run {
     hosts = w.host_digests();
     head = w.head();
   }
-  std::string text() const { return slurp(path); }
+  std::string text() const { return read_file(path); }
 };
 
 }  // namespace
@@ -200,7 +194,7 @@ TEST_CASE("chain: two runs in one file hold one chain each", "[transcript]") {
     write_run(w, "R2", 1);
     head2 = w.head();
   }
-  const std::string text = slurp(path);
+  const std::string text = read_file(path);
   auto lines = lines_of(text);
   REQUIRE(lines.size() == 28);
   CHECK_FALSE(json::parse(lines[14]).contains("prev"));  // run 2's run_start begins its own chain
@@ -241,7 +235,7 @@ TEST_CASE("chain: the chain hashes the bytes written with secrets masked even in
                              {"host_digests", {{"x", "forged"}}}});
     hosts = w.host_digests();
   }
-  const std::string text = slurp(path);
+  const std::string text = read_file(path);
   CHECK(text.find("hunter2") == std::string::npos);
   CHECK(text.find("forged") == std::string::npos);  // prev and host_digests are the writer's own
   REQUIRE(hosts.count("db-***") == 1);
