@@ -208,12 +208,22 @@ int main(int argc, char** argv) {
 
   ShowOptions so;
   auto* show = app.add_subcommand("show", "render a transcript for a person");
-  show->footer("Exit codes: 0 shown, 1 the file holds no complete event, 2 not a transcript or a usage error.\n"
-      "Docs: docs/transcript.md.");
+  show->footer("Exit codes: 0 shown, 1 the file holds no complete event, 2 not a transcript or a usage error;\n"
+      "--verify: 0 intact, 1 not; --follow: the run's exit code, 130 on ^C. Docs: docs/transcript.md.");
   show->add_option("transcript", so.path, "transcript file (.jsonl)")->required();
   show->add_option("--host", so.host, "only this host");
   show->add_option("--step", so.step, "only this step id");
   show->add_flag("--json", so.json, "print the matching events as JSON Lines");
+  show->add_flag("--follow", so.follow,
+                 "render the file's last run as it is written (waits for the file and for each line); "
+                 "ends at its run_end with the run's exit code, or on ^C (130)");
+  auto* verify = show->add_flag("--verify", so.verify,
+                                "check the transcript's hash chain: exit 0 when every run's is intact, 1 naming "
+                                "the first line that does not fit");
+  show->add_option("--digest", so.digest,
+                   "with --verify: also require this digest (a run's final head or a host's digest, as `run` "
+                   "printed it; `sha256:` optional)")
+      ->needs(verify);
 
   ExecOptions eo;
   auto* exec = app.add_subcommand("exec", "run one ad hoc command on a host");
@@ -255,6 +265,7 @@ int main(int argc, char** argv) {
   o.command = command_of(app, argc, argv);
   o.out_given = plan->count("--out") > 0;
   ap.expect_digest_given = apply->count("--expect-digest") > 0;
+  so.digest_given = show->count("--digest") > 0;
   eo.base.command = o.command;
   ap.base.command = o.command;
   try {

@@ -48,8 +48,15 @@ int cmd_validate(const Options& o);
 struct ShowOptions {
   std::string path, host, step;
   bool json = false;
+  bool follow = false;  ///< --follow: render the last run as it is written
+  bool verify = false;  ///< --verify: check the hash chain
+  std::string digest;   ///< --digest: with --verify, a digest kept elsewhere
+  bool digest_given = false;
 };
 /// `ratchet show`: the transcript for a person (or filtered JSON Lines).
+/// --verify: 0 when every run's chain is intact (and --digest is one of its
+/// digests), else 1 naming the first line that does not fit. --follow: the
+/// run's own exit code at its run_end, 130 on ^C.
 int cmd_show(const ShowOptions& o);
 
 struct ExecOptions {

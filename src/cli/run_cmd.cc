@@ -130,6 +130,25 @@ static std::string recap_table(const std::vector<engine::HostReport>& reps, bool
   return out;
 }
 
+/// The hash chain's digests after the recap: each host's (of its host_end
+/// line), then the final head (of run_end), and how to check the file against one.
+static std::string digest_lines(const transcript::Writer& w, const std::vector<engine::HostReport>& reps) {
+  const auto digests = w.host_digests();  // by host name as written: masked
+  std::string out = "host digests (sha256 of each host's host_end line in the transcript's hash chain):\n";
+  size_t width = 4;
+  for (const auto& r : reps) width = std::max(width, util::columns(util::escaped_line(w.mask(r.host), 40)));
+  for (const auto& r : reps) {
+    auto it = digests.find(w.mask(r.host));
+    std::string name = util::escaped_line(w.mask(r.host), 40);
+    out += fmt::format("  {}{} {}\n", name, std::string(width - std::min(width, util::columns(name)), ' '),
+                       it == digests.end() ? "(no host_end recorded)" : it->second);
+  }
+  out += fmt::format("final head (the whole run, up to its run_end): {}\n", w.head());
+  out += util::escaped_line(fmt::format("check the transcript against it: ratchet show --verify {} --digest {}",
+                                        w.path(), w.head())) + "\n";
+  return out;
+}
+
 int cmd_run(const Options& o, const std::vector<std::string>& argv) {
   const auto wall0 = std::chrono::steady_clock::now();
   auto L = load_all(o);
@@ -304,6 +323,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
         << fmt::format("{} (exit {}) in {}; transcript {}\n", names_of.at(code), code,
                        util::format_duration(util::Millis(wall_ms)), path)
         << std::flush;
+  if (!w.failed()) human << digest_lines(w, reps) << std::flush;
   if (w.failed())
     std::cerr << "ratchet: error: " << w.failure()
               << "; every host stopped before its next step (the recap says where); the transcript ends there\n";
@@ -325,6 +345,13 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
                           {"totals", totals}, {"host_status", host_status}, {"hosts", hosts}};
     if (applied) sum["plan_digest"] = applied->digest;
     w.mask_tree(sum);
+    // The chain's digests after the mask (a digest is no secret; a mask could cut one).
+    if (!w.failed()) {
+      const auto digests = w.host_digests();
+      for (auto& h : sum["hosts"])
+        if (auto it = digests.find(h["host"].get<std::string>()); it != digests.end()) h["digest"] = it->second;
+      sum["head"] = w.head();
+    }
     std::cout << sum.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   }
   return code;

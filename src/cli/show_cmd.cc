@@ -2,15 +2,27 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <thread>
 
 #include "cli/commands.h"
 #include "plan/codec.h"
 #include "playbook/doc.h"
 #include "cli/exit_codes.h"
 #include "cli/usage.h"
+#include "transcript/chain.h"
+#include "transcript/events.h"
 #include "transcript/reader.h"
 #include "transcript/render.h"
+#include "transcript/tail.h"
 #include "util/spell.h"
 #include "util/text.h"
 
@@ -44,9 +56,137 @@ int no_match(const std::string& path, const char* flag, const std::string& value
   return usage_error("show", msg);
 }
 
+/// `show --verify`: every run's chain, then --digest (docs/transcript.md, "Hash chain").
+int verify(const ShowOptions& o) {
+  std::string want;
+  if (o.digest_given && (want = transcript::parse_digest(o.digest)).empty())
+    return usage_error("show", fmt::format("--digest {}: not a sha256 digest (64 hex digits, `sha256:` optional)",
+                                           o.digest));
+  std::error_code ec;
+  std::ifstream in(o.path, std::ios::binary);
+  if (std::filesystem::is_directory(o.path, ec) || !in) {
+    std::cerr << util::escaped_line(fmt::format("ratchet: error: cannot read transcript {}: {}", o.path,
+                                                std::strerror(in ? EISDIR : errno)))
+              << "\n";
+    return kExitUsage;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const auto check = transcript::verify_chain(ss.str());
+  for (const auto& r : check.runs) {
+    std::cout << util::escaped_line(fmt::format("{}, lines {}-{}: final head {}",
+                                                r.run_id.empty() ? "run" : "run " + r.run_id, r.first_line,
+                                                r.last_line, r.head))
+              << "\n";
+    for (const auto& h : r.hosts)
+      std::cout << util::escaped_line(fmt::format("  host {}: {} (line {})", h.host, h.digest, h.line)) << "\n";
+  }
+  if (!check.problem.empty()) {
+    std::cerr << util::escaped_line(fmt::format("ratchet: {}: {}", o.path, check.problem)) << "\n";
+    return kExitFailed;
+  }
+  std::cout << util::escaped_line(fmt::format("{}: every chain is intact ({} run{}, {} lines)", o.path,
+                                              check.runs.size(), check.runs.size() == 1 ? "" : "s", check.lines))
+            << "\n";
+  if (!o.digest_given) return kExitOk;
+  if (std::string what = transcript::digest_match(check, want); !what.empty()) {
+    std::cout << util::escaped_line(fmt::format("digest {} is {}", want, what)) << "\n";
+    return kExitOk;
+  }
+  std::cerr << util::escaped_line(fmt::format(
+                   "ratchet: {}: digest {} is neither the final head nor a host's digest of any run in it", o.path,
+                   want))
+            << "\n";
+  return kExitFailed;
+}
+
+std::atomic<bool> g_stop_following{false};
+
+void on_follow_signal(int) { g_stop_following = true; }
+
+/// Whether the JSON line `line` is a run_start event.
+bool is_run_start(const std::string& line) {
+  auto j = transcript::parse_line(line);
+  auto ev = j.is_object() ? j.find("event") : j.end();
+  return j.is_object() && ev != j.end() && ev->is_string() && *ev == transcript::events::kRunStart;
+}
+
+/// `show --follow`: the file's last run, event by event, until its run_end.
+int follow(const ShowOptions& o) {
+  transcript::RenderOptions ro;
+  ro.host = o.host;
+  ro.step = o.step;
+  transcript::Stream stream(ro);
+  transcript::LineTail tail(o.path);
+  g_stop_following = false;
+  auto old_int = std::signal(SIGINT, on_follow_signal);
+  auto old_term = std::signal(SIGTERM, on_follow_signal);
+  struct Restore {
+    void (*i)(int), (*t)(int);
+    ~Restore() {
+      std::signal(SIGINT, i);
+      std::signal(SIGTERM, t);
+    }
+  } restore{old_int, old_term};
+  bool first = true;
+  size_t line_no = 0;
+  while (!g_stop_following) {
+    std::string err;
+    auto lines = tail.poll(&err);
+    if (!err.empty()) {
+      std::cerr << util::escaped_line("ratchet: error: " + err) << "\n";
+      return kExitFailed;
+    }
+    if (lines.empty()) {  // nothing new: look again soon (a signal ends the sleep early)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    size_t from = 0;
+    if (first) {  // the first lines: the file's start, maybe with runs that ended before this one
+      first = false;
+      if (!transcript::looks_like_run_start(lines[0]))
+        return usage_error("show", fmt::format("{} is not a ratchet transcript: its first bytes are not the start "
+                                               "of a run_start event", o.path));
+      for (size_t k = 0; k < lines.size(); ++k)
+        if (is_run_start(lines[k])) from = k;
+    }
+    line_no += from;
+    for (size_t k = from; k < lines.size(); ++k) {
+      ++line_no;
+      auto e = transcript::parse_line(lines[k]);
+      if (e.is_discarded() || !e.is_object()) {
+        std::cerr << fmt::format("ratchet: note: line {} is not a JSON object; skipped", line_no) << std::endl;
+        continue;
+      }
+      if (o.json) {
+        if (!transcript::filter({e}, ro).empty())
+          std::cout << e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      } else {
+        std::cout << stream.add(e);
+      }
+      std::cout << std::flush;
+      auto ev = e.find("event");
+      if (ev != e.end() && ev->is_string() && *ev == transcript::events::kRunEnd) {
+        auto code = e.find("exit_code");
+        bool known = code != e.end() && code->is_number_integer() && *code >= 0 && *code <= 255;
+        return known ? code->get<int>() : kExitFailed;
+      }
+    }
+  }
+  std::cerr << util::escaped_line(fmt::format("ratchet: note: stopped following {} after line {}; the run, if any, "
+                                              "goes on",
+                                              o.path, line_no))
+            << "\n";
+  return kExitInterrupted;
+}
+
 }  // namespace
 
 int cmd_show(const ShowOptions& o) {
+  if (o.verify && (o.follow || o.json || !o.host.empty() || !o.step.empty()))
+    return usage_error("show", "--verify checks the whole file: it goes without --follow, --json, --host and --step");
+  if (o.verify) return verify(o);
+  if (o.follow) return follow(o);
   if (std::string text, err; playbook::read_text_file(o.path, &text, &err) && plan::looks_like_plan(text))
     return usage_error("show", fmt::format("{} is a saved plan (made by `ratchet plan --out`), not a transcript: "
                                            "`ratchet apply {}` runs it; its commands are in the file itself",

@@ -70,7 +70,9 @@ constexpr Field kHostEndFields[] = {
     {"ms", I, req},   {"reason", S, opt},  {"stopped_at", S, opt},
 };
 constexpr Field kRunEndFields[] = {
-    {"status", S, req}, {"exit_code", I, req}, {"hosts", O, req}, {"counts", O, opt}, {"ms", I, opt}};
+    {"status", S, req}, {"exit_code", I, req}, {"hosts", O, req}, {"counts", O, opt}, {"ms", I, opt},
+    {"host_digests", O, opt}};
+constexpr Field kCommonFields[] = {{"event", S, req}, {"t", S, req}, {"prev", S, opt}};
 
 constexpr Event kEvents[] = {
     {kRunStart, "the run begins: what ran, with which playbook, vars and policy (always first)", kRunStartFields, ""},
@@ -101,8 +103,8 @@ bool has_type(const nlohmann::json& v, Type t) {
   return false;
 }
 
-const Field* field_of(const Event& e, std::string_view name) {
-  for (const auto& f : e.fields)
+const Field* field_in(std::span<const Field> fields, std::string_view name) {
+  for (const auto& f : fields)
     if (f.name == name) return &f;
   return nullptr;
 }
@@ -110,6 +112,8 @@ const Field* field_of(const Event& e, std::string_view name) {
 }  // namespace
 
 std::span<const Event> all() { return kEvents; }
+
+std::span<const Field> common() { return kCommonFields; }
 
 const Event* find(std::string_view name) {
   for (const auto& e : kEvents)
@@ -136,11 +140,12 @@ std::string check_event(std::string_view name, const nlohmann::json& fields, Che
   for (auto it = fields.begin(); it != fields.end(); ++it) {
     const std::string& key = it.key();
     if (key == "event") continue;  // the name itself, checked above
-    if (key == "t") {
-      if (!it->is_string()) return fmt::format("event `{}`: field `t` must be a string", name);
+    if (const Field* c = field_in(kCommonFields, key)) {
+      if (!has_type(*it, c->type))
+        return fmt::format("event `{}`: field `{}` must be {}", name, key, type_words(c->type));
       continue;
     }
-    const Field* f = field_of(*e, key);
+    const Field* f = field_in(e->fields, key);
     if (!f) {
       if (write) return fmt::format("event `{}`: unknown field `{}`", name, key);
       continue;  // a newer ratchet's field

@@ -46,13 +46,17 @@ struct Field {
 struct Event {
   std::string_view name;
   std::string_view meaning;  ///< one line, for people
-  std::span<const Field> fields;  ///< beyond "event" and "t", which every event has
+  std::span<const Field> fields;  ///< beyond common()'s, which every event may have
   /// Of these fields (space-separated), at least one is present ("" = no such rule).
   std::string_view one_of;
 };
 
 /// Every event kind, in the order a run writes them.
 std::span<const Event> all();
+
+/// The fields of every kind, written before its own: "event", "t", and the
+/// hash chain's "prev" (every event of a run but its run_start; transcript/chain.h).
+std::span<const Field> common();
 
 /// The row of event `name`; nullptr for a name the table does not know.
 const Event* find(std::string_view name);

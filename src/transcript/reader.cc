@@ -15,10 +15,9 @@ namespace ratchet::transcript {
 
 static constexpr int kMaxDepth = 64;  // nesting accepted in one event line
 
-/// `line` parsed, or discarded. Our events nest a few levels; a hostile line
-/// nested thousands deep is refused before the parser and the destructor
-/// recurse through it.
-static nlohmann::json parse_line(const std::string& line) {
+// Our events nest a few levels; a hostile line nested thousands deep is
+// refused before the parser and the destructor recurse through it.
+nlohmann::json parse_line(std::string_view line) {
   int depth = 0, deepest = 0;
   bool in_string = false;
   for (size_t k = 0; k < line.size(); ++k) {

@@ -1,6 +1,7 @@
 #pragma once
 // Reads a transcript back, including one whose last line was cut off.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,10 @@ struct ReadResult {
   /// integer"; they are kept in `events` and shown as written.
   std::vector<std::string> problems;
 };
+
+/// One line of a transcript parsed as JSON, or a discarded value when it does
+/// not parse or nests deeper than any event does (64 levels).
+nlohmann::json parse_line(std::string_view line);
 
 /// Whether `first_line` (a file's first line, whole or cut off anywhere) is,
 /// or begins, a run_start event: it parses as an object whose "event" is

@@ -247,20 +247,39 @@ void unknown(const json& e, const std::string& name, std::string& b) {
 
 }  // namespace
 
+namespace {
+
+/// Adds event `e`'s lines to `p`, as its kind's renderer says.
+void dispatch(Page& p, const json& e) {
+  const std::string ev = str(e, "event");
+  const std::string host = str(e, "host");
+  if (!host.empty() && !p.body.count(host)) {
+    p.host_order.push_back(host);
+    p.body[host] = "";
+  }
+  std::string& b = host.empty() ? p.tail : p.body[host];
+  auto it = e.contains("event") && e["event"].is_string() ? renderers().find(ev) : renderers().end();
+  if (it != renderers().end()) it->second(p, e, host, b);
+  else unknown(e, ev, b);
+}
+
+/// Everything here may hold what a host printed: no escape or control byte
+/// reaches the terminal (a title change, an alternate screen, a clear); each
+/// shows as \xNN, a backslash as \\ (util::escaped_line).
+std::string terminal_safe(const std::string& out) {
+  std::string safe;
+  size_t start = 0;
+  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos; start = nl + 1)
+    safe += util::escaped_line(std::string_view(out).substr(start, nl - start)) + "\n";
+  if (start < out.size()) safe += util::escaped_line(std::string_view(out).substr(start));
+  return safe;
+}
+
+}  // namespace
+
 std::string render(const std::vector<json>& all, const RenderOptions& opt) {
   Page p{opt, {}, {}, {}, {}, {}, {}};
-  for (const auto& e : filter(all, opt)) {
-    const std::string ev = str(e, "event");
-    const std::string host = str(e, "host");
-    if (!host.empty() && !p.body.count(host)) {
-      p.host_order.push_back(host);
-      p.body[host] = "";
-    }
-    std::string& b = host.empty() ? p.tail : p.body[host];
-    auto it = e.contains("event") && e["event"].is_string() ? renderers().find(ev) : renderers().end();
-    if (it != renderers().end()) it->second(p, e, host, b);
-    else unknown(e, ev, b);
-  }
+  for (const auto& e : filter(all, opt)) dispatch(p, e);
   // A command with no exit: the run stopped while it ran (SIGKILL, a full disk).
   for (auto& [h, cmd] : p.pending_cmd)
     if (!cmd.empty()) (h.empty() ? p.tail : p.body[h]) += cmd + "  → no exit recorded: the run stopped here\n";
@@ -268,15 +287,38 @@ std::string render(const std::vector<json>& all, const RenderOptions& opt) {
   std::string out = p.head;
   for (const auto& h : p.host_order) out += fmt::format("host {}\n{}", h, p.body[h]);
   out += p.tail;
-  // Everything here may hold what a host printed: no escape or control byte
-  // reaches the terminal (a title change, an alternate screen, a clear); each
-  // shows as \xNN, a backslash as \\ (util::escaped_line).
-  std::string safe;
-  size_t start = 0;
-  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos; start = nl + 1)
-    safe += util::escaped_line(std::string_view(out).substr(start, nl - start)) + "\n";
-  if (start < out.size()) safe += util::escaped_line(std::string_view(out).substr(start));
-  return safe;
+  return terminal_safe(out);
+}
+
+struct Stream::State {
+  RenderOptions opt;
+  Page page{opt, {}, {}, {}, {}, {}, {}};
+  std::string last_host;  ///< whose lines came last ("" = the run's)
+};
+
+Stream::Stream(RenderOptions opt) : s_(std::make_unique<State>()) { s_->opt = std::move(opt); }
+
+Stream::~Stream() = default;
+
+std::string Stream::add(const json& e) {
+  if (filter({e}, s_->opt).empty()) return "";
+  Page& p = s_->page;
+  dispatch(p, e);
+  std::string out;
+  if (!p.head.empty()) s_->last_host.clear();
+  out += p.head;
+  p.head.clear();
+  for (auto& [host, b] : p.body) {
+    if (b.empty()) continue;
+    if (host != s_->last_host) out += fmt::format("host {}\n", host);
+    s_->last_host = host;
+    out += b;
+    b.clear();
+  }
+  if (!p.tail.empty()) s_->last_host.clear();
+  out += p.tail;
+  p.tail.clear();
+  return terminal_safe(out);
 }
 
 }  // namespace ratchet::transcript

@@ -1,5 +1,6 @@
 #pragma once
 // `ratchet show`: a transcript rendered for a person.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,24 @@ struct RenderOptions {
 /// kind of events.h has its line; one the table does not know (a newer schema's)
 /// is shown as "unknown event NAME (its fields)", never dropped.
 std::string render(const std::vector<nlohmann::json>& events, const RenderOptions& opt);
+
+/// render() one event at a time, as a run writes them (`show --follow`): the
+/// same lines, but hosts interleave, so a "host NAME" line comes before a
+/// host's lines whenever another host or the run printed last.
+class Stream {
+ public:
+  explicit Stream(RenderOptions opt);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  /// The lines event `e` adds, escaped as render()'s; "" when it adds none yet
+  /// (a command's line waits for its exit) or does not pass the filters.
+  std::string add(const nlohmann::json& e);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 /// Events that pass the host/step filters of `opt` (for `show --json`).
 std::vector<nlohmann::json> filter(const std::vector<nlohmann::json>& events,

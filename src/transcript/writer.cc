@@ -132,17 +132,23 @@ void Writer::emit(const std::string& event, nlohmann::json fields) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   };
   std::string t = util::rfc3339_ms(std::chrono::system_clock::now());
+  fields.erase("prev");  // the chain's, below
+  if (event == events::kRunEnd) fields.erase("host_digests");
   std::lock_guard<std::mutex> lock(mu_);
+  if (!failure_.empty()) return;  // nothing after a failed write: the file ends where it broke
   if (!secrets_.empty()) mask_tree_unlocked(fields);
+  // The chain's fields are hex digests and host names as written (masked
+  // above): added after the mask, so the chain hashes the bytes in the file.
+  if (event == events::kRunEnd && !chain_.host_digests().empty()) fields["host_digests"] = chain_.host_digests();
   std::string rest = dump(fields);  // "{}" or "{...}"
+  std::string prev = chain_.prev_for(event);
   // The event's name is ratchet's own constant (events.h), never masked: a
   // secret as short as "e" must not turn `connect` into "conn***ct".
-  std::string text = "{\"event\":" + dump(nlohmann::json(event)) +
-                     ",\"t\":" + dump(nlohmann::json(t)) +
+  std::string text = "{\"event\":" + dump(nlohmann::json(event)) + ",\"t\":" + dump(nlohmann::json(t)) +
+                     (prev.empty() ? "" : ",\"prev\":\"" + prev + "\"") +
                      (rest.size() > 2 ? "," + rest.substr(1) : std::string("}")) + "\n";
   const char* p = text.data();
   size_t left = text.size();
-  if (!failure_.empty()) return;  // nothing after a failed write: the file ends where it broke
   while (left > 0) {
     ssize_t n = ::write(fd_, p, left);
     if (n < 0 && errno == EINTR) continue;
@@ -154,6 +160,19 @@ void Writer::emit(const std::string& event, nlohmann::json fields) {
     p += n;
     left -= static_cast<size_t>(n);
   }
+  const auto host = fields.find("host");
+  chain_.written(event, host != fields.end() && host->is_string() ? host->get_ref<const std::string&>() : "",
+                 std::string_view(text).substr(0, text.size() - 1));
+}
+
+std::string Writer::head() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return chain_.head();
+}
+
+std::map<std::string, std::string> Writer::host_digests() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return chain_.host_digests();
 }
 
 bool Writer::failed() const {

@@ -1,12 +1,14 @@
 #pragma once
 // The transcript: JSON Lines, one event a line, appended and flushed as it
 // happens (docs/transcript.md documents the schema).
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "transcript/chain.h"
 #include "transcript/events.h"
 
 namespace ratchet::transcript {
@@ -25,8 +27,10 @@ class Writer {
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  /// Writes {"event": name, "t": now (RFC 3339 UTC, ms), ...fields} as one line
-  /// with one write(2). Every string passes through the secret mask. Thread-safe.
+  /// Writes {"event": name, "t": now (RFC 3339 UTC, ms), "prev": the chain's
+  /// head, ...fields} as one line with one write(2); run_end also gets
+  /// "host_digests" (transcript/chain.h). Every string of `fields` passes
+  /// through the secret mask. Thread-safe.
   /// Where checks_events(), an event that does not fit its row of events.h
   /// (events::check_event) throws std::logic_error, also on a writer that records nothing.
   void emit(const std::string& event, nlohmann::json fields = nlohmann::json::object());
@@ -55,6 +59,13 @@ class Writer {
 
   const std::string& path() const { return path_; }
 
+  /// The digest of the last line written whole: after run_end, the run's final
+  /// head ("" before any run_start, and on a writer that records nothing). Thread-safe.
+  std::string head() const;
+  /// Each host's digest (of its host_end line) in the current run, by host
+  /// name as written (masked). Thread-safe.
+  std::map<std::string, std::string> host_digests() const;
+
   /// True once a write failed (disk full, I/O error): later events are dropped,
   /// and the run is to stop before its next step. Thread-safe.
   bool failed() const;
@@ -68,6 +79,7 @@ class Writer {
   std::string mask_unlocked(std::string s) const;
   void mask_tree_unlocked(nlohmann::json& v) const;
   std::vector<std::string> secrets_;
+  Chain chain_;  ///< extended only by lines written whole
   mutable std::mutex mu_;
 };
 

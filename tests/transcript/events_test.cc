@@ -85,8 +85,7 @@ TEST_CASE("events: the table names each kind once, and each field once per kind"
     for (const auto& f : e.fields) {
       INFO(f.name);
       CHECK(fields.insert(f.name).second);
-      CHECK(f.name != "event");
-      CHECK(f.name != "t");
+      for (const auto& c : events::common()) CHECK(f.name != c.name);  // every kind's, not its own
     }
   }
   CHECK(kinds.size() == 15);
@@ -117,6 +116,36 @@ TEST_CASE("check_event names the first problem of an event that does not fit its
   CHECK(events::check_event(events::kRunStart, v1) ==
         "event `run_start`: field `host_library` is schema 1's, not written since");
   CHECK(events::check_event(events::kRunStart, v1, events::Check::read) == "");
+}
+
+TEST_CASE("check_event: the fields of every kind are event and t and the chain's prev", "[transcript]") {
+  std::vector<std::string_view> names;
+  for (const auto& c : events::common()) names.push_back(c.name);
+  CHECK(names == std::vector<std::string_view>{"event", "t", "prev"});
+  CHECK(events::check_event(events::kExit, with(kExit, "prev", std::string(64, 'a'))) == "");
+  CHECK(events::check_event(events::kExit, with(kExit, "prev", 7)) == "event `exit`: field `prev` must be a string");
+  CHECK(events::check_event(events::kExit, with(kExit, "t", 7), events::Check::read) ==
+        "event `exit`: field `t` must be a string");
+}
+
+TEST_CASE("docs/transcript.md documents the fields every event has as events::common() says", "[transcript]") {
+  const std::string doc = read_file(std::string(RATCHET_SOURCE_DIR) + "/docs/transcript.md");
+  size_t from = doc.find("\nEvery event has");
+  REQUIRE(from != std::string::npos);
+  const std::string section = doc.substr(from, doc.find("\n## ", from) - from);
+  std::map<std::string, std::pair<std::string, std::string>> documented;
+  std::istringstream lines(section);
+  for (std::string line; std::getline(lines, line);) {
+    auto c = cells(line);
+    if (c.size() == 4 && c[0].size() > 2 && c[0].front() == '`') documented[c[0].substr(1, c[0].size() - 2)] = {c[1], c[2]};
+  }
+  CHECK(documented.size() == events::common().size());
+  for (const auto& f : events::common()) {
+    INFO(f.name);
+    REQUIRE(documented.count(std::string(f.name)) == 1);
+    CHECK(documented[std::string(f.name)].first == type_word(f.type));
+    CHECK(documented[std::string(f.name)].second == presence_word(f.presence));
+  }
 }
 
 TEST_CASE("check_event for reading: only the types of the fields and kinds it knows", "[transcript]") {

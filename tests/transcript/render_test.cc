@@ -236,3 +236,38 @@ TEST_CASE("show renders what evidence holds: holders, signalled, a reboot, a bar
         "          evidence of the check: holds\n"
         "          note: kill: no such process\n");
 }
+
+TEST_CASE("follow's stream renders show's lines event by event with a host line whenever the host changes",
+          "[transcript]") {
+  using nlohmann::json;
+  std::vector<json> ev = {
+      {{"event", "run_start"}, {"t", "T0"}, {"run_id", "R"}, {"playbook", "p"}, {"playbook_path", "p.toml"},
+       {"playbook_sha256", "0123456789abcdef"}, {"ratchet_version", "0.1.0"}, {"schema", 2}},
+      {{"event", "step_start"}, {"host", "a"}, {"step", "s"}, {"kind", "run"}, {"name", "S"}},
+      {{"event", "step_start"}, {"host", "b"}, {"step", "s"}, {"kind", "run"}, {"name", "S"}},
+      {{"event", "command"}, {"host", "a"}, {"step", "s"}, {"rung", 0}, {"role", "action"}, {"command", "echo \x1b]0;x"}},
+      {{"event", "output"}, {"host", "a"}, {"step", "s"}, {"rung", 0}, {"stream", "stdout"}, {"bytes", 3}, {"data", "hi\n"}},
+      {{"event", "exit"}, {"host", "a"}, {"step", "s"}, {"rung", 0}, {"code", 0}, {"ms", 4}},
+      {{"event", "step_end"}, {"host", "a"}, {"step", "s"}, {"status", "changed"}, {"rung", 0}, {"ms", 5}},
+      {{"event", "run_end"}, {"t", "T1"}, {"status", "ok"}, {"exit_code", 0}},
+  };
+  Stream s(RenderOptions{});
+  std::vector<std::string> out;
+  for (const auto& e : ev) out.push_back(s.add(e));
+  CHECK(out == std::vector<std::string>{
+                   "run R of p (p.toml), playbook sha256 0123456789ab, ratchet 0.1.0\nstarted T0\n",
+                   "host a\n  - s [run] S\n",
+                   "host b\n  - s [run] S\n",
+                   "",  // a command's line waits for its exit
+                   "",
+                   "host a\n      action $ echo \\x1b]0;x  → exit 0 (4ms)\n          | hi\n",
+                   "    changed in 5ms\n",
+                   "run ok (exit 0) at T1\n",
+               });
+  RenderOptions only_b;
+  only_b.host = "b";
+  Stream b(only_b);
+  std::string all;
+  for (const auto& e : ev) all += b.add(e);
+  CHECK(all == render(ev, only_b));
+}

@@ -96,8 +96,9 @@ TEST_CASE("every line begins with its event and time, so a cut first line still 
   // the fields can't override event or t
   CHECK(first.substr(51) == R"(,"argv":["ratchet"],"ratchet_version":"v","schema":2,"targets":[]})");
   CHECK(second.rfind(R"({"event":"run_end","t":")", 0) == 0);
-  // {"event":"run_end","t":"2026-11-30T00:00:00.000Z", then the fields in name order
-  CHECK(second.substr(49) == R"(,"exit_code":0,"hosts":{},"status":"ok"})");
+  // {"event":"run_end","t":"2026-11-30T00:00:00.000Z", the chain's prev, then the fields in name order
+  CHECK(second.substr(49, 9) == R"(,"prev":")");
+  CHECK(second.substr(49 + 9 + 64) == R"(","exit_code":0,"hosts":{},"status":"ok"})");
   auto r = read_transcript(p);
   REQUIRE(r.events.size() == 2);
   CHECK(r.events[0]["event"] == "run_start");
