@@ -11,13 +11,14 @@
 
 #include "fuzz_check.h"
 #include "playbook/template.h"
+#include "transcript/value_json.h"
 
 using namespace ratchet::playbook;
 
 namespace {
 
 const Value& scope() {
-  static const Value s = Value::parse(R"({
+  static const Value s = ratchet::transcript::from_json(nlohmann::json::parse(R"({
     "unit": "inference.service",
     "devices": ["/dev/nvidia*", "/dev/nvidia-uvm"],
     "keep": ["nvidia-persistenced"],
@@ -32,7 +33,7 @@ const Value& scope() {
                        "holders": [{"pid": 42, "user": "root", "start": "T",
                                     "cmdline": ["python", "serve.py"],
                                     "files": ["/dev/nvidia0"]}]}}
-  })");
+  })"));
   return s;
 }
 
@@ -80,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // render_tree walks arrays and tables and must agree with render on a lone string.
   std::string tree_err;
-  auto tree = render_tree(Value::array({tmpl, Value::object({{"k", tmpl}})}), scope(), opt.plan,
+  auto tree = render_tree(Value::array({tmpl, Value::table({{"k", tmpl}})}), scope(), opt.plan,
                           &tree_err);
   if (opt.mode == RenderMode::text) FUZZ_CHECK(tree.has_value() == out.has_value());
   if (!tree) FUZZ_CHECK(!tree_err.empty());
