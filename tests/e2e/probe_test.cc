@@ -248,3 +248,49 @@ TEST_CASE("plan --probe of gpu-release on a real systemd host names the orphan a
                         "enable [service] ok", "start [service] ok", "active [verify] ok"})
     CHECK(again.out.find(s) != std::string::npos);
 }
+
+TEST_CASE("plan --probe as a non-root login that cannot see root's holder says could not check - with become it "
+          "names the holder",
+          "[systemd][probe]") {
+  ratchet::testing::SystemdHost host;
+  const std::string dir = temp_dir("ratchet-probe-alice");
+  REQUIRE(run_sh(ratchet::testing::SystemdHost::script() + " add-user " + host.state_dir() + " alice nopasswd").code ==
+          0);
+  auto on_host = [&](const std::string& cmd) {
+    std::string out;
+    host.ssh(cmd, &out);
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  };
+  REQUIRE(on_host("mkdir -p /srv/pr && chmod 755 /srv/pr && : > /srv/pr/gpu0 && chmod 644 /srv/pr/gpu0 && echo ok") ==
+          "ok");
+  const std::string holder = on_host("setsid sh -c 'exec 3</srv/pr/gpu0; exec sleep 300' </dev/null >/dev/null 2>&1 & echo $!");
+  REQUIRE(!holder.empty());
+  REQUIRE(eventually([&] { return on_host("find /proc/" + holder + "/fd -lname /srv/pr/gpu0 | wc -l") == "1"; }));
+  const std::string pb = dir + "/pb.toml";
+  write_file(pb, "name = \"pr\"\n[[step]]\nid = \"free\"\nkind = \"verify\"\nno_holders = \"/srv/pr/gpu*\"\n"
+                 "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = \"/srv/pr/gpu*\"\n  signal = \"KILL\"\n");
+  auto inv = [&](bool become) {
+    std::string p = dir + (become ? "/inv-become.toml" : "/inv.toml");
+    std::ofstream(p) << "[hosts.lab]\naddress = \"127.0.0.1\"\nport = " << host.port()
+                     << "\nuser = \"alice\"\nidentity = \"" << host.client_key() << "\"\nknown_hosts = \""
+                     << host.known_hosts() << "\"\nbecome = " << (become ? "true" : "false") << "\n";
+    return p;
+  };
+  auto r = run_sh(std::string(RATCHET_BINARY) + " plan " + pb + " --probe -i " + inv(false) + " -F none");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("1. free [verify] could not check: ") != std::string::npos);
+  CHECK(r.out.find("unreadable as alice") != std::string::npos);
+
+  const std::string t = dir + "/become.jsonl";
+  auto b = run_sh(std::string(RATCHET_BINARY) + " plan " + pb + " --probe -i " + inv(true) + " -F none --transcript " + t);
+  INFO(b.out << b.err);
+  CHECK(b.code == 0);
+  CHECK(b.out.find("1. free [verify] would act: 1 process(es) hold the files") != std::string::npos);
+  CHECK(b.out.find("holder    PID " + holder + " sleep (user root") != std::string::npos);
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    if (ev["event"] == "command") CHECK((ev["role"] == "check" || ev["role"] == "become_probe"));
+  CHECK(on_host("test -d /proc/" + holder + " && echo alive") == "alive");
+  on_host("kill -KILL " + holder);  // the holder this test started, by its PID
+}
