@@ -115,7 +115,6 @@ struct HostProber {
   const HostJob& job;
   const ProbeShared& shared;
   Executor& ex;
-  HostProbe& rep;
   /// Earlier steps that would act: id (and register name) -> what they change.
   struct Acting {
     std::string id, register_as;
@@ -333,7 +332,7 @@ HostProbe probe_host(const HostJob& job, transport::Transport& t, const ProbeSha
   for (const auto& hop : info.via) rep.connected += " via " + hop;
   ex.set_become_password(shared.become_password);
   ex.set_reconnect(util::Millis(0), nullptr);  // a snapshot: a lost session is not retried
-  HostProber pr{job, shared, ex, rep, {}};
+  HostProber pr{job, shared, ex, {}};
   std::map<std::string, int> counts;
   for (const auto& p : job.plan->steps) {
     if (shared.interrupted && shared.interrupted->load()) {
