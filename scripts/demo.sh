@@ -72,6 +72,10 @@ echo "== ratchet plan (dry run; connects to nothing)"
 "$ratchet" plan "${args[@]}" | sed -n '1,40p'
 echo "   ..."
 
+echo
+echo "== ratchet plan --probe (connects, sends only the checks, once: what each step would do now)"
+"$ratchet" plan "${args[@]}" --probe || true
+
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 t1=transcripts/demo-$stamp-1.jsonl
 t2=transcripts/demo-$stamp-2.jsonl

@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
   add_run_options(run, o);
 
   auto* plan = app.add_subcommand("plan", "dry run: print every command; connects to nothing");
-  plan->footer("Exit codes: 0 planned, 2 usage or playbook error. Docs: README.md, docs/.");
+  plan->footer("Exit codes: 0 planned, 2 usage or playbook error; with --probe: 0 every host probed (whatever\n"
+      "would act), 1 a check could not run, 3 a host unreachable, 4 host key. Docs: README.md, docs/plan.md.");
   plan->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(plan, o);
   plan->add_flag("--json", o.json, "print the plan as JSON");
@@ -176,6 +177,15 @@ int main(int argc, char** argv) {
   plan->add_option("--strategy", o.strategy, "linear or free, saved in the plan (default: the playbook's)")
       ->check(CLI::IsMember({"linear", "free"}));
   plan->add_flag("--accept-new", o.accept_new, "saved in the plan: apply trusts and records a first-seen host key");
+  plan->add_flag("--probe", o.probe,
+                 "connect as run does and run each step's check once (read-only): what each step would do now");
+  add_forks(plan, o);
+  plan->add_option("--transcript", o.transcript, "with --probe: record the probe's transcript here (default: none)");
+  plan->add_flag("-K,--ask-become-pass", o.ask_become_pass, "with --probe: ask once for the sudo password");
+  plan->add_option("--become-password-file", o.become_password_file, "with --probe: read the sudo password from FILE");
+  plan->add_option("--become-password-env", o.become_password_env,
+                   "with --probe: read the sudo password from environment variable NAME");
+  add_connect_timeout(plan, o);
 
   ApplyOptions ap;
   auto* apply = app.add_subcommand("apply", "run a saved plan (ratchet plan --out) exactly, or refuse");
@@ -270,7 +280,14 @@ int main(int argc, char** argv) {
   ap.base.command = o.command;
   try {
     if (*run) return cmd_run(o, std::vector<std::string>(argv, argv + argc));
-    if (*plan) return cmd_plan(o);
+    if (*plan && o.probe) return cmd_probe(o, std::vector<std::string>(argv, argv + argc));
+    if (*plan) {
+      if (!o.transcript.empty() || o.ask_become_pass || !o.become_password_file.empty() ||
+          !o.become_password_env.empty())
+        return usage_error("plan", "--transcript and the become password options need --probe "
+                                   "(plain `plan` connects to nothing)");
+      return cmd_plan(o);
+    }
     if (*apply) return cmd_apply(ap, std::vector<std::string>(argv, argv + argc));
     if (*validate) return cmd_validate(o);
     if (*hosts) return cmd_hosts(o, hosts_json);

@@ -28,6 +28,7 @@ struct Options {
   bool json = false;                    ///< plan --json, run --json
   std::string out;                      ///< plan --out FILE: save the plan
   bool out_given = false;               ///< --out was given (an empty FILE is an error)
+  bool probe = false;                   ///< plan --probe: connect and run each step's check once
   std::string strategy;                 ///< --strategy linear|free ("" = the playbook's)
   bool ask_become_pass = false;         ///< -K, --ask-become-pass
   std::string become_password_file;     ///< --become-password-file FILE

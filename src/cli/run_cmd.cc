@@ -51,14 +51,13 @@ static void on_sigint(int) {
   }
 }
 
-/// 130, 4, 1, 3 in that order of precedence (README.md, "Exit codes").
-static int exit_code_for(const std::vector<engine::HostReport>& reps, bool interrupted) {
+int exit_code_for(const std::vector<engine::HostStatus>& statuses, bool interrupted) {
   bool key = false, failed = false, unreachable = false;
-  for (const auto& r : reps) {
-    key |= r.status == engine::HostStatus::host_key;
-    failed |= r.status == engine::HostStatus::failed;
-    unreachable |= r.status == engine::HostStatus::unreachable;
-    interrupted |= r.status == engine::HostStatus::interrupted;
+  for (auto st : statuses) {
+    key |= st == engine::HostStatus::host_key;
+    failed |= st == engine::HostStatus::failed;
+    unreachable |= st == engine::HostStatus::unreachable;
+    interrupted |= st == engine::HostStatus::interrupted;
   }
   if (interrupted) return kExitInterrupted;
   if (key) return kExitHostKey;
@@ -147,6 +146,16 @@ static std::string digest_lines(const transcript::Writer& w, const std::vector<e
   out += util::escaped_line(fmt::format("check the transcript against it: ratchet show --verify {} --digest {}",
                                         w.path(), w.head())) + "\n";
   return out;
+}
+
+std::string exit_name(int code) {
+  static const std::map<int, std::string> names_of = {{kExitOk, "ok"},
+                                                      {kExitFailed, "failed"},
+                                                      {kExitUnreachable, "unreachable"},
+                                                      {kExitHostKey, "host_key"},
+                                                      {kExitInterrupted, "interrupted"}};
+  auto it = names_of.find(code);
+  return it == names_of.end() ? "failed" : it->second;
 }
 
 int cmd_run(const Options& o, const std::vector<std::string>& argv) {
@@ -298,7 +307,9 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
 
   // Reasons quote host output: masked whole here, before any cut to a width.
   for (auto& r : reps) r.reason = w.mask(r.reason);
-  int code = exit_code_for(reps, g_interrupted.load());
+  std::vector<engine::HostStatus> statuses;
+  for (const auto& r : reps) statuses.push_back(r.status);
+  int code = exit_code_for(statuses, g_interrupted.load());
   // The transcript broke mid-run: the hosts stopped before their next step.
   if (w.failed() && (code == kExitOk || code == kExitUnreachable)) code = kExitFailed;
   std::map<std::string, int> totals;
@@ -307,20 +318,15 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
     host_status[std::string(name(r.status))]++;
     for (const auto& [k, v] : r.counts) totals[k] += v;
   }
-  static const std::map<int, std::string> names_of = {{kExitOk, "ok"},
-                                                      {kExitFailed, "failed"},
-                                                      {kExitUnreachable, "unreachable"},
-                                                      {kExitHostKey, "host_key"},
-                                                      {kExitInterrupted, "interrupted"}};
   long long wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::steady_clock::now() - wall0).count();
-  w.emit(transcript::events::kRunEnd, {{"status", names_of.at(code)}, {"exit_code", code}, {"counts", totals},
+  w.emit(transcript::events::kRunEnd, {{"status", exit_name(code)}, {"exit_code", code}, {"counts", totals},
                      {"hosts", host_status}, {"ms", wall_ms}});
 
   size_t cols = 0;  // a terminal: recap reasons cut to its width
   if (winsize ws{}; isatty(human_fd) && ioctl(human_fd, TIOCGWINSZ, &ws) == 0) cols = ws.ws_col;
   human << w.mask(recap_table(reps, color, cols))
-        << fmt::format("{} (exit {}) in {}; transcript {}\n", names_of.at(code), code,
+        << fmt::format("{} (exit {}) in {}; transcript {}\n", exit_name(code), code,
                        util::format_duration(util::Millis(wall_ms)), path)
         << std::flush;
   if (!w.failed()) human << digest_lines(w, reps) << std::flush;
@@ -341,7 +347,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
       hosts.push_back(h);
     }
     nlohmann::json sum = {{"run_id", info.id}, {"playbook", L->pb.name}, {"transcript", path},
-                          {"status", names_of.at(code)}, {"exit_code", code}, {"ms", wall_ms},
+                          {"status", exit_name(code)}, {"exit_code", code}, {"ms", wall_ms},
                           {"totals", totals}, {"host_status", host_status}, {"hosts", hosts}};
     if (applied) sum["plan_digest"] = applied->digest;
     w.mask_tree(sum);

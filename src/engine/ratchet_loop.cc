@@ -9,6 +9,41 @@
 
 namespace ratchet::engine {
 
+steps::Verdict check_rung0(const steps::PreparedStep& ps, Executor& ex, const std::string& selection,
+                           std::vector<transport::ExecResult>* results) {
+  steps::Verdict all;
+  all.holds = true;
+  for (const auto& c : ps.rungs.at(0).check) {
+    auto r = ex.run(c, 0, c.stdin_from_action ? selection : "");
+    auto v = steps::judge_check(c, r);
+    if (results) results->push_back(r);
+    for (const auto& h : v.holders) all.holders.push_back(h);
+    for (const auto& g : v.gpus.as_list()) all.gpus.push_back(g);
+    if (!v.holds) {
+      all.holds = false;
+      all.unknown |= v.unknown;  // one condition nobody saw: the whole check is unknown
+      all.reason += (all.reason.empty() ? "" : "; ") + v.reason;
+    } else if (!v.reason.empty() && all.holds) {
+      all.reason += (all.reason.empty() ? "" : "; ") + v.reason;
+    }
+    if (ex.interrupted()) {
+      all.holds = false;
+      all.unknown = true;
+      all.reason = "interrupted";
+      break;
+    }
+  }
+  if (!all.holders.empty() || !all.reason.empty() || !all.gpus.empty()) {
+    util::Value ev = util::Value::table({{"role", name(steps::Role::check)}, {"holds", all.holds}});
+    if (all.unknown) ev["could_not_check"] = true;
+    if (!all.holders.empty()) ev["holders"] = steps::to_value(all.holders);
+    if (!all.gpus.empty()) ev["gpus"] = all.gpus;
+    if (!all.reason.empty()) ev["note"] = all.reason;
+    ex.evidence(0, std::move(ev));
+  }
+  return all;
+}
+
 namespace {
 
 // The process lines of a kill action (tag "signalled"), untagged, to feed the
@@ -39,40 +74,15 @@ struct Loop {
   }
 
   steps::Verdict check_once() {
-    steps::Verdict all;
-    all.holds = true;
-    for (const auto& c : ps.rungs[0].check) {
-      auto r = ex.run(c, 0, c.stdin_from_action ? selection : "");
-      o.rc = r.exit_code;
-      if (!acted) o.out = r.out.data, o.err = r.err.data;
-      auto v = steps::judge_check(c, r);
-      for (const auto& h : v.holders) all.holders.push_back(h);
-      for (const auto& g : v.gpus.as_list()) all.gpus.push_back(g);
-      if (!v.holds) {
-        all.holds = false;
-        all.unknown |= v.unknown;  // one condition nobody saw: the whole check is unknown
-        all.reason += (all.reason.empty() ? "" : "; ") + v.reason;
-      } else if (!v.reason.empty() && all.holds) {
-        all.reason += (all.reason.empty() ? "" : "; ") + v.reason;
-      }
-      if (ex.interrupted()) {
-        all.holds = false;
-        all.unknown = true;
-        all.reason = "interrupted";
-        break;
-      }
+    std::vector<transport::ExecResult> results;
+    auto all = check_rung0(ps, ex, selection, &results);
+    if (!results.empty()) {
+      o.rc = results.back().exit_code;
+      if (!acted) o.out = results.back().out.data, o.err = results.back().err.data;
     }
     o.holders_left = all.holders;
     if (o.gpus.empty()) o.gpus = all.gpus;
     o.gpus_after = all.gpus;
-    if (!all.holders.empty() || !all.reason.empty() || !all.gpus.empty()) {
-      util::Value ev = util::Value::table({{"role", name(steps::Role::check)}, {"holds", all.holds}});
-      if (all.unknown) ev["could_not_check"] = true;
-      if (!all.holders.empty()) ev["holders"] = steps::to_value(all.holders);
-      if (!all.gpus.empty()) ev["gpus"] = all.gpus;
-      if (!all.reason.empty()) ev["note"] = all.reason;
-      ex.evidence(0, std::move(ev));
-    }
     return all;
   }
 

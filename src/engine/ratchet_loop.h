@@ -3,6 +3,7 @@
 // → rungs in order → ok / changed / escalated (rung k) / failed.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "engine/executor.h"
 #include "engine/status.h"
@@ -26,6 +27,13 @@ struct StepOutcome {
 
 /// Waits (injectable so unit tests do not sleep).
 using Sleeper = std::function<void(util::Millis)>;
+
+/// Runs rung 0's check commands of `ps` once each through `ex` (a kill
+/// check gets `selection` on stdin) and judges them: holds when all hold,
+/// unknown when one could not look. Records the evidence event; `results`
+/// (may be null) gets each command's result in order.
+steps::Verdict check_rung0(const steps::PreparedStep& ps, Executor& ex, const std::string& selection,
+                           std::vector<transport::ExecResult>* results);
 
 /// Runs one prepared step through `ex`. Never throws for remote failures: a
 /// failed or timed-out command is part of the outcome.

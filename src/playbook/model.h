@@ -49,6 +49,7 @@ struct Step {
   std::string register_as;       ///< extra name for this step's results ("" = none)
   std::optional<bool> become;    ///< step or [defaults] `become`; unset = the host's
   std::string become_user;       ///< "" = the host's, else root
+  bool probe = true;             ///< `probe = false`: `plan --probe` does not run its check
   SourcePos where;
 };
 

@@ -173,6 +173,7 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
     if (auto v = get(t, "become", FieldType::boolean)) s.become = v->as_bool();
     if (auto v = get(t, "become_user", FieldType::string)) s.become_user = v->as_string();
     if (auto v = get(t, "when", FieldType::string)) s.when = v->as_string();
+    if (auto v = get(t, "probe", FieldType::boolean)) s.probe = v->as_bool();
     if (auto v = get(t, "on_failure", FieldType::string))
       s.on_failure = *v == "continue" ? OnFailure::cont : OnFailure::stop;
     if (auto v = get(t, "register", FieldType::string)) {

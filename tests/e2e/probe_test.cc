@@ -1,0 +1,296 @@
+// `ratchet plan --probe` against a real sshd on 127.0.0.1 (issue 13): each
+// step's verdict and evidence (holders, the write's diff with its secret
+// masked, a verify's output), the exit codes, and read-only: the transcript
+// holds only check commands and nothing the playbook targets changed. Only
+// processes these tests start are ever named (stand-in device files under
+// the test's temp dir).
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/files.h"
+#include "support/local_proc.h"
+#include "support/sshd_fixture.h"
+#include "support/systemd_fixture.h"
+#include "transcript/reader.h"
+
+using namespace ratchet::testing;
+using nlohmann::json;
+
+namespace {
+
+struct ProbeEnv {
+  SshdHost sshd;
+  std::string dir = temp_dir("ratchet-probe");
+  std::string inv = dir + "/inventory.toml";
+
+  ProbeEnv() {
+    chmod(dir.c_str(), 0755);
+    std::filesystem::create_directories(dir + "/dev");
+    std::ofstream(inv) << "[hosts.box]\naddress = \"127.0.0.1\"\nport = " << sshd.port()
+                       << "\nuser = \"root\"\nidentity = \"" << sshd.client_key() << "\"\nknown_hosts = \""
+                       << sshd.known_hosts() << "\"\n";
+  }
+  std::string playbook(const std::string& body) {
+    std::string p = dir + "/probe.toml";
+    write_file(p, body);
+    return p;
+  }
+  ShellResult probe(const std::string& pb, const std::string& extra = "") {
+    return run_sh("PROBE_TOKEN=hunter2-secret-value " + std::string(RATCHET_BINARY) + " plan " + pb + " --probe -i " +
+                  inv + " -F none " + extra);
+  }
+};
+
+/// content, mode and mtime (ns) of a file: what a probe must leave as it was.
+std::string file_state(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "absent";
+  return read_file(path) + "|" + std::to_string(st.st_mode) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+}  // namespace
+
+TEST_CASE("plan --probe names holders and the write's diff and changes nothing", "[ssh][probe]") {
+  ProbeEnv e;
+  const std::string d = e.dir;
+  write_file(d + "/dev/gpu0", "");
+  OwnedProcess holder("exec sleep 300 3<" + d + "/dev/gpu0");  // holds the stand-in device
+  OwnedProcess server("exec sleep 301");
+  REQUIRE(eventually([&] { return holder.alive() && server.alive(); }));
+  REQUIRE(eventually([&] {
+    return std::filesystem::exists("/proc/" + std::to_string(holder.pid()) + "/fd/3");
+  }));
+  write_file(d + "/server.pid", std::to_string(server.pid()) + "\n");
+  write_file(d + "/notes.txt", "line one\nold line\nline three\n");
+  chmod((d + "/notes.txt").c_str(), 0640);
+  const std::string pb = e.playbook(
+      "name = \"probe\"\n"
+      "[secrets]\ntoken = \"env:PROBE_TOKEN\"\n"
+      "[[step]]\nid = \"kill_holders\"\nkind = \"kill\"\nholders_of = [\"" + d + "/dev/gpu*\"]\nsignal = \"KILL\"\n"
+      "[[step]]\nid = \"kill_server\"\nkind = \"kill\"\npid_file = \"" + d + "/server.pid\"\nsignal = \"KILL\"\n"
+      "[[step]]\nid = \"gpus_free\"\nkind = \"verify\"\nno_holders = [\"" + d + "/dev/gpu*\"]\n"
+      "[[step]]\nid = \"notes\"\nkind = \"write\"\npath = \"" + d + "/notes.txt\"\nmode = \"0644\"\n"
+      "content = \"line one\\nnew line {{ token }}\\nline three\\n\"\n"
+      "[[step]]\nid = \"fresh\"\nkind = \"write\"\npath = \"" + d + "/fresh.txt\"\ncontent = \"x\\n\"\n"
+      "[[step]]\nid = \"inventory_there\"\nkind = \"verify\"\nfile_exists = [\"" + e.inv + "\"]\n"
+      "[[step]]\nid = \"version\"\nkind = \"verify\"\ncommand = \"echo version 41\"\nstdout_matches = \"^version 42$\"\n"
+      "[[step]]\nid = \"marker\"\nkind = \"run\"\ncommand = \"touch " + d + "/ran\"\n"
+      "[[step]]\nid = \"skipped_one\"\nkind = \"run\"\nprobe = false\ncommand = \"touch " + d + "/ran2\"\n"
+      "unless = \"touch " + d + "/ran3\"\n");
+  const std::string before_notes = file_state(d + "/notes.txt"), before_pid = file_state(d + "/server.pid");
+  const std::string t = d + "/probe.jsonl";
+  auto r = e.probe(pb, "--transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  // kill: the holder is named with its PID; the PID file's process too.
+  CHECK(r.out.find("1. kill_holders [kill] would act") != std::string::npos);
+  CHECK(r.out.find("holder    PID " + std::to_string(holder.pid()) + " sleep") != std::string::npos);
+  CHECK(r.out.find("holder    PID " + std::to_string(server.pid()) + " sleep") != std::string::npos);
+  CHECK(r.out.find("would run: ratchet_kill --signal KILL") != std::string::npos);
+  // gpus_free reads what kill_holders would change.
+  CHECK(r.out.find("3. gpus_free [verify] would act: 1 process(es) hold the files  (depends on kill_holders") !=
+        std::string::npos);
+  // write: the diff, the secret masked; a new file would be created.
+  CHECK(r.out.find("-old line") != std::string::npos);
+  CHECK(r.out.find("+new line ***") != std::string::npos);
+  CHECK(r.out.find("hunter2") == std::string::npos);
+  CHECK(r.out.find("5. fresh [write] would act: file does not exist") != std::string::npos);
+  CHECK(r.out.find("would create the file") != std::string::npos);
+  CHECK(r.out.find("6. inventory_there [verify] ok") != std::string::npos);
+  CHECK(r.out.find("7. version [verify] would act: stdout does not match /^version 42$/") != std::string::npos);
+  CHECK(r.out.find("output  | version 41") != std::string::npos);
+  CHECK(r.out.find("8. marker [run] would act (no check: runs every time)") != std::string::npos);
+  CHECK(r.out.find("9. skipped_one [run] not probed") != std::string::npos);
+
+  // Read-only: the processes live, the files are as they were, nothing ran.
+  CHECK(holder.alive());
+  CHECK(server.alive());
+  CHECK(file_state(d + "/notes.txt") == before_notes);
+  CHECK(file_state(d + "/server.pid") == before_pid);
+  CHECK(!std::filesystem::exists(d + "/fresh.txt"));
+  CHECK(!std::filesystem::exists(d + "/ran"));
+  CHECK(!std::filesystem::exists(d + "/ran2"));
+  CHECK(!std::filesystem::exists(d + "/ran3"));
+  for (const auto& f : std::filesystem::directory_iterator(d))
+    CHECK(f.path().filename().string().rfind(".ratchet-write", 0) != 0);  // no temp file left
+
+  // The transcript: mode probe, only check commands, the secret never in it.
+  auto tr = ratchet::transcript::read_transcript(t);
+  REQUIRE(!tr.events.empty());
+  CHECK(tr.events.front()["event"] == "run_start");
+  CHECK(tr.events.front()["mode"] == "probe");
+  int commands = 0;
+  for (const auto& ev : tr.events)
+    if (ev["event"] == "command") {
+      ++commands;
+      CHECK(ev["role"] == "check");
+    }
+  CHECK(commands >= 7);
+  CHECK(read_file(t).find("hunter2") == std::string::npos);
+  CHECK(tr.events.back()["event"] == "run_end");
+  CHECK(tr.events.back()["exit_code"] == 0);
+}
+
+TEST_CASE("plan --probe --json gives each step's verdict and evidence", "[ssh][probe]") {
+  ProbeEnv e;
+  const std::string d = e.dir;
+  write_file(d + "/dev/gpu0", "");
+  OwnedProcess holder("exec sleep 300 3<" + d + "/dev/gpu0");
+  REQUIRE(eventually([&] { return std::filesystem::exists("/proc/" + std::to_string(holder.pid()) + "/fd/3"); }));
+  const std::string pb = e.playbook(
+      "name = \"probe\"\n"
+      "[[step]]\nid = \"gpus_free\"\nkind = \"verify\"\nno_holders = [\"" + d + "/dev/gpu*\"]\n"
+      "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + d + "/dev/gpu*\"]\n"
+      "[[step]]\nid = \"there\"\nkind = \"verify\"\nfile_exists = [\"" + d + "/dev/gpu0\"]\n");
+  auto r = e.probe(pb, "--json");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  auto doc = json::parse(r.out);
+  CHECK(doc["mode"] == "probe");
+  REQUIRE(doc["hosts"].size() == 1);
+  const auto& steps = doc["hosts"][0]["steps"];
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0]["verdict"] == "would_act");
+  REQUIRE(steps[0]["holders"].size() == 1);
+  CHECK(steps[0]["holders"][0]["pid"] == holder.pid());
+  CHECK(steps[0]["rung"].get<std::string>().rfind("ratchet_kill --signal TERM", 0) == 0);
+  CHECK(steps[1]["verdict"] == "ok");
+  CHECK(holder.alive());
+}
+
+TEST_CASE("plan --probe exits 1 when a check could not look and 3 when a host is unreachable", "[ssh][probe]") {
+  ProbeEnv e;
+  // A glob that matches nothing: the check cannot look (fail-closed), never ok.
+  auto r = e.probe(e.playbook("name = \"probe\"\n[[step]]\nid = \"gone\"\nkind = \"verify\"\nno_holders = [\"" +
+                              e.dir + "/none/gpu*\"]\n"));
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("1. gone [verify] could not check: ") != std::string::npos);
+
+  const int port = free_port();
+  const std::string inv2 = e.dir + "/down.toml";
+  write_file(inv2, "[hosts.down]\naddress = \"127.0.0.1\"\nport = " + std::to_string(port) +
+                       "\nuser = \"root\"\nidentity = \"" + e.sshd.client_key() + "\"\n");
+  auto u = run_sh(std::string(RATCHET_BINARY) + " plan " + e.dir + "/probe.toml --probe -i " + inv2 +
+                  " -F none --connect-timeout 5s");
+  INFO(u.out << u.err);
+  CHECK(u.code == 3);
+  CHECK(u.out.find("host down: unreachable: ") != std::string::npos);
+}
+
+TEST_CASE("plan --probe refuses --out and plain plan refuses --transcript", "[probe]") {
+  std::string d = temp_dir("ratchet-probe-usage");
+  write_file(d + "/p.toml", "name = \"p\"\n[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"true\"\n");
+  auto r = run_sh(std::string(RATCHET_BINARY) + " plan " + d + "/p.toml --target 127.0.0.1 --probe --out " + d +
+                  "/x.plan");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("not built yet") != std::string::npos);
+  CHECK(!std::filesystem::exists(d + "/x.plan"));
+  auto t = run_sh(std::string(RATCHET_BINARY) + " plan " + d + "/p.toml --target 127.0.0.1 --transcript " + d +
+                  "/t.jsonl");
+  CHECK(t.code == 2);
+  CHECK(t.err.find("need --probe") != std::string::npos);
+}
+
+TEST_CASE("plan --probe of gpu-release on a real systemd host names the orphan and changes nothing",
+          "[systemd][probe]") {
+  ratchet::testing::SystemdHost host;
+  auto scene = host.stage_inference();
+  const std::string dir = temp_dir("ratchet-probe-lab");
+  const std::string inv = dir + "/inventory.toml";
+  std::ofstream(inv) << "[hosts.lab]\naddress = \"127.0.0.1\"\nport = " << host.port()
+                     << "\nuser = \"root\"\nidentity = \"" << host.client_key() << "\"\nknown_hosts = \""
+                     << host.known_hosts() << "\"\n\n[groups]\ngpu = [\"lab\"]\n";
+  const std::string cmd = std::string(RATCHET_BINARY) + " plan " + RATCHET_SOURCE_DIR +
+                          "/playbooks/gpu-release.toml --probe -i " + inv + " -e 'devices=[\"" +
+                          scene.at("DEVICE_GLOB") + "\"]' ";
+  // What the runbook targets, as the host sees it: the unit, the notes, the PID file, the staged processes.
+  auto state = [&] {
+    std::string out;
+    host.ssh("systemctl is-active inference; systemctl is-enabled inference; "
+             "stat -c '%s %a %U %Y' /root/production.md " + scene.at("PID_FILE") +
+             " /etc/systemd/system/inference.service 2>&1; for p in " + scene.at("SERVER_PID") + " " +
+             scene.at("CHILD_PID") + " " + scene.at("WORKER_PID") + " " + scene.at("KEEP_PID") +
+             "; do awk '{print $1, $3, $22}' /proc/$p/stat; done",
+             &out);
+    return out;
+  };
+  const std::string before = state();
+  const std::string t = dir + "/probe.jsonl";
+  auto r = run_sh(cmd + "--transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("kill_server [kill] would act") != std::string::npos);
+  CHECK(r.out.find("holder    PID " + scene.at("SERVER_PID") + " ") != std::string::npos);
+  CHECK(r.out.find("gpus_free [verify] would act") != std::string::npos);
+  CHECK(r.out.find("holder    PID " + scene.at("WORKER_PID") + " ") != std::string::npos);
+  CHECK(r.out.find("notes [write] would act: file does not exist") != std::string::npos);
+  CHECK(r.out.find("enable [service] would act") != std::string::npos);
+  CHECK(r.out.find("start [service] would act") != std::string::npos);
+  CHECK(state() == before);
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    if (ev["event"] == "command") CHECK(ev["role"] == "check");
+
+  // After a run, every step whose state holds says ok.
+  auto run = run_sh(std::string(RATCHET_BINARY) + " run " + RATCHET_SOURCE_DIR + "/playbooks/gpu-release.toml -i " +
+                    inv + " -e 'devices=[\"" + scene.at("DEVICE_GLOB") + "\"]' --transcript " + dir + "/run.jsonl");
+  REQUIRE(run.code == 0);
+  auto again = run_sh(cmd);
+  INFO(again.out << again.err);
+  CHECK(again.code == 0);
+  // (gpus_free would act again: the unit the run started holds the devices now.)
+  for (const char* s : {"kill_server [kill] ok", "unit_file [service] ok",
+                        "enable [service] ok", "start [service] ok", "active [verify] ok"})
+    CHECK(again.out.find(s) != std::string::npos);
+}
+
+TEST_CASE("plan --probe as a non-root login that cannot see root's holder says could not check - with become it "
+          "names the holder",
+          "[systemd][probe]") {
+  ratchet::testing::SystemdHost host;
+  const std::string dir = temp_dir("ratchet-probe-alice");
+  REQUIRE(run_sh(ratchet::testing::SystemdHost::script() + " add-user " + host.state_dir() + " alice nopasswd").code ==
+          0);
+  auto on_host = [&](const std::string& cmd) {
+    std::string out;
+    host.ssh(cmd, &out);
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  };
+  REQUIRE(on_host("mkdir -p /srv/pr && chmod 755 /srv/pr && : > /srv/pr/gpu0 && chmod 644 /srv/pr/gpu0 && echo ok") ==
+          "ok");
+  const std::string holder = on_host("setsid sh -c 'exec 3</srv/pr/gpu0; exec sleep 300' </dev/null >/dev/null 2>&1 & echo $!");
+  REQUIRE(!holder.empty());
+  REQUIRE(eventually([&] { return on_host("find /proc/" + holder + "/fd -lname /srv/pr/gpu0 | wc -l") == "1"; }));
+  const std::string pb = dir + "/pb.toml";
+  write_file(pb, "name = \"pr\"\n[[step]]\nid = \"free\"\nkind = \"verify\"\nno_holders = \"/srv/pr/gpu*\"\n"
+                 "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = \"/srv/pr/gpu*\"\n  signal = \"KILL\"\n");
+  auto inv = [&](bool become) {
+    std::string p = dir + (become ? "/inv-become.toml" : "/inv.toml");
+    std::ofstream(p) << "[hosts.lab]\naddress = \"127.0.0.1\"\nport = " << host.port()
+                     << "\nuser = \"alice\"\nidentity = \"" << host.client_key() << "\"\nknown_hosts = \""
+                     << host.known_hosts() << "\"\nbecome = " << (become ? "true" : "false") << "\n";
+    return p;
+  };
+  auto r = run_sh(std::string(RATCHET_BINARY) + " plan " + pb + " --probe -i " + inv(false) + " -F none");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("1. free [verify] could not check: ") != std::string::npos);
+  CHECK(r.out.find("unreadable as alice") != std::string::npos);
+
+  const std::string t = dir + "/become.jsonl";
+  auto b = run_sh(std::string(RATCHET_BINARY) + " plan " + pb + " --probe -i " + inv(true) + " -F none --transcript " + t);
+  INFO(b.out << b.err);
+  CHECK(b.code == 0);
+  CHECK(b.out.find("1. free [verify] would act: 1 process(es) hold the files") != std::string::npos);
+  CHECK(b.out.find("holder    PID " + holder + " sleep (user root") != std::string::npos);
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    if (ev["event"] == "command") CHECK((ev["role"] == "check" || ev["role"] == "become_probe"));
+  CHECK(on_host("test -d /proc/" + holder + " && echo alive") == "alive");
+  on_host("kill -KILL " + holder);  // the holder this test started, by its PID
+}
