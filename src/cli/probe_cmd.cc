@@ -41,7 +41,9 @@ static std::string verdict_words(const engine::StepProbe& s) {
   using V = engine::ProbeVerdict;
   switch (s.verdict) {
     case V::ok: return "ok";
-    case V::would_act: return s.no_check ? "would act (no check: runs every time)" : "would act";
+    case V::would_act:
+      if (s.no_remedy) return "would fail (no action or rung follows)";
+      return s.no_check ? "would act (no check: runs every time)" : "would act";
     case V::could_not_check: return "could not check";
     case V::not_probed: return "not probed";
     case V::skipped: return "skipped";
@@ -113,6 +115,7 @@ static nlohmann::json probe_json(const plan::Plan& P, const std::vector<engine::
                           {"verdict", name(s.verdict)}, {"ms", s.ms}};
       if (!s.reason.empty()) j["reason"] = s.reason;
       if (s.no_check) j["no_check"] = true;
+      if (s.no_remedy) j["no_remedy"] = true;
       if (!s.action.empty()) j["action"] = s.action;
       if (!s.rung.empty()) j["rung"] = s.rung;
       if (!s.depends_on.empty()) j["depends_on"] = s.depends_on;

@@ -81,16 +81,21 @@ int verify(const ShowOptions& o) {
     for (const auto& h : r.hosts)
       std::cout << util::escaped_line(fmt::format("  host {}: {} (line {})", h.host, h.digest, h.line)) << "\n";
   }
+  for (const auto& c : check.cut) std::cerr << util::escaped_line(fmt::format("ratchet: {}: {}", o.path, c)) << "\n";
   if (!check.problem.empty()) {
     std::cerr << util::escaped_line(fmt::format("ratchet: {}: {}", o.path, check.problem)) << "\n";
     return kExitFailed;
   }
-  std::cout << util::escaped_line(fmt::format("{}: every chain is intact ({} run{}, {} lines)", o.path,
-                                              check.runs.size(), check.runs.size() == 1 ? "" : "s", check.lines))
-            << "\n";
-  if (!o.digest_given) return kExitOk;
+  if (check.cut.empty())
+    std::cout << util::escaped_line(fmt::format("{}: every chain is intact ({} run{}, {} lines)", o.path,
+                                                check.runs.size(), check.runs.size() == 1 ? "" : "s", check.lines))
+              << "\n";
+  // With --digest the question is whether the run it names is whole: a run
+  // stopped earlier in the same file does not change that answer.
+  if (!o.digest_given) return check.cut.empty() ? kExitOk : kExitFailed;
   if (std::string what = transcript::digest_match(check, want); !what.empty()) {
-    std::cout << util::escaped_line(fmt::format("digest {} is {}", want, what)) << "\n";
+    std::cout << util::escaped_line(fmt::format("digest {} is {}{}", want, what,
+                                                check.cut.empty() ? "" : "; its chain is intact")) << "\n";
     return kExitOk;
   }
   std::cerr << util::escaped_line(fmt::format(

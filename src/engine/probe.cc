@@ -242,6 +242,10 @@ struct HostProber {
              {{"host", job.host.name}, {"step", p.id}, {"kind", playbook::name(p.kind)}, {"name", p.name}});
     auto done = [&](ProbeVerdict v, std::string why) {
       sp.verdict = v;
+      // The verdict already says it: no "could not check: could not check: ...".
+      const std::string said = "could not check: ";
+      if (v == ProbeVerdict::could_not_check && why.rfind(said, 0) == 0) why.erase(0, said.size());
+      sp.no_remedy = v == ProbeVerdict::would_act && sp.action.empty() && sp.rung.empty() && !sp.no_check;
       sp.reason = w().mask(std::move(why));
       sp.ms = util::ms_since(t0);
       json end = {{"host", job.host.name}, {"step", p.id}, {"status", name(v)}, {"rung", 0}, {"ms", sp.ms}};

@@ -34,6 +34,9 @@ struct StepProbe {
   bool no_check = false;  ///< a run step without check/unless/creates: it acts every time
   std::string action;     ///< would_act: the command the step's own action sends ("" = none)
   std::string rung;       ///< would_act with no action of its own: rung 1's command
+  /// would_act, but the step has neither an action nor a rung (a verify that
+  /// fails): run would fail the step, so the text says "would fail".
+  bool no_remedy = false;
   std::vector<std::string> depends_on;  ///< earlier would-act steps whose results or resources it reads
   std::vector<steps::Holder> holders;   ///< kill, no_holders, absent: the processes selected now
   std::vector<std::pair<std::string, std::string>> state;  ///< service: active, sub, enabled, reload, file

@@ -50,9 +50,11 @@ struct Walk {
     const std::string digest = line_digest(text);
     const auto prev = j.find("prev");
     if (*ev == events::kRunStart) {
+      // A run stopped before its end (killed, power lost), then another appended:
+      // the stopped one is named, the next is checked on its own.
       if (in_run)
-        return fmt::format("line {}: run_start, but the run from line {} has no run_end (it ends after line {})", n,
-                           run.first_line, n - 1);
+        out.cut.push_back(fmt::format("line {}: run_start, but the run from line {} has no run_end (it ends after line {})",
+                                      n, run.first_line, n - 1));
       if (prev != j.end()) return fmt::format("line {}: run_start carries prev (a chain begins at run_start)", n);
       in_run = true;
       run = RunDigests{};

@@ -48,8 +48,12 @@ struct RunDigests {
 
 struct ChainCheck {
   std::vector<RunDigests> runs;  ///< the runs found whole, in file order, up to any problem
+  /// Runs that end without run_end before the next run_start (stopped before
+  /// their end): one line each, "line 6: run_start, but the run from line 1 has
+  /// no run_end (it ends after line 5)". The file is then not whole.
+  std::vector<std::string> cut;
   size_t lines = 0;              ///< complete lines read
-  /// "" when every chain is intact and the file ends with a run_end; else the
+  /// "" when every chain is intact and the file ends with a run_end (`cut` aside); else the
   /// first problem: "line 7: prev does not match line 6", "ends after line 9
   /// without run_end".
   std::string problem;

@@ -75,6 +75,7 @@ struct Page {
   std::map<std::string, std::string> body;
   std::map<std::string, std::string> pending_cmd;  // host -> current command line
   std::map<std::string, std::string> pending_out;  // host -> its output, printed after the exit
+  std::string what = "run";  // "probe" when run_start says mode = "probe" (plan --probe)
 };
 
 /// Lines for one event: `b` is its host's lines (the tail for an event of no host).
@@ -91,9 +92,13 @@ void on_run_start(Page& p, const json& e, const std::string&, std::string&) {
   if (e.contains("exec"))
     p.head += fmt::format("exec of `{}` on {}, ratchet {}\n", first_line(str(e, "exec"), 100), str(e, "targets"),
                           str(e, "ratchet_version"));
-  else
-    p.head += fmt::format("run {} of {} ({}), playbook sha256 {}, ratchet {}\n", str(e, "run_id"), str(e, "playbook"),
-                          str(e, "playbook_path"), str(e, "playbook_sha256").substr(0, 12), str(e, "ratchet_version"));
+  else {
+    p.what = str(e, "mode") == "probe" ? "probe" : "run";
+    p.head += fmt::format("{} {} of {} ({}), playbook sha256 {}, ratchet {}\n", p.what, str(e, "run_id"),
+                          str(e, "playbook"), str(e, "playbook_path"), str(e, "playbook_sha256").substr(0, 12),
+                          str(e, "ratchet_version"));
+    if (p.what == "probe") p.head += "read-only: each step's check sent once, no action or rung (plan --probe)\n";
+  }
   p.head += fmt::format("started {}\n", str(e, "t"));
   if (e.contains("plan") && e["plan"].is_object()) {  // apply: the saved plan it executed
     const auto& plan = e["plan"];
@@ -220,7 +225,7 @@ void on_host_end(Page&, const json& e, const std::string&, std::string& b) {
 }
 
 void on_run_end(Page& p, const json& e, const std::string&, std::string&) {
-  p.tail += fmt::format("run {} (exit {}) at {}\n", str(e, "status"), str(e, "exit_code"), str(e, "t"));
+  p.tail += fmt::format("{} {} (exit {}) at {}\n", p.what, str(e, "status"), str(e, "exit_code"), str(e, "t"));
 }
 
 /// One renderer per kind of events.h (a test holds the two tables to each other).

@@ -93,7 +93,7 @@ TEST_CASE("plan --probe names holders and the write's diff and changes nothing",
   CHECK(r.out.find("holder    PID " + std::to_string(server.pid()) + " sleep") != std::string::npos);
   CHECK(r.out.find("would run: ratchet_kill --signal KILL") != std::string::npos);
   // gpus_free reads what kill_holders would change.
-  CHECK(r.out.find("3. gpus_free [verify] would act: 1 process(es) hold the files  (depends on kill_holders") !=
+  CHECK(r.out.find("3. gpus_free [verify] would fail (no action or rung follows): 1 process(es) hold the files  (depends on kill_holders") !=
         std::string::npos);
   // write: the diff, the secret masked; a new file would be created.
   CHECK(r.out.find("-old line") != std::string::npos);
@@ -102,7 +102,7 @@ TEST_CASE("plan --probe names holders and the write's diff and changes nothing",
   CHECK(r.out.find("5. fresh [write] would act: file does not exist") != std::string::npos);
   CHECK(r.out.find("would create the file") != std::string::npos);
   CHECK(r.out.find("6. inventory_there [verify] ok") != std::string::npos);
-  CHECK(r.out.find("7. version [verify] would act: stdout does not match /^version 42$/") != std::string::npos);
+  CHECK(r.out.find("7. version [verify] would fail (no action or rung follows): stdout does not match /^version 42$/") != std::string::npos);
   CHECK(r.out.find("output  | version 41") != std::string::npos);
   CHECK(r.out.find("8. marker [run] would act (no check: runs every time)") != std::string::npos);
   CHECK(r.out.find("9. skipped_one [run] not probed") != std::string::npos);
@@ -156,6 +156,7 @@ TEST_CASE("plan --probe --json gives each step's verdict and evidence", "[ssh][p
   const auto& steps = doc["hosts"][0]["steps"];
   REQUIRE(steps.size() == 2);
   CHECK(steps[0]["verdict"] == "would_act");
+  CHECK_FALSE(steps[0].contains("no_remedy"));  // rung 1 kills the holders
   REQUIRE(steps[0]["holders"].size() == 1);
   CHECK(steps[0]["holders"][0]["pid"] == holder.pid());
   CHECK(steps[0]["rung"].get<std::string>().rfind("ratchet_kill --signal TERM", 0) == 0);
@@ -171,6 +172,7 @@ TEST_CASE("plan --probe exits 1 when a check could not look and 3 when a host is
   INFO(r.out << r.err);
   CHECK(r.code == 1);
   CHECK(r.out.find("1. gone [verify] could not check: ") != std::string::npos);
+  CHECK(r.out.find("could not check: could not check") == std::string::npos);
 
   const int port = free_port();
   const std::string inv2 = e.dir + "/down.toml";
@@ -289,6 +291,10 @@ TEST_CASE("plan --probe as a non-root login that cannot see root's holder says c
   CHECK(b.code == 0);
   CHECK(b.out.find("1. free [verify] would act: 1 process(es) hold the files") != std::string::npos);
   CHECK(b.out.find("holder    PID " + holder + " sleep (user root") != std::string::npos);
+  auto shown = run_sh(std::string(RATCHET_BINARY) + " show " + t);
+  INFO(shown.out << shown.err);
+  CHECK(shown.out.rfind("probe ", 0) == 0);  // a probe's transcript never reads as a run
+  CHECK(shown.out.find("read-only: each step's check sent once") != std::string::npos);
   for (const auto& ev : ratchet::transcript::read_transcript(t).events)
     if (ev["event"] == "command") CHECK((ev["role"] == "check" || ev["role"] == "become_probe"));
   CHECK(on_host("test -d /proc/" + holder + " && echo alive") == "alive");

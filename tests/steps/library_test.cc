@@ -190,6 +190,16 @@ TEST_CASE("write through a symlink replaces the file it names, keeping its mode"
   CHECK(lib("ratchet_stat " + d + "/link.conf").out.substr(65) == "640 root root\n");
 }
 
+TEST_CASE("write onto a directory is refused and leaves no temp file in it", "[steps][library]") {
+  std::string d = stand_ins({});
+  REQUIRE(run_sh("mkdir " + d + "/adir").code == 0);
+  auto r = lib("ratchet_write " + d + "/adir '' '' '' 0", "new\n");
+  CHECK(r.code == 1);
+  CHECK(r.err == "ratchet: " + d + "/adir exists and is not a regular file\n");
+  CHECK(run_sh("ls -A " + d + "/adir").out == "");  // mv would have moved the temp file into it
+  CHECK(run_sh("ls -A " + d + " | grep -c ratchet-write").out == "0\n");
+}
+
 TEST_CASE("file names and process names cannot forge holder lines", "[steps][library]") {
   std::string d = stand_ins({"dev0", "other"});
   OwnedProcess a("exec 3<" + d + "/dev0; exec sleep 94");

@@ -211,7 +211,14 @@ TEST_CASE("chain: two runs in one file hold one chain each", "[transcript]") {
   SECTION("run 1 cut before run 2 began") {
     lines.erase(lines.begin() + 13);
     auto cut = verify_chain(joined(lines));
-    CHECK(cut.problem == "line 14: run_start, but the run from line 1 has no run_end (it ends after line 13)");
+    CHECK(cut.problem == "");  // run 2 is checked on its own
+    CHECK(cut.cut == std::vector<std::string>{"line 14: run_start, but the run from line 1 has no run_end (it ends after line 13)"});
+    REQUIRE(cut.runs.size() == 1);
+    CHECK(digest_match(cut, head2) == "the final head of run R2 (line 27)");
+    // a run after the cut one is still checked line by line
+    auto edited = lines;
+    edited[20].insert(edited[20].size() - 1, " ");  // still JSON, other bytes
+    CHECK(verify_chain(joined(edited)).problem == "line 22: prev does not match line 21");
   }
   SECTION("a line after run 1's end that begins no run") {
     lines.erase(lines.begin() + 14);

@@ -685,6 +685,8 @@ ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
   if [ -L "$1" ]; then set -- "$(readlink -f -- "$1")" "$2" "$3" "$4" "$5"; fi
   _d=$(dirname -- "$1")
   [ -d "$_d" ] || { printf '%s\n' "ratchet: directory $_d does not exist" >&2; return 1; }
+  # mv onto a directory would move the temp file into it: refuse first.
+  if [ -e "$1" ] && [ ! -f "$1" ]; then printf '%s\n' "ratchet: $1 exists and is not a regular file" >&2; return 1; fi
   _tmp=$(mktemp "$_d/.ratchet-write.XXXXXX") || return 1
   trap 'rm -f "$_tmp"' EXIT HUP INT TERM
   cat > "$_tmp" || return 1
