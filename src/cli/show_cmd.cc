@@ -118,6 +118,14 @@ bool is_run_start(const std::string& line) {
 
 /// `show --follow`: the file's last run, event by event, until its run_end.
 int follow(const ShowOptions& o) {
+  // A directory can never become a transcript: a usage error, as for `show` (a
+  // file not there yet is waited for).
+  if (std::error_code ec; std::filesystem::is_directory(o.path, ec)) {
+    std::cerr << util::escaped_line(fmt::format("ratchet: error: cannot read transcript {}: {}", o.path,
+                                                std::strerror(EISDIR)))
+              << "\n";
+    return kExitUsage;
+  }
   transcript::RenderOptions ro;
   ro.host = o.host;
   ro.step = o.step;

@@ -235,6 +235,9 @@ TEST_CASE("show --follow of a finished file follows its last run and ends with t
   CHECK(nt.err.find("is not a ratchet transcript") != std::string::npos);
   auto both = run_sh(std::string(RATCHET_BINARY) + " show --follow --verify " + t);
   CHECK(both.code == 2);
+  auto d = run_sh(std::string(RATCHET_BINARY) + " show --follow " + dir);  // as `show DIR`: a usage error
+  CHECK(d.code == 2);
+  CHECK(d.err == "ratchet: error: cannot read transcript " + dir + ": Is a directory\n");
 }
 
 TEST_CASE("show --follow waits for a half-written line and ends on ^C with 130", "[cli]") {
