@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace ratchet::util {
 namespace {
@@ -70,20 +71,15 @@ const Value::Array& Value::as_array() const {
   wrong_type("an array");
 }
 
-Value::Array& Value::as_array() {
-  if (auto* a = std::get_if<Array>(&v_)) return *a;
-  wrong_type("an array");
-}
+// The non-const accessors are the const ones on a value this function may change.
+Value::Array& Value::as_array() { return const_cast<Array&>(std::as_const(*this).as_array()); }
 
 const Value::Table& Value::as_table() const {
   if (auto* t = std::get_if<Table>(&v_)) return *t;
   wrong_type("a table");
 }
 
-Value::Table& Value::as_table() {
-  if (auto* t = std::get_if<Table>(&v_)) return *t;
-  wrong_type("a table");
-}
+Value::Table& Value::as_table() { return const_cast<Table&>(std::as_const(*this).as_table()); }
 
 const Value* Value::find(std::string_view key) const {
   auto* t = std::get_if<Table>(&v_);
@@ -92,12 +88,7 @@ const Value* Value::find(std::string_view key) const {
   return it == t->end() ? nullptr : &it->second;
 }
 
-Value* Value::find(std::string_view key) {
-  auto* t = std::get_if<Table>(&v_);
-  if (!t) return nullptr;
-  auto it = t->find(key);
-  return it == t->end() ? nullptr : &it->second;
-}
+Value* Value::find(std::string_view key) { return const_cast<Value*>(std::as_const(*this).find(key)); }
 
 Value& Value::operator[](std::string_view key) {
   if (is_null()) v_ = Table{};
