@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
   plan->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(plan, o);
   plan->add_flag("--json", o.json, "print the plan as JSON");
-  plan->add_option("--out", o.out, "also save the plan to FILE (mode 0600) for `ratchet apply`; prints its digest");
+  plan->add_option("--out", o.out, "also save the plan to FILE (mode 0600) for `ratchet apply`; prints its digest "
+                                   "(with --probe: the probe's findings too, which apply compares with a new probe)");
   plan->add_option("--strategy", o.strategy, "linear or free, saved in the plan (default: the playbook's)")
       ->check(CLI::IsMember({"linear", "free"}));
   plan->add_flag("--accept-new", o.accept_new, "saved in the plan: apply trusts and records a first-seen host key");
@@ -190,10 +191,13 @@ int main(int argc, char** argv) {
   ApplyOptions ap;
   auto* apply = app.add_subcommand("apply", "run a saved plan (ratchet plan --out) exactly, or refuse");
   apply->footer("Exit codes: as run; 2 also when the plan file was edited, is stale (a file it was made from\n"
-      "changed, another ratchet, older than --max-age), or a host's endpoint or vars changed. Docs: docs/plan.md.");
+      "changed, another ratchet, older than --max-age), or a host's endpoint or vars changed; 1 also when a\n"
+      "probed plan's hosts changed since its probe (without --yes). Docs: docs/plan.md.");
   apply->add_option("plan", ap.file, "plan file written by `ratchet plan --out`")->required();
   apply->add_option("--expect-digest", ap.expect_digest, "refuse unless the plan's digest is this (the one a reviewer approved)");
   apply->add_option("--max-age", ap.max_age, "refuse a plan older than this (default 24h)");
+  apply->add_flag("--yes", ap.yes,
+                  "a probed plan (plan --probe --out): apply even when the new probe finds the hosts changed");
   apply->add_option("--limit", ap.base.limit, "run only these of the plan's hosts, groups or globs (comma-separated)")
       ->delimiter(',')
       ->allow_extra_args(false);

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/make_plan.h"
+#include "cli/probe_run.h"
 #include "cli/usage.h"
 #include "plan/codec.h"
 #include "plan/freshness.h"
@@ -18,6 +19,7 @@
 #include "playbook/inventory.h"
 #include "ratchet/version.h"
 #include "steps/library.h"
+#include "util/clock.h"
 #include "util/text.h"
 
 namespace ratchet::cli {
@@ -39,6 +41,58 @@ std::string bare_digest(std::string d) {
   d = b == std::string::npos ? "" : d.substr(b, e - b + 1);
   if (d.rfind("sha256:", 0) == 0) d = d.substr(7);
   return d;
+}
+
+/// A probed plan: probes its hosts again (recorded in `o.transcript`, before
+/// the run) and prints, per host, what changed since the saved probe. Returns
+/// -1 to go on, or the exit code to stop with: 1 something changed (without
+/// --yes), 4 a host key other than the plan's, 130 ^C, 2 a secret unreadable.
+int probe_again(const Loaded& L, const plan::Plan& P, const Options& o, const std::vector<std::string>& argv,
+                bool yes) {
+  std::ostream& human = o.json ? std::cerr : std::cout;
+  human << util::terminal_line(fmt::format("probing again: the plan holds a probe of {}; what changed since stops "
+                                           "the apply{}", P.probe->at, yes ? " unless --yes (given)" : " (--yes: apply anyway)"))
+        << "\n" << std::flush;
+  auto R = probe_plan(L, P, o, argv, o.transcript, /*pinned=*/true);
+  if (!R) return kExitUsage;
+  if (R->code == kExitInterrupted) {
+    std::cerr << "ratchet: interrupted while probing again: nothing was applied\n";
+    return R->code;
+  }
+  size_t changed_hosts = 0;
+  bool host_key = false;
+  for (const auto& rep : R->reps) {
+    host_key |= rep.status == engine::HostStatus::host_key;
+    auto then = std::find_if(P.probe->hosts.begin(), P.probe->hosts.end(),
+                             [&](const plan::HostFindings& h) { return h.host == rep.host; });
+    std::vector<std::string> changes =
+        then == P.probe->hosts.end() ? std::vector<std::string>{"not in the saved probe"}
+                                     : plan::changes_since(*then, engine::findings_of(rep));
+    if (changes.empty()) {
+      human << util::terminal_line(fmt::format("host {}: as probed, nothing changed", rep.host)) << "\n";
+      continue;
+    }
+    ++changed_hosts;
+    human << util::terminal_line(fmt::format("host {}: {} change{} since the probe:", rep.host, changes.size(),
+                                             changes.size() == 1 ? "" : "s"))
+          << "\n";
+    for (const auto& c : changes) human << util::terminal_line("  " + R->writer->mask(c)) << "\n";
+  }
+  human << std::flush;
+  if (host_key) {
+    std::cerr << "ratchet: apply stopped: a host key is not the one the plan saw (above); nothing was applied\n";
+    return kExitHostKey;
+  }
+  if (changed_hosts == 0 || yes) {
+    if (changed_hosts) human << fmt::format("--yes: applying although {} host(s) changed since the probe\n", changed_hosts);
+    return -1;
+  }
+  std::cerr << util::terminal_line(fmt::format(
+                   "ratchet: apply stopped: {} host(s) changed since the plan was probed; nothing was applied. "
+                   "Review them (ratchet plan --probe) and make the plan again, or pass --yes to apply this plan anyway",
+                   changed_hosts))
+            << "\n";
+  return kExitFailed;
 }
 
 }  // namespace
@@ -189,6 +243,15 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
     }
   }
   AppliedPlan applied{absolute_path(a.file), digest};
+  if (P->probe) {
+    // The probe again goes to the run's own transcript, just before the run.
+    if (o.transcript.empty())
+      o.transcript = default_transcript(L->pb.name, util::file_stamp(std::chrono::system_clock::now()));
+    if (std::string hit = clobbered_source(*P, o.transcript, applied.path); !hit.empty())
+      return usage_error("apply", fmt::format("--transcript {} is {}: a transcript goes to a file of its own",
+                                              o.transcript, hit));
+    if (int rc = probe_again(*L, *P, o, argv, a.yes); rc >= 0) return rc;
+  }
   return execute_plan(*L, *P, o, argv, &applied, wall0);
 }
 

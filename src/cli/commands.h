@@ -44,10 +44,13 @@ struct ApplyOptions {
   std::string expect_digest;  ///< the approved digest (with or without "sha256:")
   bool expect_digest_given = false;  ///< --expect-digest was given (an empty value is an error, never "unchecked")
   std::string max_age = "24h";
+  /// A probed plan: run even when the probe apply makes first finds changes.
+  bool yes = false;
 };
 /// `ratchet apply FILE`: checks the saved plan against the files it was made
-/// from (exit 2 naming each difference, before connecting anywhere), then
-/// executes it as `run` would.
+/// from (exit 2 naming each difference, before connecting anywhere); a plan
+/// saved with a probe's findings is probed again, and what changed since stops
+/// it (exit 1, nothing run) unless --yes; then executes it as `run` would.
 int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv);
 /// `ratchet hosts`: the selected hosts with their effective address, port,
 /// user, jump and identity (ssh config applied); connects to nothing.

@@ -148,4 +148,11 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   return P;
 }
 
+std::string default_transcript(const std::string& name, const std::string& stamp) {
+  std::string safe;
+  for (char c : name) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  while (!safe.empty() && safe[0] == '.') safe[0] = '_';
+  return fmt::format("transcripts/{}-{}.jsonl", safe.empty() ? "playbook" : safe, stamp);
+}
+
 }  // namespace ratchet::cli

@@ -21,4 +21,14 @@ std::string absolute_path(const std::string& path);
 /// Compares device and inode when both exist, else absolute paths.
 std::string clobbered_source(const plan::Plan& P, const std::string& path, const std::string& also = "");
 
+/// `--out`: writes P as a plan file (docs/plan.md) to o.out, mode 0600,
+/// atomically (a temp file renamed), and prints where and its digest (on
+/// stderr with --json). Returns 0, or 2 after printing why it could not.
+int save_plan(const plan::Plan& P, const Options& o);
+
+/// The transcript a run of playbook `name` started at `stamp` (util::file_stamp)
+/// writes without --transcript: "transcripts/NAME-STAMP.jsonl", NAME cut to
+/// letters, digits, '-', '_' and '.' (no leading '.'), so "../x" stays inside.
+std::string default_transcript(const std::string& name, const std::string& stamp);
+
 }  // namespace ratchet::cli

@@ -104,30 +104,6 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
   }
 }
 
-/// Writes `text` to `path` as a new file of mode 0600 (replacing one there);
-/// "" or why not.
-static std::string write_private(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return fmt::format("cannot create {}: {}", tmp, std::strerror(errno));
-  std::string err;
-  if (::fchmod(fd, 0600) != 0) err = std::strerror(errno);
-  for (size_t off = 0; err.empty() && off < text.size();) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) err = std::strerror(errno);
-    else off += static_cast<size_t>(n);
-  }
-  if (err.empty() && ::fsync(fd) != 0) err = std::strerror(errno);
-  ::close(fd);
-  if (err.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) err = std::strerror(errno);
-  if (!err.empty()) {
-    ::unlink(tmp.c_str());
-    return fmt::format("cannot write {}: {}", path, err);
-  }
-  return "";
-}
-
 int cmd_plan(const Options& o) {
   if (o.out_given && o.out.empty())
     return usage_error("plan", "--out is empty: name the file to save the plan to");
@@ -148,20 +124,7 @@ int cmd_plan(const Options& o) {
     print_plan_to(out, *P);
     std::cout << util::terminal_text(out.str());
   }
-  if (!o.out.empty()) {
-    nlohmann::json doc = plan::plan_json(*P, true);
-    if (std::string err = write_private(o.out, doc.dump(2) + "\n"); !err.empty()) {
-      std::cerr << "ratchet: error: " << util::terminal_line(err) << "\n";
-      return kExitUsage;
-    }
-    std::string digest = doc["digest"].get<std::string>();
-    (o.json ? std::cerr : std::cout)
-        << util::terminal_line(fmt::format("saved plan {} (mode 0600), {} host(s), digest {}", o.out,
-                                           P->hosts.size(), digest))
-        << "\n"
-        << util::terminal_line(fmt::format("run exactly this with: ratchet apply {} --expect-digest {}", o.out, digest))
-        << "\n";
-  }
+  if (!o.out.empty()) return save_plan(*P, o);
   return kExitOk;
 }
 

@@ -32,15 +32,6 @@ namespace ratchet::cli {
 
 static std::atomic<bool> g_interrupted{false};
 
-/// The playbook name as a file name: letters, digits, '-', '_' and '.' (never
-/// a leading '.'), so a name like "../x" cannot leave transcripts/.
-static std::string file_safe(const std::string& name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
-  while (!out.empty() && out[0] == '.') out[0] = '_';
-  return out.empty() ? "playbook" : out;
-}
-
 static void on_sigint(int) {
   if (g_interrupted.exchange(true)) {  // second ^C: leave now (write(2): async-signal-safe)
     static const char msg[] =
@@ -196,7 +187,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   engine::RunInfo info{fmt::format("{}-{:04x}", util::file_stamp(now), rd() & 0xffff), util::rfc3339(now)};
   std::string path = !o.transcript.empty()
                          ? o.transcript
-                         : fmt::format("transcripts/{}-{}.jsonl", file_safe(L->pb.name), util::file_stamp(now));
+                         : default_transcript(L->pb.name, util::file_stamp(now));
   if (std::string hit = clobbered_source(P, path, applied ? applied->path : ""); !hit.empty())
     return usage_error(o.command.empty() ? "run" : o.command,
                        fmt::format("--transcript {} is {}: a transcript goes to a file of its own", path, hit));

@@ -20,15 +20,8 @@ namespace ratchet::engine {
 
 using nlohmann::json;
 
-std::string_view name(ProbeVerdict v) {
-  switch (v) {
-    case ProbeVerdict::ok: return "ok";
-    case ProbeVerdict::would_act: return "would_act";
-    case ProbeVerdict::could_not_check: return "could_not_check";
-    case ProbeVerdict::not_probed: return "not_probed";
-    case ProbeVerdict::skipped: return "skipped";
-  }
-  return "?";  // not reached (-Wswitch)
+plan::HostFindings findings_of(const HostProbe& r) {
+  return plan::HostFindings{r.host, std::string(name(r.status)), r.reason, r.connected, r.steps, r.ms};
 }
 
 namespace {
@@ -38,8 +31,9 @@ constexpr size_t kDiffBytes = 256 * 1024;
 /// Most lines of a failing check's output kept as evidence.
 constexpr size_t kOutputLines = 10;
 
-/// The words of a command as sh would split them (quotes removed); enough
-/// for the quoting util::shell_quote writes.
+/// The words of a command as sh would split them (quotes removed), with
+/// `$(`, `)`, backquotes and redirections as separators too; enough for the
+/// quoting util::shell_quote writes and for the paths a command names.
 std::vector<std::string> words(const std::string& s) {
   std::vector<std::string> out;
   std::string cur;
@@ -55,7 +49,14 @@ std::vector<std::string> words(const std::string& s) {
     } else if (c == '\\' && i + 1 < s.size()) {
       cur += s[++i];
       in_word = true;
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|') {
+    } else if (c == '"') {  // "...": the quotes go, what is inside stays one word
+      size_t end = s.find('"', i + 1);
+      if (end == std::string::npos) end = s.size();
+      cur += s.substr(i + 1, end - i - 1);
+      i = end;
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' ||
+               c == '`' || c == '<' || c == '>' || c == '$') {  // $(cat /run/x.pid): the path is a word
       if (in_word) out.push_back(cur);
       cur.clear();
       in_word = false;
@@ -105,6 +106,31 @@ std::string first_lines(const std::string& s) {
   return out;
 }
 
+/// A write check's mode, owner and group that differ from what would be set,
+/// a line each ("mode 0640 -> 0644"); "" when none does.
+std::string meta_lines(const transport::ExecResult& stat, const steps::Expect& e) {
+  if (!e.file) return "";
+  std::istringstream in(stat.out.data);
+  std::string sha, mode, owner, group, out;
+  in >> sha >> mode >> owner >> group;
+  auto line = [&](const char* what, const std::string& now, const std::string& want) {
+    if (!want.empty() && now != want) out += fmt::format("{} {} -> {}\n", what, now.empty() ? "?" : now, want);
+  };
+  line("mode", mode, e.file->mode);
+  line("owner", owner, e.file->owner);
+  line("group", group, e.file->group);
+  return out;
+}
+
+/// `s` without the lines that start with `tag`.
+std::string without_lines_tagged(const std::string& s, const std::string& tag) {
+  std::istringstream in(s);
+  std::string out;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(tag, 0) != 0) out += line + "\n";
+  return out;
+}
+
 /// A write check's path: the word after ratchet_stat, still quoted as sent.
 std::string stat_path(const steps::Command& c) {
   static const std::string fn = "ratchet_stat ";
@@ -141,9 +167,13 @@ struct HostProber {
     }
   }
 
+  /// What a would-act step may change: what each of its actions names, and
+  /// what that action's own rung checks (a kill's PID file, a unit). A rung
+  /// without an action (a verify with no escalation) changes nothing.
   void note_acting(const plan::Step& p, const steps::PreparedStep& ps) {
     Acting a{p.id, p.register_as, {}};
     for (const auto& r : ps.rungs) {
+      if (!r.action) continue;
       for (const auto& c : r.check) {
         auto x = resources(c);
         a.changes.insert(x.begin(), x.end());
@@ -294,8 +324,11 @@ struct HostProber {
       const auto& c = own.check[i];
       const auto& r = results[i];
       if (c.judge == steps::Judge::service) service_state(r, &sp);
-      if ((c.judge == steps::Judge::exit0 || c.judge == steps::Judge::matches) && !v.holds && !secret_input)
-        sp.output += w().mask(first_lines(r.out.data.empty() ? r.err.data : r.out.data));
+      if ((c.judge == steps::Judge::exit0 || c.judge == steps::Judge::matches) && !v.holds && !secret_input) {
+        // holder lines are shown as holders, not as output
+        std::string out = r.out.data.empty() ? r.err.data : without_lines_tagged(r.out.data, "holder\t");
+        sp.output += w().mask(first_lines(out));
+      }
     }
     ProbeVerdict verdict = v.holds && !own.always_act ? ProbeVerdict::ok : ProbeVerdict::would_act;
     if (v.unknown || ex.interrupted() || !ex.lost().empty()) verdict = ProbeVerdict::could_not_check;
@@ -305,8 +338,10 @@ struct HostProber {
     if (verdict == ProbeVerdict::would_act && !own.check.empty() && own.check[0].judge == steps::Judge::write &&
         own.action) {
       if (v.reason == "file does not exist") sp.would_create = true;
-      else if (v.reason.find("content differs") != std::string::npos)
-        write_diff(p, own.check[0], *own.action, &sp);
+      else {
+        if (v.reason.find("content differs") != std::string::npos) write_diff(p, own.check[0], *own.action, &sp);
+        if (!results.empty()) sp.diff = meta_lines(results[0], own.check[0].expect) + sp.diff;
+      }
     }
     ex.set_redact_output(false);
     return done(verdict, why);

@@ -8,43 +8,16 @@
 #include <vector>
 
 #include "engine/host_run.h"
+#include "plan/findings.h"
 #include "steps/holders.h"
 #include "transcript/writer.h"
 
 namespace ratchet::engine {
 
-/// What a step would do now.
-enum class ProbeVerdict {
-  ok,               ///< the check holds: nothing would be sent but the check
-  would_act,        ///< the check fails (or there is none): the action would run
-  could_not_check,  ///< the check could not look (fail-closed), or could not be sent
-  not_probed,       ///< `probe = false`: its check was not run
-  skipped,          ///< a false `when`: `run` would skip it too
-};
-
-/// The verdict as written: "ok", "would_act", "could_not_check", "not_probed", "skipped".
-std::string_view name(ProbeVerdict v);
-
-/// What the probe found for one step.
-struct StepProbe {
-  std::string id, name;
-  playbook::Kind kind = playbook::Kind::run;
-  ProbeVerdict verdict = ProbeVerdict::could_not_check;
-  std::string reason;  ///< the check's own words (why it fails, a note), masked
-  bool no_check = false;  ///< a run step without check/unless/creates: it acts every time
-  std::string action;     ///< would_act: the command the step's own action sends ("" = none)
-  std::string rung;       ///< would_act with no action of its own: rung 1's command
-  /// would_act, but the step has neither an action nor a rung (a verify that
-  /// fails): run would fail the step, so the text says "would fail".
-  bool no_remedy = false;
-  std::vector<std::string> depends_on;  ///< earlier would-act steps whose results or resources it reads
-  std::vector<steps::Holder> holders;   ///< kill, no_holders, absent: the processes selected now
-  std::vector<std::pair<std::string, std::string>> state;  ///< service: active, sub, enabled, reload, file
-  bool would_create = false;  ///< write: the file does not exist
-  std::string diff;           ///< write: unified diff of the content, secrets masked ("" = none)
-  std::string output;         ///< a failing command check's output (first lines, masked)
-  long long ms = 0;
-};
+/// What a step would do now, and what the probe found for it (plan/findings.h:
+/// the plan file keeps the same values).
+using ProbeVerdict = plan::ProbeVerdict;
+using StepProbe = plan::StepFinding;
 
 /// What the probe found on one host.
 struct HostProbe {
@@ -55,6 +28,9 @@ struct HostProbe {
   std::vector<StepProbe> steps;
   long long ms = 0;
 };
+
+/// The host's findings as the plan file keeps them (its status by name).
+plan::HostFindings findings_of(const HostProbe& r);
 
 /// What every host of a probe shares (pointers outlive the probe).
 struct ProbeShared {

@@ -164,6 +164,7 @@ json plan_json(const Plan& p, bool provenance) {
   }
   j["sources"] = sources;
   j["secrets"] = p.secrets;
+  if (p.probe) j["probe"] = findings_json(*p.probe);
   j["digest"] = digest_of(j);
   return j;
 }

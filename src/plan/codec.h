@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan/findings.h"
 #include "plan/plan.h"
 
 namespace ratchet::plan {
@@ -23,6 +24,16 @@ nlohmann::json host_json(const HostPlan& hp);
 /// with `provenance`, also "format", "version", "made", "selection", "sources",
 /// "secrets" and "digest" (the plan file).
 nlohmann::json plan_json(const Plan& p, bool provenance);
+
+/// One step's probe findings as JSON: {"id", "kind", "name", "verdict", "ms",
+/// and what it found} (docs/plan.md#probe): `plan --probe --json` and the plan file.
+nlohmann::json finding_json(const StepFinding& s);
+/// A saved probe as JSON: {"at", "hosts": [{"host", "status", "reason"?,
+/// "connected"?, "ms", "steps": [finding_json...]}]}: the plan file's "probe".
+nlohmann::json findings_json(const Findings& f);
+/// The inverse of findings_json; throws std::runtime_error naming the member
+/// that is missing, of another type, or a name no verdict or kind has.
+Findings findings_from(const nlohmann::json& j);
 
 /// sha256 (hex) of `doc` without its "digest" member, dumped compactly with
 /// sorted keys: what "digest" holds in a plan file.

@@ -350,6 +350,7 @@ std::optional<Plan> decode_file(const std::string& text, std::string* err) {
       for (const auto& sj : hr.arr("steps")) hp.steps.push_back(step_from(sj, hr.where));
       p.hosts.push_back(std::move(hp));
     }
+    if (j.contains("probe")) p.probe = findings_from(j["probe"]);
     // What runs is what the file shows: the plan decoded must write back as
     // exactly this document (no member it does not read, none read two ways,
     // no number cut to fit).

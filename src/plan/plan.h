@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/findings.h"
 #include "playbook/model.h"
 #include "steps/action.h"
 #include "util/duration.h"
@@ -109,6 +110,9 @@ struct Plan {
   std::vector<Source> sources;  ///< the playbook first, then its files, inventory, ssh config
   std::map<std::string, std::string> secrets;  ///< name -> source ("env:X", "file:P", "-e"); never a value
   std::vector<HostPlan> hosts;
+  /// `plan --probe --out`: what the probe found when the plan was made;
+  /// `apply` probes again and compares (docs/plan.md#probe). nullopt = not probed.
+  std::optional<Findings> probe;
 };
 
 }  // namespace ratchet::plan

@@ -109,4 +109,33 @@ util::Value to_value(const std::vector<Holder>& hs) {
   return out;
 }
 
+std::optional<Holder> holder_from(const util::Value& v) {
+  if (!v.is_table()) return std::nullopt;
+  for (const auto& kv : v.as_table())
+    if (kv.first != "pid" && kv.first != "user" && kv.first != "comm" && kv.first != "cmdline" &&
+        kv.first != "files" && kv.first != "start_ticks" && kv.first != "started")
+      return std::nullopt;
+  const util::Value &pid = v["pid"], &user = v["user"], &comm = v["comm"], &cmdline = v["cmdline"],
+                    &files = v["files"], &ticks = v["start_ticks"], &started = v["started"];
+  if (!pid.is_int() || !user.is_string() || !comm.is_string() || !cmdline.is_string() || !files.is_array())
+    return std::nullopt;
+  if (ticks.is_null() != started.is_null() || (!ticks.is_null() && (!ticks.is_int() || !started.is_string())))
+    return std::nullopt;
+  Holder h;
+  h.pid = pid.as_int();
+  h.user = user.as_string();
+  h.comm = comm.as_string();
+  h.cmdline = cmdline.as_string();
+  for (const auto& f : files.as_list()) {
+    if (!f.is_string()) return std::nullopt;
+    h.files.push_back(f.as_string());
+  }
+  if (!ticks.is_null()) {
+    h.start_ticks = ticks.as_int();
+    h.started = started.as_string();
+    if (h.started.empty()) return std::nullopt;  // to_value leaves both out then
+  }
+  return h;
+}
+
 }  // namespace ratchet::steps

@@ -39,5 +39,8 @@ std::vector<Holder> parse_process_lines(std::string_view text, std::string_view 
 /// started are left out when not known.
 util::Value to_value(const Holder& h);
 util::Value to_value(const std::vector<Holder>& hs);  ///< an array, one table per holder
+/// The inverse of to_value(Holder): nullopt when `v` is not a table of that
+/// shape (a member missing or of another type, or one to_value never writes).
+std::optional<Holder> holder_from(const util::Value& v);
 
 }  // namespace ratchet::steps

@@ -273,6 +273,8 @@ static Verdict judge_exit0(const transport::ExecResult& r) {
     std::string why = first_line(r.out.data);
     if (why.empty()) why = first_line(r.err.data);
     v.reason = why.empty() ? status_text(r) : status_text(r) + ": " + why;
+    // Evidence a library check prints beside its words (port_free: who listens).
+    v.holders = parse_process_lines(r.out.data, "holder");
   }
   return v;
 }
@@ -329,6 +331,8 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
   if (!v.holds) {
     std::string why = first_line(r.err.data);
     v.reason = why.empty() ? status_text(r) : status_text(r) + ": " + why;
+    // Evidence a library check prints beside its words (port_free: who listens).
+    v.holders = parse_process_lines(r.out.data, "holder");
   }
   return v;
 }

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -81,7 +82,9 @@ TEST_CASE("plan --probe names holders and the write's diff and changes nothing",
       "[[step]]\nid = \"version\"\nkind = \"verify\"\ncommand = \"echo version 41\"\nstdout_matches = \"^version 42$\"\n"
       "[[step]]\nid = \"marker\"\nkind = \"run\"\ncommand = \"touch " + d + "/ran\"\n"
       "[[step]]\nid = \"skipped_one\"\nkind = \"run\"\nprobe = false\ncommand = \"touch " + d + "/ran2\"\n"
-      "unless = \"touch " + d + "/ran3\"\n");
+      "unless = \"touch " + d + "/ran3\"\n"
+      "[[step]]\nid = \"server_gone\"\nkind = \"verify\"\ncommand = \"! kill -0 $(cat " + d + "/server.pid)\"\n"
+      "[[step]]\nid = \"held_again\"\nkind = \"verify\"\nno_holders = [\"" + d + "/dev/gpu*\"]\n");
   const std::string before_notes = file_state(d + "/notes.txt"), before_pid = file_state(d + "/server.pid");
   const std::string t = d + "/probe.jsonl";
   auto r = e.probe(pb, "--transcript " + t);
@@ -106,6 +109,13 @@ TEST_CASE("plan --probe names holders and the write's diff and changes nothing",
   CHECK(r.out.find("output  | version 41") != std::string::npos);
   CHECK(r.out.find("8. marker [run] would act (no check: runs every time)") != std::string::npos);
   CHECK(r.out.find("9. skipped_one [run] not probed") != std::string::npos);
+  // A PID file read through $(cat ...) links to the kill that names it; a
+  // verify with no action or rung (gpus_free) changes nothing, so no one
+  // depends on it.
+  CHECK(r.out.find("10. server_gone [verify] would fail (no action or rung follows): exit 1  (depends on kill_server: "
+                   "shows the state now)") != std::string::npos);
+  CHECK(r.out.find("11. held_again [verify] would fail (no action or rung follows): 1 process(es) hold the files  "
+                   "(depends on kill_holders: shows the state now)") != std::string::npos);
 
   // Read-only: the processes live, the files are as they were, nothing ran.
   CHECK(holder.alive());
@@ -138,6 +148,7 @@ TEST_CASE("plan --probe names holders and the write's diff and changes nothing",
 
 TEST_CASE("plan --probe --json gives each step's verdict and evidence", "[ssh][probe]") {
   ProbeEnv e;
+  SilentListener listener;
   const std::string d = e.dir;
   write_file(d + "/dev/gpu0", "");
   OwnedProcess holder("exec sleep 300 3<" + d + "/dev/gpu0");
@@ -146,7 +157,11 @@ TEST_CASE("plan --probe --json gives each step's verdict and evidence", "[ssh][p
       "name = \"probe\"\n"
       "[[step]]\nid = \"gpus_free\"\nkind = \"verify\"\nno_holders = [\"" + d + "/dev/gpu*\"]\n"
       "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + d + "/dev/gpu*\"]\n"
-      "[[step]]\nid = \"there\"\nkind = \"verify\"\nfile_exists = [\"" + d + "/dev/gpu0\"]\n");
+      "[[step]]\nid = \"there\"\nkind = \"verify\"\nfile_exists = [\"" + d + "/dev/gpu0\"]\n"
+      "[[step]]\nid = \"port\"\nkind = \"verify\"\nport_free = [" + std::to_string(listener.port()) + "]\n"
+      "[[step]]\nid = \"mode\"\nkind = \"write\"\npath = \"" + d + "/m.txt\"\ncontent = \"x\\n\"\nmode = \"0644\"\n");
+  write_file(d + "/m.txt", "x\n");
+  chmod((d + "/m.txt").c_str(), 0600);
   auto r = e.probe(pb, "--json");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
@@ -154,7 +169,7 @@ TEST_CASE("plan --probe --json gives each step's verdict and evidence", "[ssh][p
   CHECK(doc["mode"] == "probe");
   REQUIRE(doc["hosts"].size() == 1);
   const auto& steps = doc["hosts"][0]["steps"];
-  REQUIRE(steps.size() == 2);
+  REQUIRE(steps.size() == 4);
   CHECK(steps[0]["verdict"] == "would_act");
   CHECK_FALSE(steps[0].contains("no_remedy"));  // rung 1 kills the holders
   REQUIRE(steps[0]["holders"].size() == 1);
@@ -162,6 +177,18 @@ TEST_CASE("plan --probe --json gives each step's verdict and evidence", "[ssh][p
   CHECK(steps[0]["rung"].get<std::string>().rfind("ratchet_kill --signal TERM", 0) == 0);
   CHECK(steps[1]["verdict"] == "ok");
   CHECK(holder.alive());
+  // A busy port names who listens on it (this test process holds the socket).
+  CHECK(steps[2]["verdict"] == "would_act");
+  CHECK(steps[2]["no_remedy"] == true);
+  CHECK(steps[2]["reason"] == "exit 1: port " + std::to_string(listener.port()) + " is in use");
+  REQUIRE(steps[2]["holders"].size() == 1);
+  CHECK(steps[2]["holders"][0]["pid"] == getpid());
+  CHECK(steps[2]["holders"][0]["files"] == json::array({"tcp port " + std::to_string(listener.port())}));
+  CHECK(steps[2]["output"].get<std::string>().find("holder\t") == std::string::npos);
+  // Mode, owner and group that would change are lines of the diff.
+  CHECK(steps[3]["verdict"] == "would_act");
+  CHECK(steps[3]["reason"] == "mode is 600");
+  CHECK(steps[3]["diff"] == "mode 600 -> 644\n");
 }
 
 TEST_CASE("plan --probe exits 1 when a check could not look and 3 when a host is unreachable", "[ssh][probe]") {
@@ -185,14 +212,12 @@ TEST_CASE("plan --probe exits 1 when a check could not look and 3 when a host is
   CHECK(u.out.find("host down: unreachable: ") != std::string::npos);
 }
 
-TEST_CASE("plan --probe refuses --out and plain plan refuses --transcript", "[probe]") {
+TEST_CASE("plain plan refuses --transcript - plan --probe --out refuses an empty --out", "[probe]") {
   std::string d = temp_dir("ratchet-probe-usage");
   write_file(d + "/p.toml", "name = \"p\"\n[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"true\"\n");
-  auto r = run_sh(std::string(RATCHET_BINARY) + " plan " + d + "/p.toml --target 127.0.0.1 --probe --out " + d +
-                  "/x.plan");
+  auto r = run_sh(std::string(RATCHET_BINARY) + " plan " + d + "/p.toml --target 127.0.0.1 --probe --out ''");
   CHECK(r.code == 2);
-  CHECK(r.err.find("not built yet") != std::string::npos);
-  CHECK(!std::filesystem::exists(d + "/x.plan"));
+  CHECK(r.err.find("--out is empty") != std::string::npos);
   auto t = run_sh(std::string(RATCHET_BINARY) + " plan " + d + "/p.toml --target 127.0.0.1 --transcript " + d +
                   "/t.jsonl");
   CHECK(t.code == 2);

@@ -586,7 +586,24 @@ ratchet_listening() {
   cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$1 ~ /^[0-9]+:$/ && $4 == "0A" { split($2, a, ":"); print a[2] }' |
     while read -r _x; do printf '%d\n' "0x$_x"; done | sort -un
 }
-ratchet_port_free() { ! ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "port $1 is in use"; return 1; }; }
+# Who listens on TCP port PORT: a holder line per process holding one of its
+# listening sockets (the file shown as "tcp port PORT"), as this login can see
+# them: evidence only, the port's state comes from /proc/net/tcp alone.
+ratchet_port_holders() { # PORT
+  local _hx _in
+  _hx=$(printf '%04X' "$1")
+  _in=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+        awk -v hx="$_hx" '$1 ~ /^[0-9]+:$/ && $4 == "0A" { split($2, a, ":"); if (toupper(a[2]) == hx) print "socket:[" $10 "]" }')
+  [ -n "$_in" ] || return 0
+  ratchet_fd_links /proc/[0-9]*/fd -- 2>/dev/null | RI=$_in awk -F '\t' '
+    BEGIN { n = split(ENVIRON["RI"], s, "\n"); for (i = 1; i <= n; i++) S[s[i]] = 1 }
+    ($2 in S) && !seen[$1]++ { print $1 }' | sort -n | while read -r _p; do
+      ratchet_describe "$_p" "tcp port $1"
+    done | sed "s/^/holder$RATCHET_TAB/"
+}
+ratchet_port_free() {
+  ! ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "port $1 is in use"; ratchet_port_holders "$1"; return 1; }
+}
 ratchet_port_open() { ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "nothing listens on port $1"; return 1; }; }
 
 # Service state as key=value lines: load, active (after a transitional state
