@@ -15,6 +15,7 @@
 #include "util/clock.h"
 #include "util/diff.h"
 #include "util/shell.h"
+#include "util/text.h"
 
 namespace ratchet::engine {
 
@@ -28,6 +29,8 @@ namespace {
 
 /// Most bytes of a file's current content a write's diff reads (like capture).
 constexpr size_t kDiffBytes = 256 * 1024;
+/// Most lines, and bytes a line, of a write's diff as the probe shows it.
+constexpr size_t kDiffLines = 400, kDiffCols = 400;
 /// Most lines of a failing check's output kept as evidence.
 constexpr size_t kOutputLines = 10;
 
@@ -253,8 +256,12 @@ struct HostProber {
       note = fmt::format("(only the first {} bytes of the current file were read)\n", kDiffBytes);
     }
     const std::string file = words(path).empty() ? path : words(path)[0];
-    sp->diff = w().mask(util::unified_diff(w().mask(before), w().mask(act.stdin_data), file + " (now)",
-                                           file + " (would be written)")) + note;
+    // Control bytes as \xNN (show's escape style); a reviewer reads at most
+    // kDiffLines lines of kDiffCols bytes (a 256 KiB one-line file is one cut line).
+    sp->diff = util::trim_lines(util::escape_bytes(w().mask(util::unified_diff(
+                                    w().mask(before), w().mask(act.stdin_data), file + " (now)", file + " (would be written)"))),
+                                kDiffLines, kDiffCols) +
+               note;
     if (!ref.empty())
       sp->diff += fmt::format("(the new content holds <{}>, known only when it runs)\n", ref);
   }
@@ -326,8 +333,9 @@ struct HostProber {
       if (c.judge == steps::Judge::service) service_state(r, &sp);
       if ((c.judge == steps::Judge::exit0 || c.judge == steps::Judge::matches) && !v.holds && !secret_input) {
         // holder lines are shown as holders, not as output
-        std::string out = r.out.data.empty() ? r.err.data : without_lines_tagged(r.out.data, "holder\t");
-        sp.output += w().mask(first_lines(out));
+        std::string out = first_lines(without_lines_tagged(r.out.data, "holder\t"));
+        if (!r.err.data.empty()) out += util::indent_lines(first_lines(r.err.data), "stderr: ");
+        sp.output += util::escape_bytes(w().mask(out));
       }
     }
     ProbeVerdict verdict = v.holds && !own.always_act ? ProbeVerdict::ok : ProbeVerdict::would_act;
@@ -375,8 +383,17 @@ HostProbe probe_host(const HostJob& job, transport::Transport& t, const ProbeSha
   std::map<std::string, int> counts;
   for (const auto& p : job.plan->steps) {
     if (shared.interrupted && shared.interrupted->load()) {
+      // Every step is listed: the ones after ^C say they were not probed.
       rep.status = HostStatus::interrupted;
-      break;
+      StepProbe sp;
+      sp.id = p.id;
+      sp.name = p.name;
+      sp.kind = p.kind;
+      sp.verdict = ProbeVerdict::not_probed;
+      sp.reason = "interrupted before it";
+      rep.steps.push_back(std::move(sp));
+      counts[std::string(name(ProbeVerdict::not_probed))]++;
+      continue;
     }
     rep.steps.push_back(pr.probe_step(p));
     const StepProbe& sp = rep.steps.back();

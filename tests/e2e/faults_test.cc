@@ -70,35 +70,7 @@ std::vector<json> events_named(const ratchet::transcript::ReadResult& tr, const 
 
 /// The ratchet binary started in the background, stdout/stderr to files; the
 /// destructor SIGKILLs and reaps it if the test did not.
-struct Bg {
-  pid_t pid = -1;
-  std::string out, err;
-  Bg(const std::string& dir, const std::string& args) : out(dir + "/bg.out"), err(dir + "/bg.err") {
-    pid = fork();
-    if (pid == 0) {
-      int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2(o, 1);
-      dup2(e, 2);
-      execl("/bin/sh", "sh", "-c", (std::string("exec ") + RATCHET_BINARY + args).c_str(),
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  /// Waits for the exit; returns the status as waitpid(2) gives it.
-  int wait() {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    pid = -1;
-    return status;
-  }
-  ~Bg() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-};
+using Bg = BackgroundRatchet;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

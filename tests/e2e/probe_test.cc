@@ -159,8 +159,11 @@ TEST_CASE("plan --probe --json gives each step's verdict and evidence", "[ssh][p
       "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + d + "/dev/gpu*\"]\n"
       "[[step]]\nid = \"there\"\nkind = \"verify\"\nfile_exists = [\"" + d + "/dev/gpu0\"]\n"
       "[[step]]\nid = \"port\"\nkind = \"verify\"\nport_free = [" + std::to_string(listener.port()) + "]\n"
-      "[[step]]\nid = \"mode\"\nkind = \"write\"\npath = \"" + d + "/m.txt\"\ncontent = \"x\\n\"\nmode = \"0644\"\n");
+      "[[step]]\nid = \"mode\"\nkind = \"write\"\npath = \"" + d + "/m.txt\"\ncontent = \"x\\n\"\nmode = \"0644\"\n"
+      "[[step]]\nid = \"ctl\"\nkind = \"write\"\npath = \"" + d + "/ctl.txt\"\ncontent = \"a\\n\"\n"
+      "[[step]]\nid = \"noisy\"\nkind = \"verify\"\ncommand = \"echo to-out; echo to-err >&2; false\"\n");
   write_file(d + "/m.txt", "x\n");
+  write_file(d + "/ctl.txt", "a\x01\x1b[2Jb\n" + std::string(5000, 'y') + "\n");
   chmod((d + "/m.txt").c_str(), 0600);
   auto r = e.probe(pb, "--json");
   INFO(r.out << r.err);
@@ -169,7 +172,7 @@ TEST_CASE("plan --probe --json gives each step's verdict and evidence", "[ssh][p
   CHECK(doc["mode"] == "probe");
   REQUIRE(doc["hosts"].size() == 1);
   const auto& steps = doc["hosts"][0]["steps"];
-  REQUIRE(steps.size() == 4);
+  REQUIRE(steps.size() == 6);
   CHECK(steps[0]["verdict"] == "would_act");
   CHECK_FALSE(steps[0].contains("no_remedy"));  // rung 1 kills the holders
   REQUIRE(steps[0]["holders"].size() == 1);
@@ -189,6 +192,14 @@ TEST_CASE("plan --probe --json gives each step's verdict and evidence", "[ssh][p
   CHECK(steps[3]["verdict"] == "would_act");
   CHECK(steps[3]["reason"] == "mode is 600");
   CHECK(steps[3]["diff"] == "mode 600 -> 644\n");
+  // Control bytes in a diff show as \xNN; a 5000-byte line is cut.
+  const std::string diff = steps[4]["diff"];
+  CHECK(diff.find("-a\\x01\\x1b[2Jb\n") != std::string::npos);
+  CHECK(diff.find("\x1b") == std::string::npos);
+  CHECK(diff.find("-" + std::string(399, 'y') + "…\n") != std::string::npos);
+  CHECK(diff.find(std::string(400, 'y')) == std::string::npos);
+  // A failing command's stdout and stderr are both evidence.
+  CHECK(steps[5]["output"] == "to-out\nstderr: to-err\n");
 }
 
 TEST_CASE("plan --probe exits 1 when a check could not look and 3 when a host is unreachable", "[ssh][probe]") {

@@ -151,3 +151,25 @@ TEST_CASE("apply of a probed plan whose hosts are as probed runs it - the probe 
   CHECK(edited.code == 2);
   CHECK(edited.err.find("the plan file was edited after it was made") != std::string::npos);
 }
+
+TEST_CASE("plan --probe interrupted lists every step - the rest not probed - and saves no plan", "[ssh][probe]") {
+  Env e;
+  const std::string d = e.dir;
+  const std::string pids = d + "/pids";
+  const std::string pb = e.playbook(
+      "name = \"probed\"\n[[step]]\nid = \"slow\"\nkind = \"verify\"\ncommand = \"echo $$ > " + pids +
+      "; sleep 60\"\n[[step]]\nid = \"after\"\nkind = \"verify\"\nfile_exists = [\"" + e.inv + "\"]\n");
+  BackgroundRatchet bg(d, " plan " + pb + " --probe -i " + e.inv + " -F none --out " + e.plan);
+  REQUIRE(eventually([&] { return !read_file(pids).empty(); }));
+  kill(bg.pid, SIGINT);
+  int status = bg.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  const std::string out = read_file(bg.out);
+  INFO(out << read_file(bg.err));
+  CHECK(out.find("1. slow [verify] could not check") != std::string::npos);
+  CHECK(out.find("2. after [verify] not probed: interrupted before it") != std::string::npos);
+  CHECK(out.find("box: interrupted;") != std::string::npos);
+  CHECK(read_file(bg.err).find("the probe was interrupted: no plan saved") != std::string::npos);
+  CHECK(!std::filesystem::exists(e.plan));
+}

@@ -87,4 +87,31 @@ std::string temp_dir(const char* prefix) {
   return tmpl;
 }
 
+BackgroundRatchet::BackgroundRatchet(const std::string& dir, const std::string& args)
+    : out(dir + "/bg.out"), err(dir + "/bg.err") {
+  pid = fork();
+  if (pid == 0) {
+    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(o, 1);
+    dup2(e, 2);
+    execl("/bin/sh", "sh", "-c", (std::string("exec ") + RATCHET_BINARY + args).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+}
+
+int BackgroundRatchet::wait() {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  pid = -1;
+  return status;
+}
+
+BackgroundRatchet::~BackgroundRatchet() {
+  if (pid > 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
 }  // namespace ratchet::testing

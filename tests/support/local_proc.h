@@ -72,6 +72,20 @@ bool eventually(F pred, int ms = 10000) {
   return pred();
 }
 
+/// `ratchet ARGS` (args begin with a space; a shell word list) started in the
+/// background, stdout and stderr to DIR/bg.out and DIR/bg.err, for a test that
+/// signals it; SIGKILLed and reaped in the destructor if it still runs.
+struct BackgroundRatchet {
+  pid_t pid = -1;
+  std::string out, err;
+  BackgroundRatchet(const std::string& dir, const std::string& args);
+  /// Waits for the exit; returns the status as waitpid(2) gives it.
+  int wait();
+  ~BackgroundRatchet();
+  BackgroundRatchet(const BackgroundRatchet&) = delete;
+  BackgroundRatchet& operator=(const BackgroundRatchet&) = delete;
+};
+
 /// A fresh directory under /tmp (mkdtemp); not removed (tests may inspect it).
 std::string temp_dir(const char* prefix = "ratchet-test");
 
