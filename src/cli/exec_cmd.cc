@@ -125,10 +125,18 @@ int cmd_exec(const ExecOptions& o) {
     bool key = engine::host_key_failure(*err);
     return finish(key ? kExitHostKey : kExitUnreachable, key ? "host_key" : "unreachable");
   }
+  // The audit line (after the command, or after a lock refused), over the same session.
+  auto audit = [&](const char* status) {
+    if (guards.audit_log.empty()) return;
+    engine::AuditFacts f{host.name, status, util::rfc3339(now), "", host.become, host.become_user};
+    if (std::string warn = engine::write_audit(ex, w ? *w : none, guards.audit_log, rg, f); !warn.empty())
+      std::cerr << util::escaped_line("ratchet: warning: " + host.name + ": " + warn) << "\n";
+  };
   if (o.base.lock)
     if (std::string locked = engine::take_lock(ex, w ? *w : none, host.name, guards.lock_path, rg, false);
         !locked.empty()) {
       std::cerr << util::escaped_line(fmt::format("ratchet: {}: {}; nothing was run", host.name, locked)) << "\n";
+      audit(g_exec_interrupted.load() ? "interrupted" : "failed");
       t->close();
       return finish(kExitFailed, "failed");
     }
@@ -147,15 +155,10 @@ int cmd_exec(const ExecOptions& o) {
   // Over the same session, after ^C too: the lock's release, then the audit line.
   ex.set_library(&steps::wire_library());
   if (o.base.lock)
-    if (std::string why = engine::release_lock(ex, w ? *w : none, host.name, guards.lock_path, rg); !why.empty())
-      std::cerr << util::escaped_line("ratchet: warning: " + host.name + ": " + why) << "\n";
-  if (!guards.audit_log.empty()) {
-    const char* status = r.error == "interrupted" ? "interrupted"
-                         : r.error.empty() && !r.timed_out && r.signal.empty() && r.exit_code == 0 ? "ok" : "failed";
-    engine::AuditFacts f{host.name, status, util::rfc3339(now), "", host.become, host.become_user};
-    if (std::string why = engine::write_audit(ex, w ? *w : none, guards.audit_log, rg, f); !why.empty())
-      std::cerr << util::escaped_line("ratchet: warning: " + host.name + ": " + why) << "\n";
-  }
+    if (std::string warn = engine::release_lock(ex, w ? *w : none, host.name, guards.lock_path, rg); !warn.empty())
+      std::cerr << util::escaped_line("ratchet: warning: " + host.name + ": " + warn) << "\n";
+  audit(r.error == "interrupted" ? "interrupted"
+        : r.error.empty() && !r.timed_out && r.signal.empty() && r.exit_code == 0 ? "ok" : "failed");
   t->close();
   // stdout as the host wrote it (like ssh: it may be piped on); stderr is for a
   // person, so no byte of it may drive the terminal.

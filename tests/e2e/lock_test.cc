@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -299,4 +300,52 @@ TEST_CASE("audit: audit_log = false writes nothing and a failed write is only a 
     CHECK(ev[0].contains("warning"));
     CHECK(ratchet::transcript::read_transcript(lab.dir + "/t.jsonl").events.back()["event"] == "run_end");
   }
+}
+
+TEST_CASE("lock: exec takes the lock only with --lock, and writes its audit line", "[ssh][lock][audit]") {
+  Lab lab;
+  std::ofstream(lab.inv, std::ios::app) << "lock_path = \"" << lab.lock << "\"\naudit_log = \"" << lab.audit << "\"\n";
+  const std::string exec = std::string(RATCHET_BINARY) + " exec box -F none -i " + lab.inv;
+  // Free: taken around the command (which sees it), released after.
+  auto r = run_sh(exec + " --lock -- cat " + lab.lock + "/owner");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(std::count(r.out.begin(), r.out.end(), ' ') == 4);  // RUN_ID WHO SINCE PID START
+  CHECK(r.out.find("@") != std::string::npos);
+  CHECK_FALSE(exists(lab.lock));
+  // Held by a live run: exec --lock runs nothing; a plain exec does not look.
+  std::string pb = lab.waiting_playbook();
+  Bg holder(lab.dir, "holder", lab.args(pb, lab.dir + "/t.jsonl"));
+  REQUIRE(eventually([&] { return exists(lab.dir + "/started"); }, 30000));
+  auto locked = run_sh(exec + " --lock -- touch " + lab.dir + "/ran");
+  CHECK(locked.code == 1);
+  CHECK(locked.err.find("locked by ") != std::string::npos);
+  CHECK(locked.err.find("nothing was run") != std::string::npos);
+  CHECK_FALSE(exists(lab.dir + "/ran"));
+  CHECK(run_sh(exec + " -- true").code == 0);
+  std::ofstream(lab.dir + "/go") << "";
+  CHECK(holder.wait() == 0);
+  int execs = 0;
+  for (const auto& l : lines_of(lab.audit)) execs += json::parse(l)["mode"] == "exec";
+  CHECK(execs == 3);  // the one refused too
+}
+
+TEST_CASE("audit: apply writes the saved plan's digest", "[ssh][audit]") {
+  Lab lab;
+  std::ofstream(lab.dir + "/go") << "";
+  std::string pb = lab.waiting_playbook();
+  const std::string plan = lab.dir + "/p.plan";
+  auto made = run_sh(std::string(RATCHET_BINARY) + " plan " + pb + " -i " + lab.inv + " -F none --out " + plan);
+  INFO(made.out << made.err);
+  REQUIRE(made.code == 0);
+  std::string digest = json::parse(file_text(plan))["digest"];
+  auto r = run_sh(std::string(RATCHET_BINARY) + " apply " + plan + " --json --transcript " + lab.dir + "/t.jsonl");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  auto lines = lines_of(lab.audit);
+  REQUIRE(lines.size() == 1);
+  json a = json::parse(lines[0]);
+  CHECK(a["mode"] == "apply");
+  CHECK(a["plan_digest"] == digest);
+  CHECK(a["digest"] == json::parse(r.out)["hosts"][0]["digest"]);
 }
