@@ -113,6 +113,9 @@ static void add_run_options(CLI::App* sub, Options& o) {
   add_connect_timeout(sub, o);
   sub->add_option("--reconnect-timeout", o.reconnect_timeout,
                   "how long to try to reconnect a host whose session dropped mid-run, e.g. 30s (default); 0 = never");
+  sub->add_flag("--lock", o.lock, "take the lock on every host, as `lock = true` does (docs/playbook.md)");
+  sub->add_option("--lock-wait", o.lock_wait, "wait up to DURATION for a held lock, e.g. 5m (default: fail at once)");
+  sub->add_flag("--break-lock", o.break_lock, "take a stale lock (its holder's session is gone); recorded");
 }
 
 /// The subcommand argv names ("" = none): the first argument that is one.
@@ -252,6 +255,9 @@ int main(int argc, char** argv) {
   exec->add_option("--timeout", eo.timeout, "deadline for the command (default 60s)");
   add_connect_timeout(exec, eo.base);
   exec->add_option("--transcript", eo.base.transcript, "also record a transcript here");
+  exec->add_flag("--lock", eo.base.lock, "take the host's lock around the command (docs/playbook.md)");
+  exec->add_option("--lock-wait", eo.base.lock_wait, "with --lock: wait up to DURATION for a held lock");
+  exec->add_flag("--break-lock", eo.base.break_lock, "with --lock: take a stale lock (its holder's session is gone)");
 
   if (argc < 2) {  // bare `ratchet`: what there is, briefly
     std::cerr << short_usage(app);

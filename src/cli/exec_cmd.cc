@@ -9,14 +9,19 @@
 #include <unistd.h>
 #include <iostream>
 #include <memory>
+#include <random>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/usage.h"
+#include "cli/make_plan.h"
 #include "engine/executor.h"
+#include "engine/host_lock.h"
+#include "steps/library.h"
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
 #include "transcript/writer.h"
+#include "util/clock.h"
 #include "util/text.h"
 #include "ratchet/version.h"
 #include "util/spell.h"
@@ -80,6 +85,18 @@ int cmd_exec(const ExecOptions& o) {
   if (!timeout) return usage_error("exec", fmt::format("--timeout {}: {}", o.timeout, why));
   std::string command;
   for (const auto& w : o.command) command += (command.empty() ? "" : " ") + w;
+  // The lock (only with --lock) and the audit line (docs/playbook.md, "Lock and audit").
+  const playbook::Guards guards = playbook::resolve_guards({}, host.guards);
+  auto lock_wait = o.base.lock_wait == "0" ? std::optional<util::Millis>(util::Millis(0))
+                                           : util::parse_duration(o.base.lock_wait, &why);
+  if (!lock_wait) return usage_error("exec", fmt::format("--lock-wait {}: {}", o.base.lock_wait, why));
+  const auto now = std::chrono::system_clock::now();
+  engine::RunGuards rg;
+  rg.run_id = fmt::format("{}-{:04x}", util::file_stamp(now), std::random_device{}() & 0xffff);
+  rg.who = who_here();
+  rg.break_lock = o.base.break_lock;
+  rg.lock_wait = *lock_wait;
+  rg.mode = "exec";
 
   // --transcript: the same events as a run's, for one step "exec" (docs/transcript.md).
   std::unique_ptr<transcript::Writer> w;
@@ -90,7 +107,7 @@ int cmd_exec(const ExecOptions& o) {
   if (!o.base.transcript.empty()) {
     w = std::make_unique<transcript::Writer>(o.base.transcript);
     w->emit(transcript::events::kRunStart, {{"schema", transcript::kSchemaVersion}, {"ratchet_version", RATCHET_VERSION},
-                          {"exec", command}, {"targets", {host.name}}});
+                          {"exec", command}, {"targets", {host.name}}, {"run_id", rg.run_id}});
     if (w->failed()) {
       std::cerr << "ratchet: error: " << w->failure() << "; nothing was run\n";
       return kExitFailed;
@@ -108,6 +125,21 @@ int cmd_exec(const ExecOptions& o) {
     bool key = engine::host_key_failure(*err);
     return finish(key ? kExitHostKey : kExitUnreachable, key ? "host_key" : "unreachable");
   }
+  // The audit line (after the command, or after a lock refused), over the same session.
+  auto audit = [&](const char* status) {
+    if (guards.audit_log.empty()) return;
+    engine::AuditFacts f{host.name, status, util::rfc3339(now), "", host.become, host.become_user};
+    if (std::string warn = engine::write_audit(ex, w ? *w : none, guards.audit_log, rg, f); !warn.empty())
+      std::cerr << util::escaped_line("ratchet: warning: " + host.name + ": " + warn) << "\n";
+  };
+  if (o.base.lock)
+    if (std::string locked = engine::take_lock(ex, w ? *w : none, host.name, guards.lock_path, rg, false);
+        !locked.empty()) {
+      std::cerr << util::escaped_line(fmt::format("ratchet: {}: {}; nothing was run", host.name, locked)) << "\n";
+      audit(g_exec_interrupted.load() ? "interrupted" : "failed");
+      t->close();
+      return finish(kExitFailed, "failed");
+    }
   ex.set_step("exec", false, "");
   ex.set_library(nullptr);  // the words as given: no host library
   steps::Command c;
@@ -120,6 +152,13 @@ int cmd_exec(const ExecOptions& o) {
   auto r = ex.run(c, 0, "");
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
+  // Over the same session, after ^C too: the lock's release, then the audit line.
+  ex.set_library(&steps::wire_library());
+  if (o.base.lock)
+    if (std::string warn = engine::release_lock(ex, w ? *w : none, host.name, guards.lock_path, rg); !warn.empty())
+      std::cerr << util::escaped_line("ratchet: warning: " + host.name + ": " + warn) << "\n";
+  audit(r.error == "interrupted" ? "interrupted"
+        : r.error.empty() && !r.timed_out && r.signal.empty() && r.exit_code == 0 ? "ok" : "failed");
   t->close();
   // stdout as the host wrote it (like ssh: it may be piped on); stderr is for a
   // person, so no byte of it may drive the terminal.

@@ -24,14 +24,6 @@ namespace ratchet::cli {
 
 namespace {
 
-// "user@hostname" of whoever runs ratchet here.
-std::string who_here() {
-  std::string user = "unknown";
-  if (const passwd* pw = ::getpwuid(::getuid())) user = pw->pw_name;
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  return fmt::format("{}@{}", user, *host ? host : "unknown");
-}
 
 plan::Source source_of(const char* role, const std::string& name, const std::string& path) {
   plan::Source s{role, name, absolute_path(path), ""};
@@ -64,6 +56,15 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
+
+// "user@hostname" of whoever runs ratchet here.
+std::string who_here() {
+  std::string user = "unknown";
+  if (const passwd* pw = ::getpwuid(::getuid())) user = pw->pw_name;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return fmt::format("{}@{}", user, *host ? host : "unknown");
+}
 
 std::string absolute_path(const std::string& path) {
   if (path.empty()) return path;

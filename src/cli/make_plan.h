@@ -7,6 +7,9 @@
 
 namespace ratchet::cli {
 
+/// "user@hostname" of whoever runs ratchet here (a plan's made.by, the lock's holder).
+std::string who_here();
+
 /// The plan of every host of L: each step rendered (dry secrets), each
 /// endpoint resolved through ssh config with the keys known_hosts lists for
 /// it, and the provenance (files with sha256, selection, who, when).

@@ -69,6 +69,11 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
     const auto& at = hp.endpoint;
     os << fmt::format("\nhost {} (address {}, port {}, user {}{})\n", hp.host.name, at.address, at.port, at.user,
                       at.jump.empty() ? "" : ", jump " + at.jump);
+    const auto& g = hp.guards;
+    os << fmt::format("  lock: {}; audit line: {}\n",
+                      g.lock ? fmt::format("taken before the first step ({}), released at the host's end", g.lock_path)
+                             : "none (run --lock takes one)",
+                      g.audit_log.empty() ? "none (audit_log = false)" : "appended to " + g.audit_log);
     int n = 0;
     for (const auto& p : hp.steps) {
       std::string as = p.become ? fmt::format("  (as {} via sudo)", p.become_shown) : "";

@@ -22,6 +22,7 @@
 #include "engine/host_run.h"
 #include "transcript/value_json.h"
 #include "cli/make_plan.h"
+#include "plan/codec.h"
 #include "ratchet/version.h"
 #include "steps/library.h"
 #include "transcript/writer.h"
@@ -175,6 +176,11 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   if (!reconnect)
     return usage_error("run", fmt::format("--reconnect-timeout {}: {} (e.g. 30s, 2m, or 0 for never)",
                                           o.reconnect_timeout, dur_err));
+  auto lock_wait = o.lock_wait == "0" ? std::optional<util::Millis>(util::Millis(0))
+                                      : util::parse_duration(o.lock_wait, &dur_err);
+  if (!lock_wait)
+    return usage_error(o.command.empty() ? "run" : o.command,
+                       fmt::format("--lock-wait {}: {} (e.g. 5m, or 0 to fail at once)", o.lock_wait, dur_err));
   std::string pw_err;
   std::optional<std::string> become_password = read_become_password(o, &pw_err);
   if (!pw_err.empty()) {
@@ -287,6 +293,18 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   shared.become_password = become_password ? &*become_password : nullptr;
   shared.reconnect_timeout = *reconnect;
   engine::FleetPolicy policy{P.policy, o.forks};
+  // The lock and the audit line on each host (docs/playbook.md, "Lock and audit").
+  engine::RunGuards guards;
+  guards.run_id = info.id;
+  guards.who = who_here();  // who runs it now (a saved plan's made.by may be another)
+  guards.lock_all = o.lock;
+  guards.break_lock = o.break_lock;
+  guards.lock_wait = *lock_wait;
+  guards.mode = applied ? "apply" : "run";
+  guards.playbook = L->pb.name;
+  guards.playbook_sha256 = L->pb.sha256;
+  guards.plan_digest = applied ? applied->digest : plan::digest_of(plan::plan_json(P, true));
+  shared.guards = &guards;
 
   auto old = std::signal(SIGINT, on_sigint);
   auto old_term = std::signal(SIGTERM, on_sigint);
@@ -321,6 +339,9 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
                        util::format_duration(util::Millis(wall_ms)), path)
         << std::flush;
   if (!w.failed()) human << digest_lines(w, reps) << std::flush;
+  for (const auto& r : reps)  // did not fail the host (the audit line, a lock not released)
+    for (const auto& warn : r.warnings)
+      std::cerr << util::escaped_line(w.mask(fmt::format("ratchet: warning: {}: {}", r.host, warn))) << "\n";
   if (w.failed())
     std::cerr << "ratchet: error: " << w.failure()
               << "; every host stopped before its next step (the recap says where); the transcript ends there\n";
@@ -335,6 +356,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
       for (const auto& [id, why] : r.skipped) skipped.push_back({{"step", id}, {"reason", why}});
       h["skipped"] = skipped;
       if (!r.cause.empty()) h["cause"] = r.cause;
+      if (!r.warnings.empty()) h["warnings"] = r.warnings;
       hosts.push_back(h);
     }
     nlohmann::json sum = {{"run_id", info.id}, {"playbook", L->pb.name}, {"transcript", path},

@@ -80,7 +80,7 @@ bool Executor::reconnect(int rung) {
 
 transport::ExecResult Executor::run(const steps::Command& c, int rung, const std::string& input) {
   transport::ExecResult r;
-  if (interrupted()) {
+  if (interrupted() && !final_) {
     r.error = "interrupted";
     return r;
   }
@@ -182,7 +182,7 @@ transport::ExecRequest Executor::command_for(const steps::Command& c, const std:
   req.host_timeout = c.timeout;
   req.timeout = transport::client_deadline(c.timeout);
   req.capture = capture_;
-  req.cancel = interrupted_;
+  req.cancel = final_ ? nullptr : interrupted_;
   req.run_id = transport::new_run_id();
   return req;
 }
@@ -227,6 +227,24 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
     if (cap->dropped > 0) cap->data = w_.mask_cut(cap->data, transport::capture_marker(cap->dropped));
   transcript::record_result(w_, {host_, step_, rung}, r, redact_);
   return r;
+}
+
+transport::ExecResult Executor::run_unrecorded(const steps::Command& c) {
+  transport::ExecResult r;
+  if (!lost_.empty() || !t_.connected()) {
+    r.error = lost_.empty() ? "the session is closed" : lost_;
+    return r;
+  }
+  if (std::string why = ensure_become(0); !why.empty()) {
+    r.error = why;
+    return r;
+  }
+  const transport::ExecRequest req = command_for(c, "", become_for_current());
+  if (std::string why = transport::unsendable(req); !why.empty()) {
+    r.error = why;
+    return r;
+  }
+  return t_.exec(req);
 }
 
 void Executor::evidence(int rung, util::Value fields) {

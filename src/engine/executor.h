@@ -50,6 +50,15 @@ class Executor {
 
   bool interrupted() const { return interrupted_ && interrupted_->load(); }
 
+  /// While on, commands are sent (and not cancelled) after an interrupt too:
+  /// the lock's release and the audit line go over the still-open session.
+  void set_final(bool on) { final_ = on; }
+
+  /// Sends `c` as run() does (the current step's become) but records nothing:
+  /// the caller records one event of its own (the audit line, after host_end).
+  /// Never reconnects; a closed or lost session is an error result.
+  transport::ExecResult run_unrecorded(const steps::Command& c);
+
   /// Called before each command is sent with its rung and role (for progress).
   void set_observer(std::function<void(int rung, const std::string& role)> f) { observer_ = std::move(f); }
 
@@ -97,6 +106,7 @@ class Executor {
   std::string become_user_;
   size_t capture_ = 1 << 20;
   bool redact_ = false;
+  bool final_ = false;
   const std::atomic<bool>* interrupted_;
   const std::string* password_ = nullptr;
   std::function<void(int, const std::string&)> observer_;

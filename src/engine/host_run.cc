@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "playbook/when.h"
+#include "util/clock.h"
 #include "steps/prepare.h"
 
 namespace ratchet::engine {
@@ -60,6 +61,7 @@ bool HostRun::connect() {
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
   start_ms_ = now_ms();
+  started_at_ = util::rfc3339(std::chrono::system_clock::now());
   shared_.progress->connecting(host);
   // The executor records `connect` (or `unreachable`) as it does after a drop.
   ex_.emplace(t_, w, host, shared_.interrupted);
@@ -80,6 +82,15 @@ bool HostRun::connect() {
   Progress* prog = shared_.progress;
   ex_->set_observer([prog, host](int rung, const std::string& role) { prog->command_started(host, rung, role); });
   rep_.status = HostStatus::ok;
+  if (wants_lock()) {  // before the first step; fail closed: a lock not taken runs nothing
+    if (std::string why = take_lock(false); !why.empty()) {
+      bool interrupted = shared_.interrupted && shared_.interrupted->load();
+      rep_.status = interrupted ? HostStatus::interrupted : HostStatus::failed;
+      rep_.reason = why;
+      lock_refused_ = true;
+      return false;
+    }
+  }
   return true;
 }
 
@@ -137,6 +148,15 @@ bool HostRun::run_step(size_t i) {
     o.reason = why;
   } else if (step.kind == playbook::Kind::reboot) {
     o = run_reboot(ps);
+    // The lock lived on the host's tmpfs: taken again over the new session.
+    if (lock_held_ && t_.connected()) {
+      lock_held_ = false;
+      if (std::string why = take_lock(true); !why.empty()) {
+        o.status = StepStatus::failed;
+        o.reason = why;
+      }
+      ex_->set_step(step.id, step.become, step.become_user, step.capture);
+    }
   } else {
     bool secret_input = false;
     for (const auto& r : ps.rungs)
@@ -184,6 +204,18 @@ HostReport HostRun::finish() {
         skip(steps[k], stopped_reason(rep_.stopped_at), rep_.stopped_at);
       else if (shared_.w->failed())  // nothing more can be recorded; the recap still lists them
         skip(steps[k], "not run: the transcript cannot be written");
+      else if (lock_refused_)
+        skip(steps[k], "not run: the host's lock was not taken");
+    }
+  }
+  if (ex_) {
+    release_lock();
+    // A become host's audit line goes through sudo: probed (and recorded) before host_end.
+    if (shared_.guards && shared_.guards->audit && !job_.plan->guards.audit_log.empty() && job_.host.become) {
+      ex_->set_final(true);
+      ex_->set_step("(audit)", true, job_.host.become_user);
+      ex_->ensure_become(0);
+      ex_->set_final(false);
     }
   }
   rep_.ms = start_ms_ ? now_ms() - start_ms_ : 0;
@@ -191,6 +223,7 @@ HostReport HostRun::finish() {
   if (!rep_.reason.empty()) ev["reason"] = rep_.reason;
   if (!rep_.stopped_at.empty()) ev["stopped_at"] = rep_.stopped_at;
   shared_.w->emit(transcript::events::kHostEnd, ev);
+  write_audit();  // after host_end: it carries that line's digest
   ex_.reset();
   t_.close();
   shared_.progress->host_done(rep_);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/executor.h"
+#include "engine/host_lock.h"
 #include "engine/progress.h"
 #include "engine/ratchet_loop.h"
 #include "plan/plan.h"
@@ -42,6 +43,8 @@ struct HostReport {
   /// Each skipped step in order: {id, reason} (a false `when`, or the host stopped).
   std::vector<std::pair<std::string, std::string>> skipped;
   long long ms = 0;                   ///< connect to host_end
+  /// Problems that did not fail the host (the audit line not written), one line each.
+  std::vector<std::string> warnings;
 };
 
 /// The reason recorded for a step not run because the host stopped at `step`.
@@ -57,6 +60,8 @@ struct RunShared {
   const std::string* become_password = nullptr;
   /// How long to try to reconnect a session that dropped mid-run (0 = never).
   util::Millis reconnect_timeout{30'000};
+  /// The lock and audit facts; null = neither (engine tests, probes).
+  const RunGuards* guards = nullptr;
 };
 
 /// One host's run: connect(), then run_step(i) for each step in order while it
@@ -80,6 +85,14 @@ class HostRun {
 
  private:
   StepOutcome run_reboot(const steps::PreparedStep& ps);
+  // The lock on the host and the audit line (host_lock.h).
+  bool wants_lock() const;
+  /// Takes the host's lock (waiting, breaking as RunGuards say): "" = held, else why not.
+  std::string take_lock(bool again);
+  /// Releases the lock this run holds (also after an interrupt); a failure is a warning in rep_.
+  void release_lock();
+  /// After host_end: appends the audit line (a failure is a warning in rep_).
+  void write_audit();
   /// The commands step `p` runs now: the plan's, or, for a step that uses
   /// run-time values, its model rendered against the scope so far.
   bool commands_for(const plan::Step& p, steps::PreparedStep* out, std::string* err) const;
@@ -93,6 +106,9 @@ class HostRun {
 
   HostReport rep_;
   long long start_ms_ = 0;
+  std::string started_at_;  ///< UTC RFC 3339, at connect
+  bool lock_held_ = false;
+  bool lock_refused_ = false;  ///< the lock was not taken: no step ran
   size_t next_ = 0;  ///< the first step not yet run
 };
 

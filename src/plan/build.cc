@@ -53,6 +53,7 @@ std::vector<std::string> runtime_refs(const playbook::Playbook& pb, const playbo
 bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const playbook::Value& scope,
                HostPlan* out, std::vector<std::string>* errors) {
   out->host = host;
+  out->guards = playbook::resolve_guards(pb.guards, host.guards);
   out->steps.clear();
   out->vars = playbook::Value::table();
   for (const auto& it : scope.as_table()) {

@@ -130,6 +130,9 @@ json host_json(const HostPlan& hp) {
   if (!hp.endpoint.identity.empty()) h["identity"] = hp.endpoint.identity;
   if (!hp.endpoint.proxy.empty()) h["proxy_command"] = hp.endpoint.proxy;
   if (hp.endpoint.identities_only) h["identities_only"] = true;
+  // The lock's path, or false: none taken (run --lock still takes one at the default path).
+  h["lock"] = hp.guards.lock ? json(hp.guards.lock_path) : json(false);
+  h["audit_log"] = hp.guards.audit_log.empty() ? json(false) : json(hp.guards.audit_log);
   return h;
 }
 

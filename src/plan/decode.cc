@@ -347,6 +347,12 @@ std::optional<Plan> decode_file(const std::string& text, std::string* err) {
       hp.endpoint.identities_only = hr.flag("identities_only");
       hp.endpoint.known_keys = hr.strs("known_keys");
       hp.vars = transcript::from_json(hr.at("vars"));
+      for (const char* k : {"lock", "audit_log"})
+        if (const json& g = hr.at(k); !g.is_string() && g != json(false))
+          throw std::runtime_error(fmt::format("{}: `{}` must be a path or false", hr.where, k));
+      hp.guards.lock = hr.at("lock").is_string();
+      if (hp.guards.lock) hp.guards.lock_path = hr.str("lock");
+      hp.guards.audit_log = hr.at("audit_log").is_string() ? hr.str("audit_log") : "";
       for (const auto& sj : hr.arr("steps")) hp.steps.push_back(step_from(sj, hr.where));
       p.hosts.push_back(std::move(hp));
     }

@@ -67,6 +67,8 @@ struct HostPlan {
   /// The host's vars as its steps see them (playbook < group < host < -e),
   /// secrets left out.
   playbook::Value vars = playbook::Value::table();
+  /// The run lock and the audit line on this host (playbook/guards.h).
+  playbook::Guards guards;
   std::vector<Step> steps;
 };
 

@@ -20,7 +20,8 @@ using T = FieldType;
 const std::vector<std::pair<std::string, FieldType>> kHostKeys = {
     {"address", T::string},  {"port", T::integer},       {"user", T::string},
     {"identity", T::string}, {"known_hosts", T::string}, {"jump", T::string},
-    {"become", T::boolean},  {"become_user", T::string}, {"vars", T::table}};
+    {"become", T::boolean},  {"become_user", T::string}, {"vars", T::table},
+    {"lock", T::boolean},    {"lock_path", T::string},   {"audit_log", T::string}};
 
 std::string hint_for(const std::string& word, const std::vector<std::string>& cands) {
   std::string n = util::nearest(word, cands);
@@ -60,11 +61,15 @@ void read_host(const Diag& d, const DocPath& p, const std::string& name, const V
               hint_for(k, key_names()));
       continue;
     }
+    const Value& v = it.second;
+    if (is_guard_key(k)) {  // typed by their own rule (a path or false)
+      if (std::string err = read_guard_key(k, v, &h->guards); !err.empty()) d.error(d.doc.at(p / k), err);
+      continue;
+    }
     if (std::string err = type_error(k, it.second, spec->second, false); !err.empty()) {
       d.error(d.doc.at(p / k), err);
       continue;
     }
-    const Value& v = it.second;
     if (k == "address") {
       h->address = v.as_string();
       if (std::string why = address_problem(h->address); !why.empty())

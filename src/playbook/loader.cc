@@ -22,7 +22,8 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name",     "description", "targets",  "strategy",
                                            "serial",   "max_fail",    "vars",     "defaults",
-                                           "secrets",  "inventory",   "step"};
+                                           "secrets",  "inventory",   "step",     "lock",
+                                           "lock_path", "audit_log"};
 // Scope roots that templates reach without a var (template.h).
 const std::vector<std::string> kReserved = {"host", "run", "playbook", "ratchet", "steps"};
 
@@ -113,6 +114,9 @@ void read_top(const Diag& d, Playbook* pb) {
       for (const auto& t : v->as_array()) pb->targets.push_back(t.as_string());
   }
   read_policy(d, &pb->policy);
+  for (const char* k : {"lock", "lock_path", "audit_log"})
+    if (root.contains(k))
+      if (std::string err = read_guard_key(k, root[k], &pb->guards); !err.empty()) d.error(d.doc.at(DocPath() / k), err);
   if (auto v = typed("vars", FieldType::table)) {
     for (const auto& it : v->as_table()) {
       DocPath p = (DocPath() / "vars") / it.first;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "playbook/actions.h"
+#include "playbook/guards.h"
 #include "playbook/kind.h"
 #include "playbook/source_pos.h"
 #include "playbook/value.h"
@@ -64,6 +65,7 @@ struct Host {
   std::string jump;         ///< user@bastion:port (v0.2)
   bool become = false;
   std::string become_user;
+  GuardKeys guards;  ///< `lock`, `lock_path`, `audit_log` (playbook/guards.h)
   Value vars = Value::table();
   SourcePos where;
 };
@@ -132,6 +134,7 @@ struct Playbook {
   std::string description;
   std::vector<std::string> targets;
   RunPolicy policy;  ///< top-level `strategy`, `serial`, `max_fail`
+  GuardKeys guards;  ///< top-level `lock`, `lock_path`, `audit_log` (a host's win)
   Value vars = Value::table();
   /// Where each var was written: in the file, else "-e" for one only -e sets.
   std::map<std::string, SourcePos> var_pos;

@@ -70,6 +70,14 @@ constexpr Field kHostEndFields[] = {
     {"host", S, req}, {"status", S, req},  {"counts", O, req},
     {"ms", I, req},   {"reason", S, opt},  {"stopped_at", S, opt},
 };
+constexpr Field kLockFields[] = {
+    {"host", S, req}, {"action", S, req}, {"path", S, req},  {"ok", B, req},
+    {"message", S, req}, {"holder", S, opt}, {"broke", S, opt},
+};
+constexpr Field kAuditFields[] = {
+    {"host", S, req}, {"path", S, req}, {"line", S, req}, {"digest", S, req},
+    {"ok", B, req},   {"command", S, req}, {"warning", S, opt},
+};
 constexpr Field kRunEndFields[] = {
     {"status", S, req}, {"exit_code", I, req}, {"hosts", O, req}, {"counts", O, opt}, {"ms", I, opt},
     {"host_digests", O, opt}};
@@ -89,7 +97,9 @@ constexpr Event kEvents[] = {
     {kExit, "how a command ended: its exit status or signal, or why none came", kExitFields, "code signal error"},
     {kEvidence, "what a check found or an action selected, as the step judged it", kEvidenceFields, ""},
     {kStepEnd, "a step ended on a host: its status and why", kStepEndFields, ""},
+    {kLock, "the run's lock on a host was taken, refused, or released", kLockFields, ""},
     {kHostEnd, "a host is done: its status and step counts", kHostEndFields, ""},
+    {kAudit, "the audit line appended on a host after its host_end, with that line's digest", kAuditFields, ""},
     {kRunEnd, "the run ended: its status and exit code (always last)", kRunEndFields, ""},
 };
 

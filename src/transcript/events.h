@@ -25,7 +25,9 @@ inline constexpr char kOutput[] = "output";
 inline constexpr char kExit[] = "exit";
 inline constexpr char kEvidence[] = "evidence";
 inline constexpr char kStepEnd[] = "step_end";
+inline constexpr char kLock[] = "lock";
 inline constexpr char kHostEnd[] = "host_end";
+inline constexpr char kAudit[] = "audit";
 inline constexpr char kRunEnd[] = "run_end";
 
 /// A field's JSON type. `integer` is a JSON number without a fraction.

@@ -224,6 +224,16 @@ void on_host_end(Page&, const json& e, const std::string&, std::string& b) {
   b += fmt::format("  host {}{}: {}{}\n", str(e, "status"), at, counts.empty() ? "nothing ran" : counts, why);
 }
 
+void on_lock(Page&, const json& e, const std::string&, std::string& b) {
+  std::string what = str(e, "action") == "release" ? "release" : "take";
+  b += fmt::format("  lock {} {}: {}\n", str(e, "path"), what, str(e, "message"));
+}
+
+void on_audit(Page&, const json& e, const std::string&, std::string& b) {
+  b += flag(e, "ok") ? fmt::format("  audit line appended to {} (digest {})\n", str(e, "path"), str(e, "digest"))
+                     : fmt::format("  warning: {}\n", str(e, "warning"));
+}
+
 void on_run_end(Page& p, const json& e, const std::string&, std::string&) {
   p.tail += fmt::format("{} {} (exit {}) at {}\n", p.what, str(e, "status"), str(e, "exit_code"), str(e, "t"));
 }
@@ -236,7 +246,8 @@ const std::map<std::string_view, RenderFn>& renderers() {
       {ev::kConnect, on_connect},        {ev::kUnreachable, on_unreachable},  {ev::kRebootWait, on_reboot_wait},
       {ev::kReconnect, on_reconnect},    {ev::kStepStart, on_step_start},     {ev::kCommand, on_command},
       {ev::kOutput, on_output},          {ev::kExit, on_exit},                {ev::kEvidence, on_evidence},
-      {ev::kStepEnd, on_step_end},       {ev::kHostEnd, on_host_end},         {ev::kRunEnd, on_run_end},
+      {ev::kStepEnd, on_step_end},       {ev::kHostEnd, on_host_end},
+      {ev::kLock, on_lock},              {ev::kAudit, on_audit},         {ev::kRunEnd, on_run_end},
   };
   return m;
 }

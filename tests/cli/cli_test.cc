@@ -80,7 +80,7 @@ command = "echo never"
   CHECK(seq == std::vector<std::string>{"run_start", "host_library", "connect", "step_start:first",
                                         "command:first", "exit:first", "step_end:first", "step_start:breaks",
                                         "command:breaks", "exit:breaks", "evidence:breaks", "step_end:breaks",
-                                        "step_start:never", "step_end:never", "host_end", "run_end"});
+                                        "step_start:never", "step_end:never", "host_end", "audit", "run_end"});
   // run_start is small: the host library is stored once, in its own event (schema 2).
   CHECK(t.events[0]["schema"] == 2);
   CHECK_FALSE(t.events[0].contains("host_library"));
@@ -234,14 +234,17 @@ TEST_CASE("exec passes the remote exit status and signal through", "[ssh][cli]")
   CHECK(tr.note.empty());  // ends with run_end
   std::vector<std::string> names;
   for (const auto& ev : tr.events) names.push_back(ev["event"]);
-  CHECK(names == std::vector<std::string>{"run_start", "connect", "command", "output", "exit", "run_end"});
-  REQUIRE(names.size() == 6);
+  // The audit line goes after the command (docs/audit.md): exec writes one too.
+  CHECK(names == std::vector<std::string>{"run_start", "connect", "command", "output", "exit", "audit", "run_end"});
+  REQUIRE(names.size() == 7);
   CHECK(tr.events[0]["exec"] == "echo hi; exit 5");
   CHECK(tr.events[3]["data"] == "hi\n");
   CHECK(tr.events[4]["code"] == 5);
   CHECK(tr.events[4]["pid"].get<long>() > 1);
-  CHECK(tr.events[5]["exit_code"] == 5);
-  CHECK(tr.events[5]["status"] == "failed");
+  CHECK(json::parse(tr.events[5]["line"].get<std::string>())["mode"] == "exec");
+  CHECK(json::parse(tr.events[5]["line"].get<std::string>())["status"] == "failed");
+  CHECK(tr.events[6]["exit_code"] == 5);
+  CHECK(tr.events[6]["status"] == "failed");
 }
 
 TEST_CASE("write: 4 MiB lands atomically over ssh, the old file stays whole until the rename", "[ssh][cli]") {
@@ -461,6 +464,7 @@ become = true
   std::string host = "\nhost 127.0.0.1:" + std::to_string(closed) + " (address 127.0.0.1, port " +
                      std::to_string(closed) + ", user deploy)\n";
   CHECK(r.out.find(host +
+                   "  lock: none (run --lock takes one); audit line: appended to /var/log/ratchet/runs.log\n"
                    "  1. gpus [verify] gpus  (as root via sudo)\n"
                    "       timeout 30s, settle 2s, retries 3, delay 500ms; on_failure continue; become root (sudo runs "
                    "`sudo -n -H -- /bin/sh -c ...`; with a password `-k -S -p ''` for `-n`)\n"

@@ -1,6 +1,9 @@
 // The reboot step on a real systemd host: gpu-release with -e reboot=true
 // reboots the host (systemd-nspawn boots it again), waits for it to come back
-// with a new boot id, and the unit it enabled is active after boot.
+// with a new boot id, and the unit it enabled is active after boot. With --lock
+// at the default path (the lab host's own /run/lock, a tmpfs): taken before the
+// first step, taken again over the new session after the reboot, released at
+// the end; and the audit line at the default /var/log/ratchet/runs.log.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -28,7 +31,7 @@ TEST_CASE("reboot: gpu-release with a final reboot leaves the unit active after 
   std::string t = dir + "/t.jsonl";
   auto r = run_sh(std::string(RATCHET_BINARY) + " run " + RATCHET_SOURCE_DIR +
                   "/playbooks/gpu-release.toml -i " + dir + "/inv.toml -F none -e 'devices=[\"" +
-                  scene.at("DEVICE_GLOB") + "\"]' -e reboot=true --transcript " + t);
+                  scene.at("DEVICE_GLOB") + "\"]' -e reboot=true --lock --json --transcript " + t);
   INFO(r.out << r.err);
   CHECK(r.code == 0);
 
@@ -36,7 +39,9 @@ TEST_CASE("reboot: gpu-release with a final reboot leaves the unit active after 
   std::map<std::string, json> ends;
   json evidence;
   int connects = 0, waits = 0;
+  std::vector<std::string> locks;
   for (const auto& e : tr.events) {
+    if (e["event"] == "lock" && e["ok"] == true) locks.push_back(e["action"]);
     if (e["event"] == "step_end") ends[e["step"]] = e;
     if (e["event"] == "evidence" && e["step"] == "reboot") evidence = e;
     connects += e["event"] == "connect";
@@ -45,6 +50,22 @@ TEST_CASE("reboot: gpu-release with a final reboot leaves the unit active after 
   CHECK(ends["reboot"]["status"] == "changed");
   CHECK(ends["active_after_boot"]["status"] == "ok");
   CHECK(connects == 2);  // the first session, and the fresh one after boot
+  CHECK(locks == std::vector<std::string>{"take", "take_again", "release"});
+  std::string none;
+  CHECK(host.ssh("test ! -e /run/lock/ratchet.lock", &none) == 0);
+  // The audit line, on the host, with the digest run printed.
+  json sum = json::parse(r.out);
+  std::string log;
+  REQUIRE(host.ssh("cat /var/log/ratchet/runs.log", &log) == 0);
+  int mine = 0;
+  for (size_t at = 0, nl; (nl = log.find('\n', at)) != std::string::npos; at = nl + 1) {
+    json a = json::parse(log.substr(at, nl - at));
+    if (a["run_id"] != sum["run_id"]) continue;  // an earlier test's run on the same root file system
+    ++mine;
+    CHECK(a["digest"] == sum["hosts"][0]["digest"]);
+    CHECK(a["status"] == "ok");
+  }
+  CHECK(mine == 1);
   REQUIRE(evidence.is_object());
   CHECK(evidence["boot_id_before"] == boot_before.substr(0, boot_before.size() - 1));
   CHECK(evidence["boot_id_after"] != evidence["boot_id_before"]);

@@ -94,6 +94,9 @@ TEST_CASE("plan file: every field round-trips and the digest covers the whole do
   plan::Plan P = sample_plan(dir);
   // A stdin that is not UTF-8 survives (base64 in the file).
   P.hosts[0].steps[3].prepared.rungs[0].action->stdin_data = std::string("\xff\xfe raw\n", 7);
+  P.hosts[0].guards.lock = true;
+  P.hosts[0].guards.lock_path = "/run/lock/lab.lock";
+  P.hosts[0].guards.audit_log = "";
   std::string text = plan::encode_file(P);
   std::string err;
   auto back = plan::decode_file(text, &err);
@@ -120,6 +123,9 @@ TEST_CASE("plan file: every field round-trips and the digest covers the whole do
   CHECK(back->hosts[0].endpoint.known_keys == std::vector<std::string>{"SHA256:abc"});
   CHECK(back->hosts[0].endpoint.proxy == "nc %h %p");
   CHECK(back->hosts[0].endpoint.identities_only);
+  CHECK(back->hosts[0].guards.lock);
+  CHECK(back->hosts[0].guards.lock_path == "/run/lock/lab.lock");
+  CHECK(back->hosts[0].guards.audit_log.empty());
   CHECK(back->secrets.at("token") == "env:TOKEN");
   CHECK(back->selection.extra_vars.at(0).second == "inference.service");
   // The digest is of the document itself.

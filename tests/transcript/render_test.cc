@@ -178,7 +178,9 @@ TEST_CASE("show renders a sample event of every kind of the table, each in a lin
       {events::kExit, "  → exit 1, timed out (1ms)\n"},
       {events::kEvidence, "          evidence\n"},
       {events::kStepEnd, "    S in 1ms\n"},
+      {events::kLock, "  lock S take: S\n"},
       {events::kHostEnd, "  host S: 1 S\n"},
+      {events::kAudit, "  audit line appended to S (digest S)\n"},
       {events::kRunEnd, "run S (exit 1) at T\n"},
   };
   for (const auto& kind : events::all()) {
