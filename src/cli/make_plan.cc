@@ -22,8 +22,6 @@
 
 namespace ratchet::cli {
 
-namespace {
-
 // "user@hostname" of whoever runs ratchet here.
 std::string who_here() {
   std::string user = "unknown";
@@ -32,6 +30,8 @@ std::string who_here() {
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   return fmt::format("{}@{}", user, *host ? host : "unknown");
 }
+
+namespace {
 
 plan::Source source_of(const char* role, const std::string& name, const std::string& path) {
   plan::Source s{role, name, absolute_path(path), ""};

@@ -13,6 +13,9 @@ namespace ratchet::cli {
 /// Connects to nothing. Prints every error to stderr and returns nullopt (exit 2).
 std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o);
 
+/// Who runs ratchet from where: "user@host" (the login user and host name; "unknown" for either not found).
+std::string who_here();
+
 /// `path` absolute and normalised (unchanged when it is "" or cannot be made absolute).
 std::string absolute_path(const std::string& path);
 
