@@ -20,17 +20,32 @@ PACKAGES=(
   # scripts/test.sh builds build-ci/ with clang, ASan + UBSan and the libFuzzer targets:
   # clang, its sanitizer and libFuzzer runtimes, and llvm-symbolizer for readable reports
   clang libclang-rt-14-dev llvm
+  # the HTML report is checked in headless Chromium (tests/e2e/report_test.cc, via puppeteer-core)
+  chromium
 )
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
+# node and npm drive Chromium for the report test; a nodejs from elsewhere (with its own npm) will do.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# puppeteer-core (pinned in tests/report/browser/package-lock.json) into its
+# gitignored node_modules; again only when the lock file changed. It drives
+# /usr/bin/chromium and downloads no browser of its own.
+browser=tests/report/browser
+if ! cmp -s "$browser/package-lock.json" "$browser/node_modules/.ratchet-installed-lock"; then
+  echo "setup: npm ci in $browser"
+  (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$browser/package-lock.json" "$browser/node_modules/.ratchet-installed-lock"
 fi
 
 if [ "${SETUP_NO_BUILD:-0}" != 1 ]; then

@@ -110,6 +110,8 @@ static void add_run_options(CLI::App* sub, Options& o) {
   sub->add_option("--become-password-file", o.become_password_file, "read the sudo password from FILE");
   sub->add_option("--become-password-env", o.become_password_env,
                   "read the sudo password from environment variable NAME");
+  sub->add_option("--report", o.report,
+                  "also write the run's HTML report to FILE at the end (mode 0600; docs/report.md)");
   add_connect_timeout(sub, o);
   sub->add_option("--reconnect-timeout", o.reconnect_timeout,
                   "how long to try to reconnect a host whose session dropped mid-run, e.g. 30s (default); 0 = never");
@@ -242,6 +244,14 @@ int main(int argc, char** argv) {
                    "printed it; `sha256:` optional)")
       ->needs(verify);
 
+  ReportOptions ro;
+  auto* report = app.add_subcommand("report", "write a transcript's run as one self-contained HTML file");
+  report->footer("Exit codes: 0 written (a cut run too), 1 the file holds no complete event, 2 not a transcript,\n"
+      "no such run, or the report cannot be written. Docs: docs/report.md.");
+  report->add_option("transcript", ro.path, "transcript file (.jsonl)")->required();
+  report->add_option("-o,--out", ro.out, "the HTML file to write (mode 0600, replaced atomically)")->required();
+  report->add_option("--run", ro.run_id, "the run of this id (default: the file's last run)");
+
   ExecOptions eo;
   auto* exec = app.add_subcommand("exec", "run one ad hoc command on a host");
   exec->footer("Exit codes: the command's own exit status, 124 its --timeout ended it, 128+N killed by\n"
@@ -302,6 +312,7 @@ int main(int argc, char** argv) {
     if (*validate) return cmd_validate(o);
     if (*hosts) return cmd_hosts(o, hosts_json);
     if (*show) return cmd_show(so);
+    if (*report) return cmd_report(ro);
     if (*exec) return cmd_exec(eo);
   } catch (const std::exception& e) {
     std::cerr << "ratchet: error: " << e.what() << "\n";

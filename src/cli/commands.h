@@ -1,6 +1,7 @@
 #pragma once
 // One function per subcommand; each returns the process exit code.
 #include <chrono>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,23 @@ struct ShowOptions {
 /// digests), else 1 naming the first line that does not fit. --follow: the
 /// run's own exit code at its run_end, 130 on ^C.
 int cmd_show(const ShowOptions& o);
+
+struct ReportOptions {
+  std::string path;    ///< the transcript
+  std::string out;     ///< -o FILE
+  std::string run_id;  ///< --run ID ("" = the file's last run)
+};
+/// `ratchet report TRANSCRIPT -o FILE`: the run as one self-contained HTML file
+/// (mode 0600, written atomically). 0 written (also for a cut run), 1 the file
+/// holds no complete event, 2 a usage error or a file that cannot be read or written.
+int cmd_report(const ReportOptions& o);
+/// For `run`/`apply --report FILE` before anything runs: "" when the report can be
+/// made from the transcript at `transcript`, else why not (a usage error's message).
+std::string report_option_problem(const std::string& report, const std::string& transcript);
+/// After the run: the report of run `run_id` of `transcript` written to `report`;
+/// prints what it wrote on `human`, or the error on stderr and returns false.
+bool write_run_report(const std::string& report, const std::string& transcript, const std::string& run_id,
+                      std::ostream& human);
 
 struct ExecOptions {
   Options base;

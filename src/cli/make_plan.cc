@@ -24,7 +24,6 @@ namespace ratchet::cli {
 
 namespace {
 
-
 plan::Source source_of(const char* role, const std::string& name, const std::string& path) {
   plan::Source s{role, name, absolute_path(path), ""};
   std::string text, err;

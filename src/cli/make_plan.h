@@ -7,7 +7,8 @@
 
 namespace ratchet::cli {
 
-/// "user@hostname" of whoever runs ratchet here (a plan's made.by, the lock's holder).
+/// "user@hostname" of whoever runs ratchet here (a plan's made.by, the lock's
+/// holder, run_start's run_by); "unknown" for either part not found.
 std::string who_here();
 
 /// The plan of every host of L: each step rendered (dry secrets), each

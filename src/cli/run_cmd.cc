@@ -197,6 +197,12 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   if (std::string hit = clobbered_source(P, path, applied ? applied->path : ""); !hit.empty())
     return usage_error(o.command.empty() ? "run" : o.command,
                        fmt::format("--transcript {} is {}: a transcript goes to a file of its own", path, hit));
+  if (!o.report.empty()) {  // checked before anything runs: the report is made from the transcript at the end
+    std::string why = report_option_problem(o.report, path);
+    if (std::string hit = clobbered_source(P, o.report, applied ? applied->path : ""); why.empty() && !hit.empty())
+      why = fmt::format("--report {} is {}: the report goes to a file of its own", o.report, hit);
+    if (!why.empty()) return usage_error(o.command.empty() ? "run" : o.command, why);
+  }
   transcript::Writer w(path);
   for (const auto& it : secrets->as_table()) w.add_secret(it.second.as_string());
   // Every value a --secret name was given with -e, not only the last that won:
@@ -231,7 +237,8 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
                        {"targets", targets},
                        {"policy", {{"strategy", playbook::name(pol.strategy)}, {"forks", o.forks},
                                    {"serial", count_json(pol.serial)}, {"max_fail", count_json(pol.max_fail)}}},
-                       {"become_password", become_password.has_value()}};
+                       {"become_password", become_password.has_value()},
+                       {"run_by", who_here()}};
   if (applied)  // the saved plan this run executes (docs/plan.md)
     start["plan"] = {{"digest", applied->digest}, {"path", applied->path}, {"made_at", P.made.at},
                      {"made_by", P.made.by}};
@@ -342,6 +349,8 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   for (const auto& r : reps)  // did not fail the host (the audit line, a lock not released)
     for (const auto& warn : r.warnings)
       std::cerr << util::escaped_line(w.mask(fmt::format("ratchet: warning: {}: {}", r.host, warn))) << "\n";
+  // The run's exit code stays the run's: a report that cannot be written is said on stderr.
+  if (!o.report.empty()) write_run_report(o.report, path, info.id, human);
   if (w.failed())
     std::cerr << "ratchet: error: " << w.failure()
               << "; every host stopped before its next step (the recap says where); the transcript ends there\n";

@@ -24,7 +24,7 @@ constexpr Field kRunStartFields[] = {
     {"playbook_path", S, opt},    {"playbook_sha256", S, opt}, {"playbook_source", S, opt},
     {"vars", O, opt},             {"policy", O, opt},          {"become_password", B, opt},
     {"exec", S, opt},             {"plan", O, opt},            {"host_library", O, v1},
-    {"mode", S, opt},
+    {"mode", S, opt},             {"run_by", S, opt},
 };
 constexpr Field kHostLibraryFields[] = {{"sha256", S, req}, {"text", S, req}};
 constexpr Field kBatchStartFields[] = {{"batch", I, req}, {"batches", I, req}, {"hosts", A, req}};

@@ -3,15 +3,20 @@
 // Invariants: reading never fails for a readable file and never throws; every
 // event is a JSON object; cut_off exactly when the bytes end inside a line; no
 // more events than lines; render and filter never throw, with or without a
-// host/step filter; filter keeps a subset, and filtering twice changes nothing.
+// host/step filter; filter keeps a subset, and filtering twice changes nothing;
+// the HTML report of each run never throws and holds no markup from the input
+// (no <script, <img or <svg anywhere: the page itself has none).
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
 #include "fuzz_check.h"
 #include "fuzz_file.h"
+#include "report/model.h"
+#include "report/page.h"
 #include "transcript/reader.h"
 #include "transcript/render.h"
 
@@ -58,5 +63,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto kept = filter(r.events, one);
   FUZZ_CHECK(kept.size() <= r.events.size());
   FUZZ_CHECK(filter(kept, one) == kept);
+
+  for (auto& run : ratchet::report::build_runs(r)) {
+    ratchet::report::Source src;
+    src.path = path;
+    src.run = std::move(run);
+    std::string page = ratchet::report::render_page(src);
+    for (auto& c : page) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    FUZZ_CHECK(page.find("<script") == std::string::npos);
+    FUZZ_CHECK(page.find("<img") == std::string::npos);
+    FUZZ_CHECK(page.find("<svg") == std::string::npos);
+  }
   return 0;
 }
