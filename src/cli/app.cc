@@ -63,6 +63,19 @@ static void add_connect_timeout(CLI::App* sub, Options& o) {
       "(default 10s; per jump hop too)");
 }
 
+/// --transport channel|session (transport.h ExecMode); anything else is a usage error.
+static void add_transport(CLI::App* sub, Options& o) {
+  sub->add_option_function<std::string>(
+      "--transport",
+      [&o](const std::string& text) {
+        if (text == "channel") o.exec_mode = transport::ExecMode::channel;
+        else if (text == "session") o.exec_mode = transport::ExecMode::session;
+        else throw CLI::ValidationError("--transport", text + ": must be channel or session");
+      },
+      "channel: one SSH channel per command (default); session: one shell per host runs them all, "
+      "one round trip each (docs/transport.md)");
+}
+
 static void add_selectors(CLI::App* sub, Options& o) {
   sub->add_option("-i,--inventory", o.inventory, "inventory file (TOML)");
   // One value per occurrence (repeat the option for more), so an option before
@@ -111,6 +124,7 @@ static void add_run_options(CLI::App* sub, Options& o) {
   sub->add_option("--become-password-env", o.become_password_env,
                   "read the sudo password from environment variable NAME");
   add_connect_timeout(sub, o);
+  add_transport(sub, o);
   sub->add_option("--reconnect-timeout", o.reconnect_timeout,
                   "how long to try to reconnect a host whose session dropped mid-run, e.g. 30s (default); 0 = never");
 }
@@ -248,6 +262,7 @@ int main(int argc, char** argv) {
   exec->add_option("--timeout", eo.timeout, "deadline for the command (default 60s)");
   add_connect_timeout(exec, eo.base);
   exec->add_option("--transcript", eo.base.transcript, "also record a transcript here");
+  add_transport(exec, eo.base);
 
   if (argc < 2) {  // bare `ratchet`: what there is, briefly
     std::cerr << short_usage(app);

@@ -37,6 +37,8 @@ struct Options {
   /// --connect-timeout DURATION: TCP connect plus SSH handshake and auth, per
   /// session (the target and each jump hop), as OpenSSH's ConnectTimeout bounds connect.
   util::Millis connect_timeout{10'000};
+  /// --transport channel|session: how commands reach each host (transport.h ExecMode).
+  transport::ExecMode exec_mode = transport::ExecMode::channel;
 };
 
 /// A loaded playbook with its hosts resolved; what plan/run/validate work on.
