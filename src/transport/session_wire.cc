@@ -29,8 +29,8 @@ std::string session_child(const ExecRequest& req, std::string_view dir) {
   const std::string script = trap + "\n" + with_library(req.script, req.library);
   // Always wrapped: the pid line lets ^C and the watchdog reach the command.
   const util::Millis t = std::max(req.host_timeout, util::Millis(1));
-  // The shell passes the stderr fifo as $0: the child opens it itself.
-  return "exec 2>\"$0\"; " + wire_command(script, t, req.become, req.run_id);
+  // The shell passes the stderr fifo as $1: the child opens it itself.
+  return "exec 2>\"$1\"; " + wire_command(script, t, req.become, req.run_id);
 }
 
 SessionRequest session_request(const ExecRequest& req, std::string_view dir) {
@@ -39,17 +39,19 @@ SessionRequest session_request(const ExecRequest& req, std::string_view dir) {
   if (req.become.enabled && req.become.password) r.stdin_data = req.become_password + "\n";
   r.stdin_data += req.stdin_data;
   if (!(req.become.enabled && req.become.password)) r.query = held_output_query(req.run_id, req.become);
+  if (r.query.find('\n') != std::string::npos) r.query.clear();  // it travels as one line
   r.grace = req.drain_grace;
   return r;
 }
 
 std::string session_frame(std::string_view nonce, const SessionRequest& r) {
   const long long ms = std::max<long long>(0, r.grace.count());
-  std::string out = fmt::format("{} {} {} {}.{:03} {}\n", nonce, r.child.size(), r.stdin_data.size(), ms / 1000,
-                                ms % 1000, r.query.size());
+  std::string out = fmt::format("{} {} {} {}.{:03}\n", nonce, r.child.size(), r.stdin_data.size(), ms / 1000,
+                                ms % 1000);
+  out += r.query;  // one line: held_output_query() has no newline
+  out += '\n';
   out += r.child;
   out += r.stdin_data;
-  out += r.query;
   return out;
 }
 

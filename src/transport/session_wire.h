@@ -25,9 +25,9 @@ std::string new_session_nonce();
 
 /// What one command is, as the session shell receives it.
 struct SessionRequest {
-  std::string child;  ///< the command line the shell runs with setsid /bin/sh -c
+  std::string child;  ///< the script the shell runs with setsid /bin/sh FILE STDERR_FIFO
   std::string stdin_data;
-  std::string query;  ///< run (from a file) when output is held open; "" = none
+  std::string query;  ///< one line, run with /bin/sh -c when output is held open; "" = none
   util::Millis grace{2'000};
 };
 
@@ -41,8 +41,8 @@ std::string session_child(const ExecRequest& req, std::string_view dir);
 /// (none when sudo needs a password: it would have no stdin to read it from).
 SessionRequest session_request(const ExecRequest& req, std::string_view dir);
 
-/// The bytes sent for r: "NONCE WLEN ILEN GRACE QLEN\n" then the child, the
-/// stdin and the query. GRACE in seconds with 3 decimals.
+/// The bytes sent for r: "NONCE WLEN ILEN GRACE\n", the query and "\n", then
+/// the child and the stdin (WLEN and ILEN bytes). GRACE in seconds, 3 decimals.
 std::string session_frame(std::string_view nonce, const SessionRequest& r);
 
 /// Splits a stream at the first `marker`: the bytes before it are output, let

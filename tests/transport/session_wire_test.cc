@@ -80,9 +80,9 @@ TEST_CASE("session: a request is its header line then the child, stdin and query
   r.stdin_data = std::string("in\0put", 6);
   r.query = "q";
   r.grace = milliseconds(2500);
-  CHECK(session_frame("n0", r) == "n0 20 6 2.500 1\nexec /bin/sh -c true" + r.stdin_data + "q");
+  CHECK(session_frame("n0", r) == "n0 20 6 2.500\nq\nexec /bin/sh -c true" + r.stdin_data);
   r.grace = milliseconds(40);
-  CHECK(session_frame("n0", r).substr(0, 19) == "n0 20 6 0.040 1\nexe");
+  CHECK(session_frame("n0", r).substr(0, 19) == "n0 20 6 0.040\nq\nexe");
 }
 
 TEST_CASE("session: the child runs through the run wrapper after its status trap", "[transport]") {
@@ -102,7 +102,7 @@ TEST_CASE("session: the child runs through the run wrapper after its status trap
   SessionRequest r = session_request(req, "/d");
   CHECK(r.stdin_data == "pw\ndata");
   CHECK(r.query.empty());
-  CHECK(r.child.rfind("exec 2>\"$0\"; exec sudo -k -S -p '' -H -- /bin/sh -c ", 0) == 0);
+  CHECK(r.child.rfind("exec 2>\"$1\"; exec sudo -k -S -p '' -H -- /bin/sh -c ", 0) == 0);
   req.become.password = false;
   CHECK_FALSE(session_request(req, "/d").query.empty());
 }

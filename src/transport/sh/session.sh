@@ -25,14 +25,12 @@ get() {
     n=$(($2 - h));
   done;
 };
+mkfifo "$d/o" "$d/e" || exit 97;
 echo "ratchet-session $1 ready $d";
-# A request: "NONCE WLEN ILEN GRACE QLEN", then the child's command line, its
-# stdin and the held-output query (bytes). The nonce is in no process but this.
-while read -r k wl il g ql; do
-  get "$d/w" "$wl" && get "$d/i" "$il" && get "$d/q" "$ql" || exit 98;
-  w=$(cat "$d/w"; echo x);
-  w=${w%x};
-  mkfifo "$d/o" "$d/e" || exit 98;
+# A request: "NONCE WLEN ILEN GRACE", the held-output query (one line), then the
+# child's script and its stdin (bytes). The nonce is in no process but this.
+while read -r k wl il g && read -r q; do
+  get "$d/w" "$wl" && get "$d/i" "$il" || exit 98;
   cat <"$d/o" 3>&- & ro=$!;
   cat <"$d/e" >&3 & re=$!;
   # stdin: opened, then unlinked before the command runs (a become password).
@@ -40,8 +38,8 @@ while read -r k wl il g ql; do
   # In the foreground (an async list would ignore INT and QUIT), a session and
   # process group of its own, fresh from exec: nothing of this shell but the
   # login environment it was itself started with. The child opens its stderr
-  # itself ($0): this shell's notes ("Killed") stay on its own, /dev/null.
-  setsid /bin/sh -c "$w" "$d/e" <&4 >"$d/o" 3>&- 4<&-;
+  # itself ($1): this shell's notes ("Killed") stay on its own, /dev/null.
+  setsid /bin/sh "$d/w" "$d/e" <&4 >"$d/o" 3>&- 4<&-;
   s=$?;
   exec 4<&-;
   # sh reads a death by signal N as status 128+N; the command's EXIT trap
@@ -63,10 +61,12 @@ while read -r k wl il g ql; do
   h=0;
   if [ "$a" -gt 128 ] || [ "$b" -gt 128 ]; then
     hd=1;
-    [ "$ql" -gt 0 ] && /bin/sh "$d/q" </dev/null >"$d/hq" && h=$(wc -c <"$d/hq");
+    [ -n "$q" ] && /bin/sh -c "$q" </dev/null >"$d/hq" && h=$(wc -c <"$d/hq");
   fi;
   echo "$k end $x $hd $((h))";
   [ "$((h))" -gt 0 ] && cat "$d/hq";
   printf %s "$k" >&3;
-  rm -f "$d/o" "$d/e" "$d/s" "$d/w" "$d/i" "$d/q" "$d/hq";
+  # The next command's fifos, after the answer: off its round trip.
+  rm -f "$d/o" "$d/e" "$d/s" "$d/w" "$d/i" "$d/hq";
+  mkfifo "$d/o" "$d/e" || exit 98;
 done
