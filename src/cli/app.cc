@@ -63,6 +63,19 @@ static void add_connect_timeout(CLI::App* sub, Options& o) {
       "(default 10s; per jump hop too)");
 }
 
+/// --transport channel|session (transport.h ExecMode); anything else is a usage error.
+static void add_transport(CLI::App* sub, Options& o) {
+  sub->add_option_function<std::string>(
+      "--transport",
+      [&o](const std::string& text) {
+        if (text == "channel") o.exec_mode = transport::ExecMode::channel;
+        else if (text == "session") o.exec_mode = transport::ExecMode::session;
+        else throw CLI::ValidationError("--transport", text + ": must be channel or session");
+      },
+      "channel: one SSH channel per command (default); session: one shell per host runs them all, "
+      "one round trip each (docs/transport.md)");
+}
+
 static void add_selectors(CLI::App* sub, Options& o) {
   sub->add_option("-i,--inventory", o.inventory, "inventory file (TOML)");
   // One value per occurrence (repeat the option for more), so an option before
@@ -113,6 +126,7 @@ static void add_run_options(CLI::App* sub, Options& o) {
   sub->add_option("--report", o.report,
                   "also write the run's HTML report to FILE at the end (mode 0600; docs/report.md)");
   add_connect_timeout(sub, o);
+  add_transport(sub, o);
   sub->add_option("--reconnect-timeout", o.reconnect_timeout,
                   "how long to try to reconnect a host whose session dropped mid-run, e.g. 30s (default); 0 = never");
   sub->add_flag("--lock", o.lock, "take the lock on every host, as `lock = true` does (docs/playbook.md)");
@@ -268,6 +282,7 @@ int main(int argc, char** argv) {
   exec->add_flag("--lock", eo.base.lock, "take the host's lock around the command (docs/playbook.md)");
   exec->add_option("--lock-wait", eo.base.lock_wait, "with --lock: wait up to DURATION for a held lock");
   exec->add_flag("--break-lock", eo.base.break_lock, "with --lock: take a stale lock (its holder's session is gone)");
+  add_transport(exec, eo.base);
 
   if (argc < 2) {  // bare `ratchet`: what there is, briefly
     std::cerr << short_usage(app);

@@ -101,6 +101,8 @@ bool drain(ssh_channel ch, int is_stderr, CaptureBuffer* cap, PidMarkerFilter* f
 ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
                        bool may_arm);
 
+}  // namespace
+
 /// A short helper command on a second channel (the watchdog, the holder
 /// query): `command` as it is, `become_stdin` on its stdin, 10 s, 4 KiB.
 ExecResult run_beside(ssh_session s, const Target& t, std::string command, const Wire& of) {
@@ -128,6 +130,8 @@ std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req,
   }
   return "armed";
 }
+
+namespace {
 
 ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
                        bool may_arm) {

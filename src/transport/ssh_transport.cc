@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "transport/session_shell.h"
 #include "transport/ssh_config_scan.h"
 #include "transport/ssh_jump.h"
 
@@ -52,6 +53,8 @@ class SshTransport final : public Transport {
   int fd_ = -1;  ///< the socket from chain_ that session_ rides on; -1 when direct
   bool connected_ = false;
   ssh::Setup setup_;
+  ssh::SessionShell shell_;  ///< with ExecMode::session, once started
+  std::string fallback_;     ///< why the session shell could not start ("" = it may)
 };
 
 std::optional<ConnectError> SshTransport::connect(ConnectInfo* info) {
@@ -95,10 +98,25 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     r.error = fmt::format("{}: not connected", t.where.empty() ? ep_.name : t.where);
     return r;
   }
-  return ssh::exec_channel(session_, t, req);
+  std::string note;
+  if (ep_.exec_mode == ExecMode::session && fallback_.empty()) {
+    if (!shell_.is_open()) {
+      std::string why = shell_.open(session_, t, ep_.connect_timeout);
+      if (!why.empty()) {
+        fallback_ = why;
+        note = fmt::format("the session shell could not start ({}): one channel per command from here", why);
+      }
+    }
+    if (shell_.is_open()) return shell_.exec(session_, t, req);
+  }
+  ExecResult r = ssh::exec_channel(session_, t, req);
+  if (!note.empty()) r.warning = r.warning.empty() ? note : note + "; " + r.warning;
+  return r;
 }
 
 void SshTransport::close() {
+  shell_.close();  // its channel goes before the session
+  fallback_.clear();
   // Channels never outlive this: exec_channel frees each before returning, and
   // ssh_free releases any a remote close has not yet collected.
   ssh::free_session(session_, fd_);

@@ -111,6 +111,16 @@ std::vector<std::string> known_fingerprints(ssh_session s, const Target& t);
 std::optional<ConnectError> authenticate(ssh_session s, const Target& t, const KeyPlan& keys,
                                          std::string* method);
 
+/// A short helper command on a second channel of `s` (the watchdog, the
+/// holder query): `command` as it is, of.become_stdin on its stdin, 10 s, 4 KiB.
+ExecResult run_beside(ssh_session s, const Target& t, std::string command, const Wire& of);
+
+/// Runs the watchdog for `p` on a second channel of `s` (wire.h), `left` ms
+/// before the deadline (0: stop it now), with req's become and wire's run id.
+/// Returns "armed" or why not ("watchdog: ...").
+std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
+                         const RemoteProcess& p, long long left);
+
 /// Runs req, made into its wire string (wire.h wire_form; a run id drawn when
 /// it has none), on a new exec channel of the connected session `s` (no PTY)
 /// and closes that channel before returning. Channel failures set ExecResult::error.

@@ -13,6 +13,11 @@
 
 namespace ratchet::transport {
 
+/// How commands reach a host (--transport): an exec channel each (channel),
+/// or one long-lived shell per session that runs them all (session,
+/// docs/transport.md), falling back to channels where it cannot start.
+enum class ExecMode { channel, session };
+
 /// Where and how to connect. Empty fields fall back to ~/.ssh/config, then to
 /// OpenSSH's defaults (port 22, the local user name).
 struct Endpoint {
@@ -32,6 +37,7 @@ struct Endpoint {
   /// A saved plan's host keys ("SHA256:..."): when not empty, a server key not
   /// among them is refused (host_key_changed) whatever known_hosts says now.
   std::vector<std::string> pinned_keys;
+  ExecMode exec_mode = ExecMode::channel;
 };
 
 /// What connect() learned, for the transcript's `connect` event.

@@ -78,6 +78,10 @@ const std::string& watchdog_text() {
   static const std::string s = join_script(kWatchdogScriptSource);
   return s;
 }
+const std::string& session_text() {
+  static const std::string s = join_script(kSessionScriptSource);
+  return s;
+}
 
 std::string become_prefix(const Become& b) {
   std::string prefix = "exec ";
@@ -101,6 +105,7 @@ util::Millis arm_after(util::Millis timeout) {
 
 std::string_view run_script() { return run_text(); }
 std::string_view watchdog_script() { return watchdog_text(); }
+std::string_view session_script() { return session_text(); }
 
 std::string sudo_argv(const Become& b, const std::string& command) {
   Become plain = b;

@@ -77,6 +77,10 @@ std::string_view run_script();
 /// command MS ms from now (wire.cc says how).
 std::string_view watchdog_script();
 
+/// The session shell (session_wire.h, docs/transport.md), run as
+/// `/bin/sh -c SCRIPT ratchet-session HELLO`.
+std::string_view session_script();
+
 /// A fresh run id: 16 lowercase hex digits from the OS's random source.
 std::string new_run_id();
 /// Whether `id` is a run id (16 lowercase hex digits).

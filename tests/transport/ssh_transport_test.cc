@@ -31,6 +31,12 @@ std::unique_ptr<Transport> connected(const Endpoint& ep, ConnectInfo* info = nul
   return t;
 }
 
+/// ep with its commands sent through `mode` (one channel each, or the session shell).
+Endpoint in_mode(Endpoint ep, ExecMode mode) {
+  ep.exec_mode = mode;
+  return ep;
+}
+
 ExecRequest request(const std::string& command, int timeout_ms = 10'000) {
   ExecRequest req;
   req.script = command;
@@ -74,9 +80,10 @@ std::string fingerprint_of(const std::string& pubkey_file) {
 
 TEST_CASE("ssh: connect reports the peer and keeps stdout, stderr and the exit code apart",
           "[ssh]") {
+  const ExecMode mode = GENERATE(ExecMode::channel, ExecMode::session);  // the same on both
   SshdHost host;
   ConnectInfo info;
-  auto t = connected(host.endpoint(), &info);
+  auto t = connected(in_mode(host.endpoint(), mode), &info);
   CHECK(info.address == "127.0.0.1");
   CHECK(info.port == host.port());
   CHECK(info.user == "root");
@@ -98,8 +105,9 @@ TEST_CASE("ssh: connect reports the peer and keeps stdout, stderr and the exit c
 }
 
 TEST_CASE("ssh: death by signal reports the signal name and exit code -1", "[ssh]") {
+  const ExecMode mode = GENERATE(ExecMode::channel, ExecMode::session);  // the same on both
   SshdHost host;
-  auto t = connected(host.endpoint());
+  auto t = connected(in_mode(host.endpoint(), mode));
   // Every typed command runs as `exec /bin/sh -c SCRIPT` (wire.h), whatever the login shell.
   ExecResult r = t->exec(request("sh -c 'kill -KILL $$'; exit $?"));
   CHECK(r.exit_code == 137);  // /bin/sh survived: it reports 128+9 itself
@@ -204,8 +212,9 @@ TEST_CASE("ssh: the client deadline stops waiting on an unwrapped command", "[ss
 }
 
 TEST_CASE("ssh: 4 MiB of stdin arrive intact, also while output streams back", "[ssh]") {
+  const ExecMode mode = GENERATE(ExecMode::channel, ExecMode::session);  // the same on both
   SshdHost host;
-  auto t = connected(host.endpoint());
+  auto t = connected(in_mode(host.endpoint(), mode));
   std::string data;
   data.reserve(4 << 20);
   for (size_t i = 0; data.size() < (4u << 20); ++i) data += std::to_string(i * 7919) + '\n';
@@ -233,8 +242,9 @@ TEST_CASE("ssh: 4 MiB of stdin arrive intact, also while output streams back", "
 }
 
 TEST_CASE("ssh: a command that ignores its stdin does not hang the writer", "[ssh]") {
+  const ExecMode mode = GENERATE(ExecMode::channel, ExecMode::session);  // the same on both
   SshdHost host;
-  auto t = connected(host.endpoint());
+  auto t = connected(in_mode(host.endpoint(), mode));
   ExecRequest req = request("echo quick", 10'000);
   req.stdin_data = std::string(8 << 20, 'x');
   ExecResult r = t->exec(req);
@@ -245,8 +255,9 @@ TEST_CASE("ssh: a command that ignores its stdin does not hang the writer", "[ss
 }
 
 TEST_CASE("ssh: the capture cap keeps head and tail and counts what it dropped", "[ssh]") {
+  const ExecMode mode = GENERATE(ExecMode::channel, ExecMode::session);  // the same on both
   SshdHost host;
-  auto t = connected(host.endpoint());
+  auto t = connected(in_mode(host.endpoint(), mode));
   std::string expected;
   for (int i = 1; i <= 20000; ++i) expected += std::to_string(i) + '\n';
   ExecRequest req = request("seq 1 20000; seq 1 20000 >&2");
@@ -315,8 +326,9 @@ TEST_CASE("ssh: the wrapper's pid line is taken out of stderr and names the comm
 }
 
 TEST_CASE("ssh: a long command gets its watchdog, which leaves once the command is done", "[ssh]") {
+  const ExecMode mode = GENERATE(ExecMode::channel, ExecMode::session);  // the same on both
   SshdHost host;
-  auto t = connected(host.endpoint());
+  auto t = connected(in_mode(host.endpoint(), mode));
   ExecResult r = t->exec(wired("sleep 1.2; echo done", 5'000));  // armed at 0.5 s
   CHECK(r.out.data == "done\n");
   CHECK(r.exit_code == 0);
@@ -327,8 +339,9 @@ TEST_CASE("ssh: a long command gets its watchdog, which leaves once the command 
 }
 
 TEST_CASE("ssh: cancel stops the remote command and its children, also for a root login", "[ssh]") {
+  const ExecMode mode = GENERATE(ExecMode::channel, ExecMode::session);  // the same on both
   SshdHost host;  // user root: sshd refuses signal requests for root sessions
-  auto t = connected(host.endpoint());
+  auto t = connected(in_mode(host.endpoint(), mode));
   const std::string pid_file = host.dir() + "/cancel-pids";
   std::atomic<bool> cancel{false};
   ExecRequest req = wired("sleep 60 & echo $$ $! > " + pid_file + "; wait", 60'000);

@@ -1,0 +1,267 @@
+// The session shell on one long-lived channel: a request goes out as one
+// frame (session_wire.h), the command's stdout and stderr come back raw on
+// the channel's two streams, each ended by the request's nonce, and the
+// trailer after it on stdout says how the command ended. Anything else (the
+// shell gone, a garbled trailer, a deadline, ^C) ends the shell too: the
+// next command starts a fresh one. The deadline and ^C reach the command as
+// on the channel path: the watchdog on a second channel (ssh_exec.cc).
+#include "transport/session_shell.h"
+
+#include <fmt/format.h>
+#include <libssh/callbacks.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "transport/session_wire.h"
+
+namespace ratchet::transport::ssh {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+long long ms_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+/// The first line of `text`, or "".
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+/// One channel with the callbacks that say how the shell itself ended.
+struct ShellChannel {
+  explicit ShellChannel(ssh_session s) : ch(ssh_channel_new(s)) {
+    cb.userdata = this;
+    cb.channel_exit_status_function = [](ssh_session, ssh_channel, int status, void* u) {
+      auto* c = static_cast<ShellChannel*>(u);
+      c->status_seen = true;
+      c->exit_status = status;
+    };
+    cb.channel_exit_signal_function = [](ssh_session, ssh_channel, const char* sig, int, const char*, const char*,
+                                         void* u) { static_cast<ShellChannel*>(u)->signal = sig ? sig : "?"; };
+    cb.channel_close_function = [](ssh_session, ssh_channel, void* u) {
+      static_cast<ShellChannel*>(u)->remote_closed = true;
+    };
+    ssh_callbacks_init(&cb);
+    if (ch) ssh_set_channel_callbacks(ch, &cb);
+  }
+  ~ShellChannel() {
+    if (ch == nullptr) return;
+    ssh_remove_channel_callbacks(ch, &cb);  // before a late CLOSE can reach this dead object
+    if (ssh_channel_is_open(ch)) ssh_channel_close(ch);
+    ssh_channel_free(ch);
+  }
+  ShellChannel(const ShellChannel&) = delete;
+  ShellChannel& operator=(const ShellChannel&) = delete;
+
+  /// The shell ended, or its channel did.
+  bool gone() const { return status_seen || !signal.empty() || remote_closed || ssh_channel_is_eof(ch); }
+  /// "exit 97", "killed by KILL", "channel closed".
+  std::string how() const {
+    if (!signal.empty()) return "killed by " + signal;
+    if (status_seen) return fmt::format("exit {}", exit_status);
+    return "channel closed";
+  }
+
+  ssh_channel ch;
+  ssh_channel_callbacks_struct cb{};
+  bool status_seen = false;
+  int exit_status = -1;
+  std::string signal;
+  bool remote_closed = false;
+};
+
+SessionShell::SessionShell() = default;
+SessionShell::~SessionShell() { close(); }
+
+bool SessionShell::is_open() const { return ch_ != nullptr; }
+
+void SessionShell::close() {
+  ch_.reset();
+  dir_.clear();
+}
+
+std::string SessionShell::open(ssh_session s, const Target& t, util::Millis timeout) {
+  close();
+  auto c = std::make_unique<ShellChannel>(s);
+  if (c->ch == nullptr) return fmt::format("cannot create a channel: {}", ssh_get_error(s));
+  if (ssh_channel_open_session(c->ch) != SSH_OK)
+    return fmt::format("cannot open a session channel: {}", ssh_get_error(s));
+  const std::string hello = new_run_id();
+  if (ssh_channel_request_exec(c->ch, session_start_command(hello).c_str()) != SSH_OK)
+    return fmt::format("exec request refused: {}", ssh_get_error(s));
+  const std::string prefix = session_ready_prefix(hello);
+  const auto start = Clock::now();
+  std::string out, err;
+  ssh_event event = ssh_event_new();
+  if (event == nullptr) return "cannot create an event loop";
+  ssh_event_add_session(event, s);
+  std::string why;
+  char buf[4096];
+  for (;;) {
+    int n;
+    while ((n = ssh_channel_read_nonblocking(c->ch, buf, sizeof buf, 0)) > 0) out.append(buf, size_t(n));
+    while ((n = ssh_channel_read_nonblocking(c->ch, buf, sizeof buf, 1)) > 0) err.append(buf, size_t(n));
+    size_t at = out.find(prefix);
+    size_t nl = at == std::string::npos ? at : out.find('\n', at);
+    if (nl != std::string::npos) {
+      dir_ = out.substr(at + prefix.size(), nl - at - prefix.size());
+      // Anything after the ready line would be a command's: there is none yet.
+      if (nl + 1 != out.size() || dir_.empty()) why = "unexpected output after the ready line";
+      break;
+    }
+    if (c->gone()) {
+      std::string said = first_line(err.substr(std::min(err.find("ratchet-session: "), err.size())));
+      why = fmt::format("the shell ended ({}){}{}", c->how(), said.empty() ? "" : ": ", said);
+      break;
+    }
+    if (ms_since(start) >= timeout.count()) {
+      why = fmt::format("no ready line within {} ms", timeout.count());
+      break;
+    }
+    if (ssh_event_dopoll(event, 100) == SSH_ERROR) {
+      why = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
+      break;
+    }
+  }
+  ssh_event_remove_session(event, s);
+  ssh_event_free(event);
+  if (!why.empty()) {
+    dir_.clear();
+    return why;
+  }
+  ch_ = std::move(c);
+  return "";
+}
+
+ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest& in) {
+  ExecResult r;
+  const auto start = Clock::now();
+  if (!ch_) {
+    r.error = "the session shell is not open";
+    return r;
+  }
+  ExecRequest req = in;
+  if (req.run_id.empty()) req.run_id = new_run_id();
+  const std::string nonce = new_session_nonce();
+  const std::string frame = session_frame(nonce, session_request(req, dir_));
+  Wire wire;  // what the watchdog needs: the run id, sudo -S's line
+  wire.run_id = req.run_id;
+  if (req.become.enabled && req.become.password) wire.become_stdin = req.become_password + "\n";
+
+  ssh_channel ch = ch_->ch;
+  CaptureBuffer out(req.capture), err(req.capture);
+  MarkerSplit out_end(nonce), err_end(nonce);
+  PidMarkerFilter marker(req.run_id);
+  const RemoteProcess& proc = marker.process();
+  std::optional<SessionTrailer> trailer;
+  size_t written = 0;
+  bool armed = false, deadline_hit = false, broken = false;
+  const auto deadline = start + req.timeout;
+  ssh_event event = ssh_event_new();
+  if (event == nullptr) {
+    r.error = "cannot create an event loop";
+    close();
+    return r;
+  }
+  ssh_event_add_session(event, s);
+  auto on_second_channel = [&](long long left) {
+    ssh_event_remove_session(event, s);
+    std::string how = arm_watchdog(s, t, req, wire, proc, left);
+    ssh_event_add_session(event, s);
+    return how;
+  };
+  char buf[32768];
+  std::string passed, filtered;
+  for (;;) {
+    // The frame, never past the window (a blocking write would stop the reads).
+    while (written < frame.size()) {
+      size_t chunk = std::min<size_t>({frame.size() - written, ssh_channel_window_size(ch), sizeof buf});
+      if (chunk == 0) break;
+      int w = ssh_channel_write(ch, frame.data() + written, uint32_t(chunk));
+      if (w <= 0) break;
+      written += size_t(w);
+    }
+    int n;
+    while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 0)) > 0) {
+      passed.clear();
+      out_end.feed(buf, size_t(n), &passed);
+      out.append(passed.data(), passed.size());
+    }
+    while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 1)) > 0) {
+      passed.clear();
+      filtered.clear();
+      err_end.feed(buf, size_t(n), &passed);
+      marker.feed(passed.data(), passed.size(), &filtered);
+      err.append(filtered.data(), filtered.size());
+    }
+    if (out_end.found() && !trailer) {
+      bool bad = false;
+      trailer = parse_trailer(out_end.after(), &bad);
+      if (bad) {
+        r.error = "the session shell's trailer is garbled";
+        broken = true;
+        break;
+      }
+    }
+    if (trailer && err_end.found()) break;
+    if (ch_->gone()) {
+      r.error = fmt::format(
+          "the session shell ended during the command ({}): the command may have ended it, and how the "
+          "command ended is unknown; the next command gets a fresh session shell",
+          ch_->how());
+      broken = true;
+      if (proc.known()) r.watchdog = on_second_channel(0);  // it broke the shell: it ends too
+      break;
+    }
+    if (req.cancel && req.cancel->load()) {
+      if (proc.known()) r.watchdog = on_second_channel(0);
+      r.error = "interrupted";
+      broken = true;
+      break;
+    }
+    const long long el = ms_since(start);
+    if (req.host_timeout.count() > 0 && !armed && proc.known() && !trailer &&
+        el >= arm_after(req.host_timeout).count()) {
+      armed = true;
+      r.watchdog = on_second_channel(req.host_timeout.count() - el);
+    }
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      deadline_hit = true;
+      broken = true;
+      if (proc.known()) r.watchdog = on_second_channel(0);
+      break;
+    }
+    bool can_write = written < frame.size() && ssh_channel_window_size(ch) > 0;
+    if (ssh_event_dopoll(event, can_write ? 0 : int(std::min<long long>(left.count(), 200))) == SSH_ERROR) {
+      r.error = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
+      broken = true;
+      break;
+    }
+  }
+  ssh_event_remove_session(event, s);
+  ssh_event_free(event);
+  std::string rest;
+  marker.finish(&rest);
+  err.append(rest.data(), rest.size());
+  r.remote_pid = proc.pid;
+  if (trailer) {
+    r.exit_code = trailer->exit_code;
+    r.signal = trailer->signal;
+    if (trailer->held) r.warning = held_output_warning(req.drain_grace.count(), trailer->holders);
+  }
+  const bool ended = trailer.has_value() && err_end.found();
+  r.timed_out = deadline_hit && !ended;
+  if (!r.signal.empty() && req.host_timeout.count() > 0 && ms_since(start) >= req.host_timeout.count())
+    r.timed_out = true;  // the watchdog's deadline killed it
+  if (broken || !ended) close();
+  r.out = out.finish();
+  r.err = err.finish();
+  r.ms = ms_since(start);
+  return r;
+}
+
+}  // namespace ratchet::transport::ssh

@@ -1,0 +1,43 @@
+#pragma once
+// Internal to the libssh backend: the session shell (docs/transport.md), one
+// long-lived `/bin/sh` on one channel that runs each command as a fresh child
+// of its own, so that an instant command costs one round trip.
+#include <libssh/libssh.h>
+
+#include <memory>
+#include <string>
+
+#include "transport/ssh_transport.h"
+
+namespace ratchet::transport::ssh {
+
+struct ShellChannel;  // session_shell.cc
+
+class SessionShell {
+ public:
+  SessionShell();
+  ~SessionShell();
+  SessionShell(const SessionShell&) = delete;
+  SessionShell& operator=(const SessionShell&) = delete;
+
+  /// Starts the shell on a new channel of the connected session `s` and waits
+  /// up to `timeout` for its ready line. "" on success, else why not (the
+  /// shell's own words, or libssh's), with nothing left open.
+  std::string open(ssh_session s, const Target& t, util::Millis timeout);
+  bool is_open() const;
+
+  /// Runs req on the open shell (the same guarantees as exec_channel). When
+  /// the exchange does not end with the command's trailer (the shell died, a
+  /// deadline, ^C) the shell is closed, ExecResult::error says why, and the
+  /// next open() starts a fresh one.
+  ExecResult exec(ssh_session s, const Target& t, const ExecRequest& req);
+
+  /// Closes the channel (the shell ends at EOF); safe to call twice.
+  void close();
+
+ private:
+  std::unique_ptr<ShellChannel> ch_;
+  std::string dir_;  ///< the shell's 0700 directory on the host
+};
+
+}  // namespace ratchet::transport::ssh

@@ -1,0 +1,112 @@
+#include "transport/session_wire.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+#include "transport/wire.h"
+#include "util/shell.h"
+
+namespace ratchet::transport {
+
+std::string session_start_command(std::string_view hello) {
+  return fmt::format("exec /bin/sh -c {} ratchet-session {}", util::shell_quote(session_script()), hello);
+}
+
+std::string session_ready_prefix(std::string_view hello) {
+  return fmt::format("ratchet-session {} ready ", hello);
+}
+
+std::string new_session_nonce() { return new_run_id() + new_run_id(); }
+
+std::string session_child(const ExecRequest& req, std::string_view dir) {
+  // The trap is the only witness of a normal exit: sh reads both `exit 137`
+  // and a death by KILL as 137 (docs/transport.md).
+  const std::string status_file = util::shell_quote(std::string(dir) + "/s");
+  const std::string trap = "trap " + util::shell_quote("echo $? 2>/dev/null >" + status_file) + " EXIT";
+  const std::string script = trap + "\n" + with_library(req.script, req.library);
+  // Always wrapped: the pid line lets ^C and the watchdog reach the command.
+  const util::Millis t = std::max(req.host_timeout, util::Millis(1));
+  // The shell passes the stderr fifo as $1: the child opens it itself.
+  return "exec 2>\"$1\"; " + wire_command(script, t, req.become, req.run_id);
+}
+
+SessionRequest session_request(const ExecRequest& req, std::string_view dir) {
+  SessionRequest r;
+  r.child = session_child(req, dir);
+  if (req.become.enabled && req.become.password) r.stdin_data = req.become_password + "\n";
+  r.stdin_data += req.stdin_data;
+  if (!(req.become.enabled && req.become.password)) r.query = held_output_query(req.run_id, req.become);
+  if (r.query.find('\n') != std::string::npos) r.query.clear();  // it travels as one line
+  r.grace = req.drain_grace;
+  return r;
+}
+
+std::string session_frame(std::string_view nonce, const SessionRequest& r) {
+  const long long ms = std::max<long long>(0, r.grace.count());
+  std::string out = fmt::format("{} {} {} {}.{:03}\n", nonce, r.child.size(), r.stdin_data.size(), ms / 1000,
+                                ms % 1000);
+  out += r.query;  // one line: held_output_query() has no newline
+  out += '\n';
+  out += r.child;
+  out += r.stdin_data;
+  return out;
+}
+
+void MarkerSplit::feed(const char* data, size_t n, std::string* out) {
+  if (found_) {
+    after_.append(data, n);
+    return;
+  }
+  held_.append(data, n);
+  size_t at = held_.find(marker_);
+  if (at != std::string::npos) {
+    out->append(held_, 0, at);
+    after_ = held_.substr(at + marker_.size());
+    held_.clear();
+    found_ = true;
+    return;
+  }
+  // Keep back only what could still be the marker's beginning.
+  size_t keep = std::min(held_.size(), marker_.size() - 1);
+  while (keep > 0 && held_.compare(held_.size() - keep, keep, marker_, 0, keep) != 0) --keep;
+  out->append(held_, 0, held_.size() - keep);
+  held_.erase(0, held_.size() - keep);
+}
+
+std::optional<SessionTrailer> parse_trailer(std::string_view after, bool* bad) {
+  *bad = false;
+  size_t nl = after.find('\n');
+  if (nl == std::string_view::npos) {
+    *bad = after.size() > 256;  // a trailer line is short
+    return std::nullopt;
+  }
+  std::istringstream in{std::string(after.substr(0, nl))};
+  std::string end, kind, value, rest;
+  int held = -1;
+  long long hlen = -1;
+  in >> end >> kind >> value >> held >> hlen;
+  if (!in || (in >> rest) || end != "end" || (kind != "exit" && kind != "signal") || (held != 0 && held != 1) ||
+      hlen < 0) {
+    *bad = true;
+    return std::nullopt;
+  }
+  SessionTrailer t;
+  if (kind == "exit") {
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), t.exit_code);
+    if (ec != std::errc() || p != value.data() + value.size() || t.exit_code < 0 || t.exit_code > 255) {
+      *bad = true;
+      return std::nullopt;
+    }
+  } else {
+    t.signal = value;
+  }
+  t.held = held == 1;
+  if (after.size() - nl - 1 < size_t(hlen)) return std::nullopt;
+  t.holders = std::string(after.substr(nl + 1, size_t(hlen)));
+  return t;
+}
+
+}  // namespace ratchet::transport

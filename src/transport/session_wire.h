@@ -1,0 +1,79 @@
+#pragma once
+// The session shell's protocol (docs/transport.md), as pure strings: how it
+// is started, one request, the child's command line, the end marker that
+// splits a stream, and the trailer. No I/O: session_shell.cc does that.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "transport/transport.h"
+#include "util/duration.h"
+
+namespace ratchet::transport {
+
+/// The exec request that starts the session shell: `exec /bin/sh -c SESSION
+/// ratchet-session HELLO` (HELLO: a fresh nonce, so that a login shell's rc
+/// file cannot print the ready line).
+std::string session_start_command(std::string_view hello);
+
+/// The line the shell prints once ready, without its directory:
+/// "ratchet-session HELLO ready " (then DIR and '\n').
+std::string session_ready_prefix(std::string_view hello);
+
+/// A fresh end marker: 32 lowercase hex digits from the OS's random source.
+std::string new_session_nonce();
+
+/// What one command is, as the session shell receives it.
+struct SessionRequest {
+  std::string child;  ///< the script the shell runs with setsid /bin/sh FILE STDERR_FIFO
+  std::string stdin_data;
+  std::string query;  ///< one line, run with /bin/sh -c when output is held open; "" = none
+  util::Millis grace{2'000};
+};
+
+/// The child's command line for `req` (which must have a valid run id): the
+/// wire command (wire.h) of the script with its library, always through the
+/// run wrapper, led by an EXIT trap that writes the exit status to DIR/s.
+std::string session_child(const ExecRequest& req, std::string_view dir);
+
+/// req made into a SessionRequest for the shell whose directory is `dir`:
+/// the child, sudo -S's password line then the stdin, the held-output query
+/// (none when sudo needs a password: it would have no stdin to read it from).
+SessionRequest session_request(const ExecRequest& req, std::string_view dir);
+
+/// The bytes sent for r: "NONCE WLEN ILEN GRACE\n", the query and "\n", then
+/// the child and the stdin (WLEN and ILEN bytes). GRACE in seconds, 3 decimals.
+std::string session_frame(std::string_view nonce, const SessionRequest& r);
+
+/// Splits a stream at the first `marker`: the bytes before it are output, let
+/// out as soon as they cannot be the marker's start; the bytes after it are kept.
+class MarkerSplit {
+ public:
+  explicit MarkerSplit(std::string marker) : marker_(std::move(marker)) {}
+  /// Feeds n bytes; appends what is certainly output to *out.
+  void feed(const char* data, size_t n, std::string* out);
+  bool found() const { return found_; }
+  /// The bytes after the marker (once found).
+  const std::string& after() const { return after_; }
+
+ private:
+  std::string marker_;
+  std::string held_;
+  std::string after_;
+  bool found_ = false;
+};
+
+/// The trailer that follows the end marker on stdout:
+/// " end exit N HELD HLEN\n" or " end signal NAME HELD HLEN\n", then HLEN bytes.
+struct SessionTrailer {
+  int exit_code = -1;   ///< -1 with a signal
+  std::string signal;   ///< "TERM", ... ("" = it exited)
+  bool held = false;    ///< output was still held open after the grace
+  std::string holders;  ///< the query's output: "PID COMM" lines
+};
+
+/// Parses `after` (MarkerSplit::after of stdout). nullopt while incomplete;
+/// *bad is set (and nullopt returned) when it cannot be a trailer.
+std::optional<SessionTrailer> parse_trailer(std::string_view after, bool* bad);
+
+}  // namespace ratchet::transport

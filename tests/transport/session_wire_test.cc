@@ -1,0 +1,118 @@
+#include "transport/session_wire.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "transport/wire.h"
+
+using namespace ratchet;
+using namespace ratchet::transport;
+using std::chrono::milliseconds;
+
+namespace {
+
+/// Feeds `text` to a split on `marker` in pieces of `step` bytes; returns the output.
+std::string split_in_steps(MarkerSplit* m, const std::string& text, size_t step) {
+  std::string out;
+  for (size_t at = 0; at < text.size(); at += step) m->feed(text.data() + at, std::min(step, text.size() - at), &out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("session: the end marker splits a stream wherever the pieces fall", "[transport]") {
+  const std::string marker = "0123456789abcdef0123456789abcdef";
+  // Output that holds the marker's prefixes and a near miss is output.
+  const std::string output = std::string("a\0b", 3) + marker.substr(0, 31) + "x" + marker.substr(0, 5) + "\n";
+  const std::string after = " end exit 0 0 0\n";
+  for (size_t step : {1, 2, 7, 31, 32, 33, 1000}) {
+    INFO(step);
+    MarkerSplit m(marker);
+    std::string out = split_in_steps(&m, output + marker + after, step);
+    CHECK(m.found());
+    CHECK(out == output);
+    CHECK(m.after() == after);
+  }
+}
+
+TEST_CASE("session: output that could begin the marker is held back until it cannot", "[transport]") {
+  MarkerSplit m("abcd");
+  std::string out;
+  m.feed("xxab", 4, &out);
+  CHECK(out == "xx");
+  m.feed("x", 1, &out);
+  CHECK(out == "xxabx");
+  CHECK_FALSE(m.found());
+}
+
+TEST_CASE("session: trailers parse and garbled ones are refused", "[transport]") {
+  bool bad = false;
+  auto t = parse_trailer(" end exit 3 0 0\n", &bad);
+  REQUIRE(t);
+  CHECK(t->exit_code == 3);
+  CHECK(t->signal.empty());
+  CHECK_FALSE(t->held);
+  t = parse_trailer(" end signal KILL 0 0\n", &bad);
+  REQUIRE(t);
+  CHECK(t->exit_code == -1);
+  CHECK(t->signal == "KILL");
+  // Held output: the holders follow the line, HLEN bytes.
+  CHECK_FALSE(parse_trailer(" end exit 0 1 8\n12 sle", &bad));
+  CHECK_FALSE(bad);
+  t = parse_trailer(" end exit 0 1 9\n12 sleep\n", &bad);
+  REQUIRE(t);
+  CHECK(t->held);
+  CHECK(t->holders == "12 sleep\n");
+  CHECK_FALSE(parse_trailer(" end exit 0", &bad));  // not yet a line
+  CHECK_FALSE(bad);
+  for (const char* garbled : {" end exit x 0 0\n", " end quit 0 0 0\n", " fin exit 0 0 0\n", " end exit 0 2 0\n",
+                              " end exit 0 0 0 0\n", " end exit 256 0 0\n", " end exit 0 0 -1\n"}) {
+    INFO(garbled);
+    CHECK_FALSE(parse_trailer(garbled, &bad));
+    CHECK(bad);
+  }
+}
+
+TEST_CASE("session: a request is its header line then the child, stdin and query bytes", "[transport]") {
+  SessionRequest r;
+  r.child = "exec /bin/sh -c true";
+  r.stdin_data = std::string("in\0put", 6);
+  r.query = "q";
+  r.grace = milliseconds(2500);
+  CHECK(session_frame("n0", r) == "n0 20 6 2.500\nq\nexec /bin/sh -c true" + r.stdin_data);
+  r.grace = milliseconds(40);
+  CHECK(session_frame("n0", r).substr(0, 19) == "n0 20 6 0.040\nq\nexe");
+}
+
+TEST_CASE("session: the child runs through the run wrapper after its status trap", "[transport]") {
+  ExecRequest req;
+  req.script = "echo hi";
+  req.run_id = "0123456789abcdef";
+  const std::string child = session_child(req, "/tmp/ratchet-session.x");
+  // Wrapped even without a host deadline: the pid line is what ^C needs.
+  CHECK(child.find(std::string(run_script())) != std::string::npos);
+  CHECK(child.find(" /bin/sh 0123456789abcdef ") != std::string::npos);
+  CHECK(child.find("/tmp/ratchet-session.x/s") != std::string::npos);
+  CHECK(child.find("EXIT") != std::string::npos);
+  // sudo -S reads its password first; then no holder query (it would have no stdin).
+  req.become = Become{true, "", true, false};
+  req.become_password = "pw";
+  req.stdin_data = "data";
+  SessionRequest r = session_request(req, "/d");
+  CHECK(r.stdin_data == "pw\ndata");
+  CHECK(r.query.empty());
+  CHECK(r.child.rfind("exec 2>\"$1\"; exec sudo -k -S -p '' -H -- /bin/sh -c ", 0) == 0);
+  req.become.password = false;
+  CHECK_FALSE(session_request(req, "/d").query.empty());
+}
+
+TEST_CASE("session: nonces are 32 hex digits and the start command names its hello", "[transport]") {
+  std::string n = new_session_nonce();
+  CHECK(n.size() == 32);
+  CHECK(n.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(new_session_nonce() != n);
+  CHECK(session_start_command("h1").rfind("exec /bin/sh -c '", 0) == 0);
+  CHECK(session_start_command("h1").substr(session_start_command("h1").size() - 20) == "' ratchet-session h1");
+  CHECK(session_ready_prefix("h1") == "ratchet-session h1 ready ");
+}
