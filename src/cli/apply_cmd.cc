@@ -250,6 +250,12 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
     if (std::string hit = clobbered_source(*P, o.transcript, applied.path); !hit.empty())
       return usage_error("apply", fmt::format("--transcript {} is {}: a transcript goes to a file of its own",
                                               o.transcript, hit));
+    if (!o.report.empty()) {  // refused before the probe, as run refuses it before the run
+      std::string why = report_option_problem(o.report, o.transcript);
+      if (std::string hit = clobbered_source(*P, o.report, applied.path); why.empty() && !hit.empty())
+        why = fmt::format("--report {} is {}: the report goes to a file of its own", o.report, hit);
+      if (!why.empty()) return usage_error("apply", why);
+    }
     if (int rc = probe_again(*L, *P, o, argv, a.yes); rc >= 0) return rc;
   }
   return execute_plan(*L, *P, o, argv, &applied, wall0);

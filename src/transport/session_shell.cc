@@ -57,7 +57,10 @@ struct ShellChannel {
   ShellChannel& operator=(const ShellChannel&) = delete;
 
   /// The shell ended, or its channel did.
-  bool gone() const { return status_seen || !signal.empty() || remote_closed || ssh_channel_is_eof(ch); }
+  bool gone() const { return ended() || ssh_channel_is_eof(ch); }
+  /// The shell's end is known: its status or signal came, or the channel closed
+  /// (an EOF alone comes before the status: wait for it to say how it ended).
+  bool ended() const { return status_seen || !signal.empty() || remote_closed; }
   /// "exit 97", "killed by KILL", "channel closed".
   std::string how() const {
     if (!signal.empty()) return "killed by " + signal;
@@ -112,7 +115,7 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
       if (nl + 1 != out.size() || dir_.empty()) why = "unexpected output after the ready line";
       break;
     }
-    if (c->gone()) {
+    if (c->ended()) {
       std::string said = first_line(err.substr(std::min(err.find("ratchet-session: "), err.size())));
       why = fmt::format("the shell ended ({}){}{}", c->how(), said.empty() ? "" : ": ", said);
       break;

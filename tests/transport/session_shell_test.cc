@@ -184,6 +184,7 @@ TEST_CASE("session: where the shell cannot start, channels run the commands and 
   SshdHost host{"EXTRA_SSHD_CONFIG='SetEnv TMPDIR=/nonexistent/ratchet-session-test'"};  // mktemp -d fails
   auto t = session_to(host);
   ExecResult r = t->exec(wired("echo hi"));
+  INFO(r.warning);
   CHECK(r.exit_code == 0);
   CHECK(r.out.data == "hi\n");
   CHECK(r.warning.find("the session shell could not start (the shell ended (exit 97): ratchet-session: "
