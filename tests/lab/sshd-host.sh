@@ -24,6 +24,8 @@
 # SSHD_HOST_ETC_OVERLAY=1 makes /etc an overlay (upper=DIR/etc-upper) and /home a
 # bind of DIR/home inside the namespace, so test users created through the test
 # host (useradd, sudoers.d, authorized_keys) never reach the real host.
+# /var/log is always a bind of an empty DIR/var-log inside the namespace: the
+# audit line each run writes on its host (/var/log/ratchet/runs.log) stays in DIR.
 set -euo pipefail
 
 die() { echo "sshd-host: $*" >&2; exit 1; }
@@ -103,6 +105,8 @@ EOF
       if [ "${SSHD_HOST_CLEAN_ROOT_HOME:-1}" = 1 ]; then
         mkdir -p "$d/root-home" && chmod 700 "$d/root-home" && mount -n --bind "$d/root-home" /root
       fi
+      # ratchet audit lines (default /var/log/ratchet/runs.log) stay in DIR/var-log
+      mkdir -p "$d/var-log" && mount -n --bind "$d/var-log" /var/log
       exec "$@"'
     unshare --mount --propagation private sh -c "$ns_prelude" sh "$dir" \
       /usr/sbin/sshd -t -f "$dir/sshd_config" || die "sshd -t rejected $dir/sshd_config"
