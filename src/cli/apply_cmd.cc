@@ -61,6 +61,7 @@ int probe_again(const Loaded& L, const plan::Plan& P, const Options& o, const st
   }
   size_t changed_hosts = 0;
   bool host_key = false;
+  nlohmann::json changed = nlohmann::json::object();  // --json: host -> its changes
   for (const auto& rep : R->reps) {
     host_key |= rep.status == engine::HostStatus::host_key;
     auto then = std::find_if(P.probe->hosts.begin(), P.probe->hosts.end(),
@@ -73,13 +74,22 @@ int probe_again(const Loaded& L, const plan::Plan& P, const Options& o, const st
       continue;
     }
     ++changed_hosts;
+    for (const auto& c : changes) changed[rep.host].push_back(R->writer->mask(c));
     human << util::terminal_line(fmt::format("host {}: {} change{} since the probe:", rep.host, changes.size(),
                                              changes.size() == 1 ? "" : "s"))
           << "\n";
     for (const auto& c : changes) human << util::terminal_line("  " + R->writer->mask(c)) << "\n";
   }
   human << std::flush;
+  // --json: stdout says why nothing ran (docs/plan.md), as run's summary says how it ran.
+  auto stopped_json = [&](int code) {
+    if (o.json)
+      std::cout << nlohmann::json{{"status", "stopped"}, {"exit_code", code}, {"probed_at", P.probe->at},
+                                  {"changed", changed}}.dump(2) << "\n";
+    return code;
+  };
   if (host_key) {
+    stopped_json(kExitHostKey);
     std::cerr << "ratchet: apply stopped: a host key is not the one the plan saw (above); nothing was applied\n";
     return kExitHostKey;
   }
@@ -92,7 +102,7 @@ int probe_again(const Loaded& L, const plan::Plan& P, const Options& o, const st
                    "Review them (ratchet plan --probe) and make the plan again, or pass --yes to apply this plan anyway",
                    changed_hosts))
             << "\n";
-  return kExitFailed;
+  return stopped_json(kExitFailed);
 }
 
 }  // namespace
@@ -256,6 +266,10 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
         why = fmt::format("--report {} is {}: the report goes to a file of its own", o.report, hit);
       if (!why.empty()) return usage_error("apply", why);
     }
+    if (o.lock_wait != "0" && !a.yes)
+      return usage_error("apply", "--lock-wait with a probed plan: apply probes before it takes the lock, so the "
+                                  "hosts could change while it waits and it would not see it. Take the lock "
+                                  "without waiting (--lock), or pass --yes to apply whatever the wait finds");
     if (int rc = probe_again(*L, *P, o, argv, a.yes); rc >= 0) return rc;
   }
   return execute_plan(*L, *P, o, argv, &applied, wall0);

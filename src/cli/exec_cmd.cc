@@ -90,6 +90,9 @@ int cmd_exec(const ExecOptions& o) {
   auto lock_wait = o.base.lock_wait == "0" ? std::optional<util::Millis>(util::Millis(0))
                                            : util::parse_duration(o.base.lock_wait, &why);
   if (!lock_wait) return usage_error("exec", fmt::format("--lock-wait {}: {}", o.base.lock_wait, why));
+  if ((lock_wait->count() > 0 || o.base.break_lock) && !o.base.lock)
+    return usage_error("exec", fmt::format("{} acts on the lock --lock takes: pass --lock too",
+                                           o.base.break_lock ? "--break-lock" : "--lock-wait"));
   const auto now = std::chrono::system_clock::now();
   engine::RunGuards rg;
   rg.run_id = fmt::format("{}-{:04x}", util::file_stamp(now), std::random_device{}() & 0xffff);

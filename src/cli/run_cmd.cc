@@ -181,6 +181,12 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   if (!lock_wait)
     return usage_error(o.command.empty() ? "run" : o.command,
                        fmt::format("--lock-wait {}: {} (e.g. 5m, or 0 to fail at once)", o.lock_wait, dur_err));
+  if ((lock_wait->count() > 0 || o.break_lock) && !o.lock &&
+      std::none_of(P.hosts.begin(), P.hosts.end(), [](const plan::HostPlan& hp) { return hp.guards.lock; }))
+    return usage_error(o.command.empty() ? "run" : o.command,
+                       fmt::format("{} needs a lock to act on, and no host takes one: pass --lock too, or set "
+                                   "`lock = true` in the playbook or on the hosts",
+                                   o.break_lock ? "--break-lock" : "--lock-wait"));
   std::string pw_err;
   std::optional<std::string> become_password = read_become_password(o, &pw_err);
   if (!pw_err.empty()) {

@@ -92,13 +92,15 @@ std::string take_lock(Executor& ex, transcript::Writer& w, const std::string& ho
   } else if (r.error.empty() && r.exit_code == 10 && !held.empty()) {
     auto f = fields_of(held);
     std::string waited = wait_ms > 0 ? fmt::format(" (waited {})", util::format_duration(util::Millis(wait_ms))) : "";
-    why = f[0] == "?" ? fmt::format("locked: {} exists without an owner file (being taken now, or made by hand){}", path, waited)
+    why = f[0] == "?" ? fmt::format("locked: {} exists without an owner file (being taken now, or made by hand: "
+                                    "then remove it by hand, --break-lock does not){}", path, waited)
                       : fmt::format("locked by {} since {} (run {}){}", f[1], f[2], f[0], waited);
     ev["holder"] = held;
   } else if (r.error.empty() && r.exit_code == 11 && !stale.empty()) {
     auto f = fields_of(stale);
     why = fmt::format("stale lock {}: held by {} since {} (run {}), whose session (PID {} on the host) is gone; "
-                      "--break-lock takes it", path, f[1], f[2], f[0], f[3]);
+                      "--break-lock takes it (first make sure no command of that run still runs there: a "
+                      "killed ratchet's last command runs on until its own timeout)", path, f[1], f[2], f[0], f[3]);
     ev["holder"] = stale;
   } else {  // fail closed: a lock nobody could check is not free
     why = fmt::format("could not check the lock {}: {}", path, brief(r));

@@ -232,6 +232,16 @@ struct HostProber {
     }
   }
 
+  /// A write's target as its check saw it (sha256 of the whole file, mode,
+  /// owner, group): what `apply` of a probed plan compares, past the diff's 256 KiB.
+  static void file_state(const transport::ExecResult& stat, StepProbe* sp) {
+    std::istringstream in(stat.out.data);
+    std::string sha, mode, owner, group;
+    in >> sha >> mode >> owner >> group;
+    if (sha.size() != 64) return;
+    sp->state = {{"sha256", sha}, {"mode", mode}, {"owner", owner}, {"group", group}};
+  }
+
   /// The current content of a write's target, read by a probe-only check
   /// (`head -c`: reads, never writes), and the diff to what would be written.
   void write_diff(const plan::Step& p, const steps::Command& stat, const steps::Command& act, StepProbe* sp) {
@@ -347,6 +357,7 @@ struct HostProber {
         own.action) {
       if (v.reason == "file does not exist") sp.would_create = true;
       else {
+        if (!results.empty()) file_state(results[0], &sp);
         if (v.reason.find("content differs") != std::string::npos) write_diff(p, own.check[0], *own.action, &sp);
         if (!results.empty()) sp.diff = meta_lines(results[0], own.check[0].expect) + sp.diff;
       }

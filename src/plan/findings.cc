@@ -42,6 +42,18 @@ void step_changes(const StepFinding& a, const StepFinding& b, std::vector<std::s
   for (const auto& h : a.holders)
     if (std::none_of(b.holders.begin(), b.holders.end(), [&](const steps::Holder& x) { return same_process(x, h); }))
       say(fmt::format("holder PID {} {} is gone", h.pid, h.comm));
+  for (const auto& h : b.holders) {  // the same process, now another program or other files (exec, open)
+    auto was = std::find_if(a.holders.begin(), a.holders.end(), [&](const steps::Holder& x) { return same_process(x, h); });
+    if (was == a.holders.end()) continue;
+    if (was->comm != h.comm || was->cmdline != h.cmdline || was->user != h.user)
+      say(fmt::format("holder PID {} is another program now: was {} (user {}): {}; now {}", h.pid, was->comm,
+                      was->user.empty() ? "?" : was->user, was->cmdline, who(h)));
+    if (was->files != h.files) {
+      std::string f;
+      for (const auto& x : h.files) f += (f.empty() ? "" : ", ") + x;
+      say(fmt::format("holder PID {} {} holds other files now: {}", h.pid, h.comm, f.empty() ? "none" : f));
+    }
+  }
   for (const auto& kv_now : b.state) {
     const std::string &k = kv_now.first, &v = kv_now.second;
     auto was = std::find_if(a.state.begin(), a.state.end(), [&](const auto& kv) { return kv.first == k; });

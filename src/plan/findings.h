@@ -70,9 +70,11 @@ struct Findings {
 /// What differs on one host between the probe saved with the plan (`then`) and
 /// a probe now, one line per difference, for people ("gpus_free: new holder
 /// PID 77 sleep (user root): ..."). Compared: the host's reach, each step's
-/// verdict, its holders (by PID and start time), its unit state, and whether
-/// its file would be created or differs as before. Not compared: timings,
-/// the check's output and reason words. Empty: nothing changed.
+/// verdict, its holders (by PID and start time; the same process running
+/// another program or holding other files is named too), its state (a unit's,
+/// a file's sha256, mode, owner and group), and whether its file would be
+/// created or differs as before. Not compared: timings, the check's output and
+/// reason words. Empty: nothing changed.
 std::vector<std::string> changes_since(const HostFindings& then, const HostFindings& now);
 
 }  // namespace ratchet::plan

@@ -98,6 +98,25 @@ TEST_CASE("apply of a probed plan after a new holder appeared stops and names it
   for (const auto& ev : ratchet::transcript::read_transcript(t).events)
     if (ev["event"] == "command") CHECK(ev["role"] == "check");
 
+  // --json: stdout says why nothing ran.
+  auto j = e.apply("--json --transcript " + t);
+  CHECK(j.code == 1);
+  json stopped = json::parse(j.out);
+  CHECK(stopped["status"] == "stopped");
+  CHECK(stopped["exit_code"] == 1);
+  REQUIRE(stopped["changed"]["box"].size() == 1);
+  CHECK(stopped["changed"]["box"][0].get<std::string>().rfind("free: new holder PID " + std::to_string(second.pid()), 0) == 0);
+  CHECK(first.alive());
+  // --lock-wait would wait after the probe: refused unless --yes.
+  auto lw = e.apply("--lock --lock-wait 5s --transcript " + t);
+  CHECK(lw.code == 2);
+  CHECK(lw.err.find("--lock-wait with a probed plan") != std::string::npos);
+  // --lock-wait and --break-lock need a lock to act on.
+  auto nl = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + e.inv + " -F none --lock-wait 5s");
+  CHECK(nl.code == 2);
+  CHECK(nl.err.find("--lock-wait needs a lock to act on") != std::string::npos);
+  CHECK(first.alive());
+
   // --yes: the same change is shown, and the plan runs.
   auto y = e.apply("--yes --transcript " + t);
   INFO(y.out << y.err);
@@ -106,10 +125,10 @@ TEST_CASE("apply of a probed plan after a new holder appeared stops and names it
   CHECK(y.out.find("--yes: applying although 1 host(s) changed since the probe") != std::string::npos);
   CHECK(eventually([&] { return !first.alive() && !second.alive(); }));
   starts = run_starts(t);
-  REQUIRE(starts.size() == 3);
-  CHECK(starts[1]["mode"] == "probe");
-  CHECK(!starts[2].contains("mode"));
-  CHECK(starts[2]["plan"]["digest"] == doc["digest"]);
+  REQUIRE(starts.size() == 4);
+  CHECK(starts[2]["mode"] == "probe");
+  CHECK(!starts[3].contains("mode"));
+  CHECK(starts[3]["plan"]["digest"] == doc["digest"]);
 }
 
 TEST_CASE("apply of a probed plan whose hosts are as probed runs it - the probe recorded before the run",

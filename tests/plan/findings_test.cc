@@ -66,6 +66,23 @@ TEST_CASE("probe changes: a new holder - a gone one - and a recycled PID are eac
                  "gpus_free: holder PID 4243 python3 is gone"});
 }
 
+TEST_CASE("probe changes: the same process running another program or holding other files is named", "[plan][probe]") {
+  auto then = sample(), now = sample();
+  now.steps[1].holders[0].cmdline = "evil-miner 600";
+  now.steps[1].holders[0].comm = "sleep";
+  now.steps[1].holders[0].files.push_back("/dev/nvidia1");
+  CHECK(plan::changes_since(then, now) ==
+        std::vector<std::string>{"gpus_free: holder PID 4242 is another program now: was python3 (user svc): python3 "
+                                 "-m server; now PID 4242 sleep (user svc, started 2026-12-01T10:00:00Z): evil-miner 600",
+                                 "gpus_free: holder PID 4242 sleep holds other files now: /dev/nvidia0, /dev/nvidia1"});
+  // A write's file state: a change past the diff's first 256 KiB shows in its sha256.
+  auto a = sample(), b = sample();
+  a.steps[2].state = {{"sha256", "aa"}, {"mode", "644"}};
+  b.steps[2].state = {{"sha256", "bb"}, {"mode", "600"}};
+  CHECK(plan::changes_since(a, b) ==
+        std::vector<std::string>{"notes: sha256 was aa, now bb", "notes: mode was 644, now 600"});
+}
+
 TEST_CASE("probe changes: a unit state - a verdict - a file and the host's reach", "[plan][probe]") {
   auto then = sample();
   {
