@@ -1,7 +1,6 @@
 #include "engine/probe.h"
 
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <chrono>
 #include <map>
@@ -9,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/probe_words.h"
 #include "engine/ratchet_loop.h"
 #include "playbook/when.h"
 #include "steps/prepare.h"
@@ -33,72 +33,6 @@ constexpr size_t kDiffBytes = 256 * 1024;
 constexpr size_t kDiffLines = 400, kDiffCols = 400;
 /// Most lines of a failing check's output kept as evidence.
 constexpr size_t kOutputLines = 10;
-
-/// The words of a command as sh would split them (quotes removed), with
-/// `$(`, `)`, backquotes and redirections as separators too; enough for the
-/// quoting util::shell_quote writes and for the paths a command names.
-std::vector<std::string> words(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool in_word = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '\'') {
-      size_t end = s.find('\'', i + 1);
-      if (end == std::string::npos) end = s.size();
-      cur += s.substr(i + 1, end - i - 1);
-      i = end;
-      in_word = true;
-    } else if (c == '\\' && i + 1 < s.size()) {
-      cur += s[++i];
-      in_word = true;
-    } else if (c == '"') {  // "...": the quotes go, what is inside stays one word
-      size_t end = s.find('"', i + 1);
-      if (end == std::string::npos) end = s.size();
-      cur += s.substr(i + 1, end - i - 1);
-      i = end;
-      in_word = true;
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' ||
-               c == '`' || c == '<' || c == '>' || c == '$') {  // $(cat /run/x.pid): the path is a word
-      if (in_word) out.push_back(cur);
-      cur.clear();
-      in_word = false;
-    } else {
-      cur += c;
-      in_word = true;
-    }
-  }
-  if (in_word) out.push_back(cur);
-  return out;
-}
-
-/// What a command names that another step could change: path-like words
-/// (a '/' or a '.'), every word after `--`, and a service check's unit.
-std::set<std::string> resources(const steps::Command& c) {
-  std::set<std::string> out;
-  auto w = words(c.text);
-  bool after_dashes = false;
-  for (size_t i = 1; i < w.size(); ++i) {
-    const std::string& x = w[i];
-    if (x == "--") {
-      after_dashes = true;
-      continue;
-    }
-    if (x.empty() || x[0] == '-') continue;
-    if (after_dashes || x.find('/') != std::string::npos ||
-        (x.find('.') != std::string::npos && x.find_first_not_of("0123456789.") != std::string::npos))
-      out.insert(x);
-  }
-  if (c.judge == steps::Judge::service && w.size() > 1) out.insert(w[1]);
-  return out;
-}
-
-/// Whether two resources overlap: equal, one a glob matching the other, or one a directory of the other.
-bool overlap(const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  if (fnmatch(a.c_str(), b.c_str(), 0) == 0 || fnmatch(b.c_str(), a.c_str(), 0) == 0) return true;
-  return b.rfind(a + "/", 0) == 0 || a.rfind(b + "/", 0) == 0;
-}
 
 /// Up to kOutputLines lines of `s`.
 std::string first_lines(const std::string& s) {
@@ -265,7 +199,7 @@ struct HostProber {
       before.resize(kDiffBytes);
       note = fmt::format("(only the first {} bytes of the current file were read)\n", kDiffBytes);
     }
-    const std::string file = words(path).empty() ? path : words(path)[0];
+    const std::string file = command_words(path).empty() ? path : command_words(path)[0];
     // Control bytes as \xNN (show's escape style); a reviewer reads at most
     // kDiffLines lines of kDiffCols bytes (a 256 KiB one-line file is one cut line).
     sp->diff = util::trim_lines(util::escape_bytes(w().mask(util::unified_diff(
