@@ -69,35 +69,13 @@ std::vector<json> events_named(const std::string& transcript, const std::string&
   return out;
 }
 
-/// The ratchet binary started in the background, stdout/stderr to files; the
-/// destructor SIGKILLs and reaps it if the test did not.
-struct Bg {
-  pid_t pid = -1;
-  std::string out, err;
-  Bg(const std::string& dir, const std::string& tag, const std::string& args)
-      : out(dir + "/" + tag + ".out"), err(dir + "/" + tag + ".err") {
-    pid = fork();
-    if (pid == 0) {
-      int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      dup2(o, 1);
-      dup2(e, 2);
-      execl("/bin/sh", "sh", "-c", (std::string("exec ") + RATCHET_BINARY + args).c_str(),
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
+/// BackgroundRatchet with its files named DIR/TAG.out and DIR/TAG.err;
+/// wait() gives the exit code (-1 when a signal ended it).
+struct Bg : BackgroundRatchet {
+  Bg(const std::string& dir, const std::string& tag, const std::string& args) : BackgroundRatchet(dir, args, tag) {}
   int wait() {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    pid = -1;
+    int status = BackgroundRatchet::wait();
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  ~Bg() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
   }
 };
 

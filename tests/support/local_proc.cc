@@ -87,8 +87,8 @@ std::string temp_dir(const char* prefix) {
   return tmpl;
 }
 
-BackgroundRatchet::BackgroundRatchet(const std::string& dir, const std::string& args)
-    : out(dir + "/bg.out"), err(dir + "/bg.err") {
+BackgroundRatchet::BackgroundRatchet(const std::string& dir, const std::string& args, const std::string& tag)
+    : out(dir + "/" + tag + ".out"), err(dir + "/" + tag + ".err") {
   pid = fork();
   if (pid == 0) {
     int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);

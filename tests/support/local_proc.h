@@ -73,12 +73,12 @@ bool eventually(F pred, int ms = 10000) {
 }
 
 /// `ratchet ARGS` (args begin with a space; a shell word list) started in the
-/// background, stdout and stderr to DIR/bg.out and DIR/bg.err, for a test that
+/// background, stdout and stderr to DIR/TAG.out and DIR/TAG.err, for a test that
 /// signals it; SIGKILLed and reaped in the destructor if it still runs.
 struct BackgroundRatchet {
   pid_t pid = -1;
   std::string out, err;
-  BackgroundRatchet(const std::string& dir, const std::string& args);
+  BackgroundRatchet(const std::string& dir, const std::string& args, const std::string& tag = "bg");
   /// Waits for the exit; returns the status as waitpid(2) gives it.
   int wait();
   ~BackgroundRatchet();
