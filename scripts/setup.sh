@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   # build
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build ccache pkg-config
   libssh-dev libcli11-dev libtomlplusplus-dev libfmt-dev catch2 nlohmann-json3-dev libssl-dev
   # tests and demo: real sshd hosts and a real systemd host (systemd-nspawn)
   openssh-server openssh-client systemd-container debootstrap zstd psmisc procps iproute2 util-linux
