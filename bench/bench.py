@@ -40,19 +40,21 @@ ANSIBLE = os.environ.get("ANSIBLE", "1") == "1"
 # RATCHET_ONLY=1 leaves the peers out.
 RATCHET_BEFORE = os.environ.get("RATCHET_BEFORE", "")
 RATCHET_ONLY = os.environ.get("RATCHET_ONLY", "0") == "1"
-ONLY = os.environ.get("ONLY", "W1 W2 W3 W4 W5" if QUICK else "W1 W2 W3 W4 W5 W6").split()
+ONLY = os.environ.get("ONLY", "W1 W2 W3 W4 W5 W8" if QUICK else "W1 W2 W3 W4 W5 W6 W8").split()
 K = int(os.environ.get("K", "3" if QUICK else "10"))
 A = int(os.environ.get("A", "5" if QUICK else "50"))
 PEERS = os.path.join(BENCH_DIR, "peers")
 C25519 = "curve25519-sha256"
 MiB = 1 << 20
 
+A8 = int(os.environ.get("A8", "20" if QUICK else "200"))  # W8's hosts (hosts.sh's group w8)
 if QUICK:
     SIZES = dict(W1=(1, 3), W2=(1, 3), W3=(min(K, 3), 3), W4=(A, 2))
     BIG = [1 * MiB, 2 * MiB]
 else:
     SIZES = dict(W1=(1, 20), W2=(1, 20), W3=(10, 20), W4=(A, 10))
     BIG = [16 * MiB, 64 * MiB, 256 * MiB]
+SIZES["W8"] = (A8, 1)
 
 os.makedirs(OUT, exist_ok=True)
 PB_DIR = os.path.join(T, "playbooks")
@@ -461,6 +463,49 @@ def w6_text(info):
     return "\n".join(lines)
 
 
+def w8_cells():
+    """W8: A8 hosts x 1 step `true`: connection set-up dominates. ratchet (both transports) and Fabric."""
+    h, n = SIZES["W8"]
+    pb = playbook("w8", "w8", n, "true")
+    cells = [Cell("W8", "ratchet", ratchet_cmd(pb, h), N, kex="ratchet", transcript="file",
+                  check=check_steps(h, n))]
+    if RATCHET_BEFORE:
+        cells.append(Cell("W8", "ratchet-before", [RATCHET_BEFORE] + ratchet_cmd(pb, h)[1:], N, kex="ratchet",
+                          transcript="file", check=check_steps(h, n)))
+    cells.append(Cell("W8", "ratchet --transport channel", ratchet_cmd(pb, h) + ["--transport", "channel"], N,
+                      kex="ratchet", transcript="file", check=check_steps(h, n)))
+    if not RATCHET_ONLY:
+        cells.append(Cell("W8", "fabric", [os.path.join(PEERS, "fabric_run.py"), str(h), str(n), "true"], N,
+                          kex="fabric"))
+    return cells
+
+
+def w8_text(cells):
+    """Where W8's time goes: per host, and (from ratchet's transcripts) connect vs the step."""
+    h = SIZES["W8"][0]
+    lines = ["W8 per host (%d hosts x 1 step; medians):" % h]
+    for c in cells:
+        s = stats(c)
+        if not s["med"]:
+            continue
+        line = "- %s: wall %.1f ms/host, client CPU %.1f ms/host, machine CPU %.1f ms/host, peak RSS %.1f MiB" % (
+            c.tool, 1000 * s["med"] / h, 1000 * (s["cpu"] or 0) / h, 1000 * (s["mcpu"] or 0) / h, s["rss"] or 0)
+        if c.transcript == "file":
+            tr = os.path.join(TR_DIR, "%s-0.jsonl" % c.fid)
+            try:
+                ev = read_events(tr)
+                conn = sorted(e.get("ms", 0) for e in ev if e.get("event") == "connect")
+                cmds = sorted(e.get("ms", 0) for e in ev if e.get("event") == "exit")
+                if conn:
+                    line += "; connect median %d ms (max %d)" % (conn[len(conn) // 2], conn[-1])
+                if cmds:
+                    line += ", the step's command median %d ms" % cmds[len(cmds) // 2]
+            except OSError:
+                pass
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main():
     t_start = time.time()
     env = {
@@ -501,6 +546,12 @@ def main():
             cs = fleet_cells(wl, group, mode, extra)
             run_cells(cs)
             cells += cs
+        w8 = []
+        if "W8" in ONLY:
+            log("W8: %d hosts x 1 step `true`" % SIZES["W8"][0])
+            w8 = w8_cells()
+            run_cells(w8)
+            cells += w8
         if "W5" in ONLY:
             for size in BIG:
                 log("W5: 1 step printing %d MiB" % (size // MiB))
@@ -531,6 +582,10 @@ def main():
                 f.write("\n" + w6_text(w6_info) + "\n")
         print()
         print(md)
+        if w8:
+            print("\n" + w8_text(w8))
+            with open(os.path.join(OUT, "table.md"), "a") as f:
+                f.write("\n" + w8_text(w8) + "\n")
         if w6_info:
             print("\n" + w6_text(w6_info))
         print("\nload at start %s, at end %s; %.0f s; results in %s" % (env["load_at_start"], env["load_at_end"],

@@ -2,7 +2,7 @@
 # ratchet side by side with the peers, on loopback sshd hosts this script starts and stops.
 #
 #   bench/run.sh                 full run (~12-15 min on 2 cores): W1..W6, N=5 repetitions
-#   QUICK=1 bench/run.sh         smoke test (~1-2 min): tiny sizes, one repetition, W1..W5
+#   QUICK=1 bench/run.sh         smoke test (~1-2 min): tiny sizes, one repetition, W1..W5, W8
 #                                (QUICK=1 ONLY="W1 W2 W3 W4 W5 W6" adds the systemd host, ~1 min more)
 #
 # 1. installs what is missing from Debian's packages (time-boxed): openssh-client/-server,
@@ -12,7 +12,7 @@
 #    through tests/lab/sshd-host.sh (raised MaxStartups/MaxSessions; root with an empty HOME,
 #    so the remote shell's start-up costs nothing), plus a probe instance that logs which key
 #    exchange each tool negotiates;
-# 3. runs bench/bench.py: W1..W5 with ratchet, an OpenSSH ControlMaster loop (default key
+# 3. runs bench/bench.py: W1..W5 (and W8: A8 hosts, default 200, x 1 step, against Fabric) with ratchet, an OpenSSH ControlMaster loop (default key
 #    exchange and curve25519-sha256), Fabric (one connection per host) and ansible-playbook
 #    (pipelining, forks = hosts, no facts), alternating the tools in every repetition;
 #    W6 = playbooks/gpu-release.toml on a systemd lab host (tests/lab/systemd-host.sh) with
@@ -69,6 +69,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-./hosts.sh start "$K" "$A"
+case " ${ONLY:-W8} " in *" W8 "*) A8=${A8:-$([ "$QUICK" = 1 ] && echo 20 || echo 200)} ;; *) A8=0 ;; esac
+export A8
+./hosts.sh start "$K" "$A" "$A8"
 echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 /usr/bin/python3 ./bench.py

@@ -9,6 +9,7 @@ ratchet --transport channel, ratchet --transport session, the OpenSSH ControlMas
 not installed). Prints the median wall time of N runs (default 5) per tool and workload.
 
   sudo bench/w7.py                      # RATCHET=build-ci/ratchet ONE_WAY=10 N=5 H=3 STEPS=20
+  RATCHET_BEFORE=old/ratchet PEERS=0 bench/w7.py   # paired before/after, ratchet alone
 Run as root (sshd-host.sh uses a mount namespace). Everything lives in /tmp/ratchet-w7.*
 and is stopped on exit, also on failure (the sshd by its PID, the proxy is this process).
 """
@@ -25,6 +26,8 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RATCHET = os.environ.get("RATCHET", os.path.join(REPO, "build-ci", "ratchet"))
+RATCHET_BEFORE = os.environ.get("RATCHET_BEFORE", "")  # a second binary, paired (its session and channel rows)
+PEERS = os.environ.get("PEERS", "1") == "1"  # 0: ratchet alone
 ONE_WAY = float(os.environ.get("ONE_WAY", "10")) / 1000.0
 N = int(os.environ.get("N", "5"))
 H = int(os.environ.get("H", "3"))
@@ -122,8 +125,8 @@ def write_files(d, port, key, kh):
     return inv, pbs
 
 
-def ratchet(mode, inv, pb, d):
-    return [RATCHET, "run", pb, "-i", inv, "-F", "none", "--transport", mode,
+def ratchet(mode, inv, pb, d, binary=None):
+    return [binary or RATCHET, "run", pb, "-i", inv, "-F", "none", "--transport", mode,
             "--transcript", os.path.join(d, "t-%s.jsonl" % mode)]
 
 
@@ -184,9 +187,15 @@ def main():
             ONE_WAY * 1000, STEPS, H, N, "" if has_fabric else " (Fabric not installed: left out)"))
         for wl, hosts in (("W1", 1), ("W3", H)):
             tools = [("ratchet --transport channel", lambda: timed(ratchet("channel", inv, pbs[wl], d))),
-                     ("ratchet --transport session", lambda: timed(ratchet("session", inv, pbs[wl], d))),
-                     ("ControlMaster loop", lambda: timed(cm_script(d, pport, key, kh, hosts), shell=True))]
-            if has_fabric:
+                     ("ratchet --transport session", lambda: timed(ratchet("session", inv, pbs[wl], d)))]
+            if RATCHET_BEFORE:
+                tools += [("before --transport channel",
+                           lambda: timed(ratchet("channel", inv, pbs[wl], d, RATCHET_BEFORE))),
+                          ("before --transport session",
+                           lambda: timed(ratchet("session", inv, pbs[wl], d, RATCHET_BEFORE)))]
+            if PEERS:
+                tools.append(("ControlMaster loop", lambda: timed(cm_script(d, pport, key, kh, hosts), shell=True)))
+            if has_fabric and PEERS:
                 tools.append(("Fabric", lambda: timed([sys.executable, "-c", FABRIC, str(pport), key, kh, str(hosts),
                                                         str(STEPS)])))
             times = {name: [] for name, _ in tools}

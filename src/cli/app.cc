@@ -72,8 +72,8 @@ static void add_transport(CLI::App* sub, Options& o) {
         else if (text == "session") o.exec_mode = transport::ExecMode::session;
         else throw CLI::ValidationError("--transport", text + ": must be channel or session");
       },
-      "channel: one SSH channel per command (default); session: one shell per host runs them all, "
-      "one round trip each (docs/transport.md)");
+      "session (default): one shell per host runs every command, one round trip each, falling back to "
+      "channel where it cannot start; channel: one SSH channel per command (docs/transport.md)");
 }
 
 static void add_selectors(CLI::App* sub, Options& o) {
@@ -206,6 +206,7 @@ int main(int argc, char** argv) {
   plan->add_option("--become-password-env", o.become_password_env,
                    "with --probe: read the sudo password from environment variable NAME");
   add_connect_timeout(plan, o);
+  add_transport(plan, o);
 
   ApplyOptions ap;
   auto* apply = app.add_subcommand("apply", "run a saved plan (ratchet plan --out) exactly, or refuse");

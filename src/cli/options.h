@@ -42,7 +42,7 @@ struct Options {
   std::string lock_wait = "0";          ///< --lock-wait DURATION: wait for a held lock ("0" = fail at once)
   bool break_lock = false;              ///< --break-lock: take a stale lock (its holder's session gone)
   /// --transport channel|session: how commands reach each host (transport.h ExecMode).
-  transport::ExecMode exec_mode = transport::ExecMode::channel;
+  transport::ExecMode exec_mode = transport::ExecMode::session;
 };
 
 /// A loaded playbook with its hosts resolved; what plan/run/validate work on.

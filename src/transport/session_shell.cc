@@ -81,20 +81,35 @@ SessionShell::~SessionShell() { close(); }
 
 bool SessionShell::is_open() const { return ch_ != nullptr; }
 
+std::string SessionShell::check_idle() {
+  if (!ch_) return "not open";
+  // Non-blocking: processes the packets that came (an EOF, a close, a status).
+  const int out = ssh_channel_poll_timeout(ch_->ch, 0, 0);
+  const int err = out == SSH_EOF || out == SSH_ERROR ? 0 : ssh_channel_poll_timeout(ch_->ch, 0, 1);
+  std::string why;
+  if (out > 0 || err > 0) why = "output while idle";
+  else if (out == SSH_ERROR || err == SSH_ERROR || ch_->gone()) why = ch_->how();
+  if (!why.empty()) close();
+  return why;
+}
+
 void SessionShell::close() {
   ch_.reset();
   dir_.clear();
+  library_.clear();
 }
 
-std::string SessionShell::open(ssh_session s, const Target& t, util::Millis timeout) {
+std::string SessionShell::open(ssh_session s, const Target& t, util::Millis timeout, bool* no_channel) {
   close();
+  *no_channel = true;
   auto c = std::make_unique<ShellChannel>(s);
-  if (c->ch == nullptr) return fmt::format("cannot create a channel: {}", ssh_get_error(s));
+  if (c->ch == nullptr) return fmt::format("{}: cannot create a channel: {}", t.where, ssh_get_error(s));
   if (ssh_channel_open_session(c->ch) != SSH_OK)
-    return fmt::format("cannot open a session channel: {}", ssh_get_error(s));
+    return fmt::format("{}: cannot open a session channel: {}", t.where, ssh_get_error(s));
   const std::string hello = new_run_id();
   if (ssh_channel_request_exec(c->ch, session_start_command(hello).c_str()) != SSH_OK)
-    return fmt::format("exec request refused: {}", ssh_get_error(s));
+    return fmt::format("{}: exec request refused: {}", t.where, ssh_get_error(s));
+  *no_channel = false;
   const std::string prefix = session_ready_prefix(hello);
   const auto start = Clock::now();
   std::string out, err;
@@ -126,6 +141,7 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
     }
     if (ssh_event_dopoll(event, 100) == SSH_ERROR) {
       why = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
+      *no_channel = true;
       break;
     }
   }
@@ -149,7 +165,9 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
   ExecRequest req = in;
   if (req.run_id.empty()) req.run_id = new_run_id();
   const std::string nonce = new_session_nonce();
-  const std::string frame = session_frame(nonce, session_request(req, dir_));
+  const SessionRequest sreq =
+      session_request(req, dir_, req.library != nullptr && !library_.empty() && library_ == req.library->text);
+  const std::string frame = session_frame(nonce, sreq);
   Wire wire;  // what the watchdog needs: the run id, sudo -S's line
   wire.run_id = req.run_id;
   if (req.become.enabled && req.become.password) wire.become_stdin = req.become_password + "\n";
@@ -261,6 +279,7 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
   if (!r.signal.empty() && req.host_timeout.count() > 0 && ms_since(start) >= req.host_timeout.count())
     r.timed_out = true;  // the watchdog's deadline killed it
   if (broken || !ended) close();
+  else if (!sreq.library.empty()) library_ = std::string(req.library->text);  // DIR/l holds it now
   r.out = out.finish();
   r.err = err.finish();
   r.ms = ms_since(start);

@@ -22,9 +22,15 @@ class SessionShell {
 
   /// Starts the shell on a new channel of the connected session `s` and waits
   /// up to `timeout` for its ready line. "" on success, else why not (the
-  /// shell's own words, or libssh's), with nothing left open.
-  std::string open(ssh_session s, const Target& t, util::Millis timeout);
+  /// shell's own words, or libssh's), with nothing left open; *no_channel is
+  /// set when no channel could be opened or used at all (a channel per
+  /// command would fail the same way: not a reason to fall back).
+  std::string open(ssh_session s, const Target& t, util::Millis timeout, bool* no_channel);
   bool is_open() const;
+  /// Takes in what came on the open shell's channel while no command ran:
+  /// "" when the shell is still there; else how it ended ("channel closed",
+  /// "exit 1", "output while idle"), and it is closed.
+  std::string check_idle();
 
   /// Runs req on the open shell (the same guarantees as exec_channel). When
   /// the exchange does not end with the command's trailer (the shell died, a
@@ -37,7 +43,8 @@ class SessionShell {
 
  private:
   std::unique_ptr<ShellChannel> ch_;
-  std::string dir_;  ///< the shell's 0700 directory on the host
+  std::string dir_;      ///< the shell's 0700 directory on the host
+  std::string library_;  ///< the host library the shell keeps in DIR/l ("" = none yet)
 };
 
 }  // namespace ratchet::transport::ssh

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <sstream>
+#include <stdexcept>
 
 #include "transport/wire.h"
 #include "util/shell.h"
@@ -21,35 +22,61 @@ std::string session_ready_prefix(std::string_view hello) {
 
 std::string new_session_nonce() { return new_run_id() + new_run_id(); }
 
+bool library_from_file(const ExecRequest& req) {
+  const Library* lib = req.library;
+  if (lib == nullptr || req.script.find(lib->marker) == std::string::npos) return false;
+  return !req.become.enabled || req.become.user.empty() || req.become.user == "root";
+}
+
 std::string session_child(const ExecRequest& req, std::string_view dir) {
   // The trap is the only witness of a normal exit: sh reads both `exit 137`
   // and a death by KILL as 137 (docs/transport.md).
-  const std::string status_file = util::shell_quote(std::string(dir) + "/s");
-  const std::string trap = "trap " + util::shell_quote("echo $? 2>/dev/null >" + status_file) + " EXIT";
-  const std::string script = trap + "\n" + with_library(req.script, req.library);
+  const std::string d(dir);
+  const std::string trap = "trap " + util::shell_quote("echo $? 2>/dev/null >" + util::shell_quote(d + "/s")) + " EXIT";
+  std::string script = trap + "\n";
+  if (library_from_file(req)) {
+    const std::string l = util::shell_quote(d + "/l");
+    // A command may remove the session's directory: then say so, run nothing.
+    script += fmt::format("[ -r {0} ] || {{ echo 'ratchet-session: the host library {0} is gone' >&2; exit 125; }}\n. {0}\n",
+                          l) + req.script;
+  } else {
+    script += with_library(req.script, req.library);
+  }
   // Always wrapped: the pid line lets ^C and the watchdog reach the command.
   const util::Millis t = std::max(req.host_timeout, util::Millis(1));
-  // The shell passes the stderr fifo as $1: the child opens it itself.
-  return "exec 2>\"$1\"; " + wire_command(script, t, req.become, req.run_id);
+  if (req.become.enabled) return wire_command(script, t, req.become, req.run_id);
+  if (!valid_run_id(req.run_id)) throw std::invalid_argument("session_child: not a run id: " + req.run_id);
+  // The run wrapper itself, in the child's own shell (one exec fewer than
+  // `exec /bin/sh -c RUN /bin/sh RUN_ID SCRIPT`, the same $0, $1 and $2).
+  return fmt::format("set -- {} {}\n{}", req.run_id, util::shell_quote(script), run_script());
 }
 
-SessionRequest session_request(const ExecRequest& req, std::string_view dir) {
+SessionRequest session_request(const ExecRequest& req, std::string_view dir, bool library_sent) {
   SessionRequest r;
+  if (library_from_file(req) && !library_sent) r.library = std::string(req.library->text) + "\n";
   r.child = session_child(req, dir);
-  if (req.become.enabled && req.become.password) r.stdin_data = req.become_password + "\n";
+  if (req.become.enabled && req.become.password) {
+    if (req.become_password.find_first_of(std::string("\n\0", 2)) == std::string::npos)
+      r.password = req.become_password;
+    else
+      r.stdin_data = req.become_password + "\n";
+  }
   r.stdin_data += req.stdin_data;
   if (!(req.become.enabled && req.become.password)) r.query = held_output_query(req.run_id, req.become);
   if (r.query.find('\n') != std::string::npos) r.query.clear();  // it travels as one line
   r.grace = req.drain_grace;
+  r.run_id = req.run_id;
   return r;
 }
 
 std::string session_frame(std::string_view nonce, const SessionRequest& r) {
   const long long ms = std::max<long long>(0, r.grace.count());
-  std::string out = fmt::format("{} {} {} {}.{:03}\n", nonce, r.child.size(), r.stdin_data.size(), ms / 1000,
-                                ms % 1000);
+  std::string out = fmt::format("{} {} {} {}.{:03} {} {} {}\n", nonce, r.child.size(), r.stdin_data.size(),
+                                ms / 1000, ms % 1000, r.library.size(), r.run_id, r.password ? 1 : 0);
   out += r.query;  // one line: held_output_query() has no newline
   out += '\n';
+  if (r.password) out += *r.password + '\n';
+  out += r.library;
   out += r.child;
   out += r.stdin_data;
   return out;

@@ -25,24 +25,38 @@ std::string new_session_nonce();
 
 /// What one command is, as the session shell receives it.
 struct SessionRequest {
-  std::string child;  ///< the script the shell runs with setsid /bin/sh FILE STDERR_FIFO
+  std::string library;  ///< the host library's text, sent once per shell ("" = none, or already there)
+  std::string child;    ///< the file the shell sources in `setsid /bin/sh -c "exec 2>DIR/e; . DIR/w"`
+  /// sudo -S's password line without its newline: to sudo through a fifo, in
+  /// no file. Has a value only under become with a password.
+  std::optional<std::string> password;
   std::string stdin_data;
   std::string query;  ///< one line, run with /bin/sh -c when output is held open; "" = none
   util::Millis grace{2'000};
+  std::string run_id;  ///< in the child's argv, where the watchdog looks for it
 };
 
-/// The child's command line for `req` (which must have a valid run id): the
-/// wire command (wire.h) of the script with its library, always through the
-/// run wrapper, led by an EXIT trap that writes the exit status to DIR/s.
+/// Whether req's script sources the host library from the shell's file DIR/l:
+/// it calls the library, and runs as the login user or as root (sudo to
+/// another user cannot read the 0700 directory: the library goes inline).
+bool library_from_file(const ExecRequest& req);
+
+/// The child for `req` (which must have a valid run id): the run wrapper
+/// (wire.h run_script) with its arguments set, or the wire command under
+/// become, for a script led by an EXIT trap that writes the exit status to
+/// DIR/s, then the library: `. DIR/l` when library_from_file, else its text.
 std::string session_child(const ExecRequest& req, std::string_view dir);
 
 /// req made into a SessionRequest for the shell whose directory is `dir`:
-/// the child, sudo -S's password line then the stdin, the held-output query
-/// (none when sudo needs a password: it would have no stdin to read it from).
-SessionRequest session_request(const ExecRequest& req, std::string_view dir);
+/// the library when library_from_file and !library_sent, the child, sudo
+/// -S's password (ahead of the stdin instead when it holds a newline or a
+/// NUL, which one line cannot carry), the stdin, the held-output query (none
+/// when sudo needs a password: it would have no stdin to read it from).
+SessionRequest session_request(const ExecRequest& req, std::string_view dir, bool library_sent);
 
-/// The bytes sent for r: "NONCE WLEN ILEN GRACE\n", the query and "\n", then
-/// the child and the stdin (WLEN and ILEN bytes). GRACE in seconds, 3 decimals.
+/// The bytes sent for r: "NONCE WLEN ILEN GRACE LLEN RUN_ID PW\n", the query and
+/// "\n", with PW 1 the password and "\n", then the library, the child and the
+/// stdin (LLEN, WLEN and ILEN bytes). GRACE in seconds, 3 decimals.
 std::string session_frame(std::string_view nonce, const SessionRequest& r);
 
 /// Splits a stream at the first `marker`: the bytes before it are output, let

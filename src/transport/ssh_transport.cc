@@ -100,14 +100,32 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
   }
   std::string note;
   if (ep_.exec_mode == ExecMode::session && fallback_.empty()) {
+    // A shell that ended between commands (sshd's ChannelTimeout, a kill) is
+    // no fault of this command: it runs in a fresh one, and says so.
+    if (shell_.is_open()) {
+      std::string gone = shell_.check_idle();
+      if (!gone.empty())
+        note = fmt::format("the session shell had ended since the last command ({}): this command ran in a fresh one",
+                           gone);
+    }
     if (!shell_.is_open()) {
-      std::string why = shell_.open(session_, t, ep_.connect_timeout);
+      bool no_channel = false;
+      std::string why = shell_.open(session_, t, ep_.connect_timeout, &no_channel);
+      if (!why.empty() && no_channel) {  // the session itself failed: a channel would too
+        ExecResult r;
+        r.error = why;
+        return r;
+      }
       if (!why.empty()) {
         fallback_ = why;
         note = fmt::format("the session shell could not start ({}): one channel per command from here", why);
       }
     }
-    if (shell_.is_open()) return shell_.exec(session_, t, req);
+    if (shell_.is_open()) {
+      ExecResult r = shell_.exec(session_, t, req);
+      if (!note.empty()) r.warning = r.warning.empty() ? note : note + "; " + r.warning;
+      return r;
+    }
   }
   ExecResult r = ssh::exec_channel(session_, t, req);
   if (!note.empty()) r.warning = r.warning.empty() ? note : note + "; " + r.warning;

@@ -37,7 +37,7 @@ struct Endpoint {
   /// A saved plan's host keys ("SHA256:..."): when not empty, a server key not
   /// among them is refused (host_key_changed) whatever known_hosts says now.
   std::vector<std::string> pinned_keys;
-  ExecMode exec_mode = ExecMode::channel;
+  ExecMode exec_mode = ExecMode::session;
 };
 
 /// What connect() learned, for the transcript's `connect` event.

@@ -268,9 +268,21 @@ TEST_CASE("become: the whole gpu-release runbook as a password sudo user, the pa
     host.ssh("journalctl --no-pager -q 2>/dev/null | grep -c -F -- '" + pw + "' || true", &logs);
     CHECK(logs == "0\n");
   }
+
+  SECTION("the right password over --transport channel: the same, one exec channel per command") {
+    ArgvWatch watch(pw);
+    std::string output;
+    std::string text = run_as(host, dir, "bob", "--transport channel --become-password-file " + dir + "/pw", &output);
+    watch.finish();
+    CHECK(watch.hits().empty());
+    CHECK(text.find(pw) == std::string::npos);
+    CHECK(output.find(pw) == std::string::npos);
+    CHECK(text.find("exec sudo -k -S -p '' -H -- ") != std::string::npos);
+  }
 }
 
 TEST_CASE("become: ^C stops a command running under sudo, children included", "[systemd][e2e][become]") {
+  const std::string transport = GENERATE("session", "channel");
   SystemdHost host;
   REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " carol nopasswd").code == 0);
   std::string dir = ratchet::testing::temp_dir("ratchet-become-int");
@@ -287,7 +299,7 @@ TEST_CASE("become: ^C stops a command running under sudo, children included", "[
     dup2(null, 2);
     std::string bin = RATCHET_BINARY;
     execl(bin.c_str(), bin.c_str(), "run", pb.c_str(), "-i", user_inventory(host, dir, "carol").c_str(), "-F",
-          "none", "--transcript", t.c_str(), static_cast<char*>(nullptr));
+          "none", "--transport", transport.c_str(), "--transcript", t.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   std::string pids;

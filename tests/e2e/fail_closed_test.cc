@@ -150,9 +150,11 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
   std::string pb = dir + "/pb.toml";
   ratchet::testing::write_file(pb, "name = \"forged\"\ntargets = [\"lab\"]\n[[step]]\nid = \"hang\"\nkind = \"run\"\n"
                                    "timeout = \"2s\"\ncommand = \"echo $$ > /tmp/hang.pid; sleep 30\"\n");
-  auto run = [&](const std::string& t) {
+  // The rc file runs before each command on a channel; on a session, once
+  // before the session shell's ready line, which ratchet skips to.
+  auto run = [&](const std::string& t, const char* transport = "channel") {
     return run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inventory(host, dir, "mallory", true) +
-                  " -F none --transcript " + t);
+                  " -F none --transport " + transport + " --transcript " + t);
   };
   auto watchdogs = [&](const std::string& t) {
     std::vector<std::string> out;
@@ -188,6 +190,20 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
     REQUIRE(!w.empty());
     CHECK(w[0].rfind("watchdog: exit 3: ratchet-watchdog: refused: PID " + victim + " is not the command of run ", 0) == 0);
     on_host(host, "kill $(cat /tmp/hang.pid) 2>/dev/null; true");  // the command the refused watchdog left
+  }
+  SECTION("on a session shell the forgeries come before its ready line: never output, never a watchdog's target") {
+    write_rc(true);
+    std::string t = dir + "/session.jsonl";
+    auto r = run(t, "session");
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK(watchdogs(t) == std::vector<std::string>{"armed"});
+    std::string pid = on_host(host, "cat /tmp/hang.pid");
+    CHECK(ratchet::testing::eventually([&] { return on_host(host, "test -d /proc/" + pid + " || echo gone") == "gone"; }));
+    std::string err;
+    for (const auto& e : events(t, "output"))
+      if (e["step"] == "hang" && e["stream"] == "stderr") err += e.value("data", "");
+    CHECK(err.find("[ratchet-pid") == std::string::npos);
   }
   CHECK(on_host(host, "test -d /proc/" + victim + " && echo alive") == "alive");
   on_host(host, "kill " + victim);

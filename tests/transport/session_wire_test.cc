@@ -74,15 +74,21 @@ TEST_CASE("session: trailers parse and garbled ones are refused", "[transport]")
   }
 }
 
-TEST_CASE("session: a request is its header line then the child, stdin and query bytes", "[transport]") {
+TEST_CASE("session: a request is its header line then the library, child and stdin bytes", "[transport]") {
   SessionRequest r;
   r.child = "exec /bin/sh -c true";
   r.stdin_data = std::string("in\0put", 6);
   r.query = "q";
   r.grace = milliseconds(2500);
-  CHECK(session_frame("n0", r) == "n0 20 6 2.500\nq\nexec /bin/sh -c true" + r.stdin_data);
+  r.run_id = "0123456789abcdef";
+  CHECK(session_frame("n0", r) == "n0 20 6 2.500 0 0123456789abcdef 0\nq\nexec /bin/sh -c true" + r.stdin_data);
   r.grace = milliseconds(40);
-  CHECK(session_frame("n0", r).substr(0, 19) == "n0 20 6 0.040\nq\nexe");
+  CHECK(session_frame("n0", r).substr(0, 40) == "n0 20 6 0.040 0 0123456789abcdef 0\nq\nexe");
+  r.library = "lib\n";
+  CHECK(session_frame("n0", r) == "n0 20 6 0.040 4 0123456789abcdef 0\nq\nlib\nexec /bin/sh -c true" + r.stdin_data);
+  r.password = " p w\\ ";
+  CHECK(session_frame("n0", r) ==
+        "n0 20 6 0.040 4 0123456789abcdef 1\nq\n p w\\ \nlib\nexec /bin/sh -c true" + r.stdin_data);
 }
 
 TEST_CASE("session: the child runs through the run wrapper after its status trap", "[transport]") {
@@ -90,21 +96,54 @@ TEST_CASE("session: the child runs through the run wrapper after its status trap
   req.script = "echo hi";
   req.run_id = "0123456789abcdef";
   const std::string child = session_child(req, "/tmp/ratchet-session.x");
-  // Wrapped even without a host deadline: the pid line is what ^C needs.
-  CHECK(child.find(std::string(run_script())) != std::string::npos);
-  CHECK(child.find(" /bin/sh 0123456789abcdef ") != std::string::npos);
+  // Wrapped even without a host deadline: the pid line is what ^C needs. The
+  // wrapper runs in the child's own shell, its arguments set first.
+  CHECK(child.rfind("set -- 0123456789abcdef 'trap ", 0) == 0);
+  CHECK(child.substr(child.size() - run_script().size()) == run_script());
   CHECK(child.find("/tmp/ratchet-session.x/s") != std::string::npos);
   CHECK(child.find("EXIT") != std::string::npos);
   // sudo -S reads its password first; then no holder query (it would have no stdin).
   req.become = Become{true, "", true, false};
   req.become_password = "pw";
   req.stdin_data = "data";
-  SessionRequest r = session_request(req, "/d");
-  CHECK(r.stdin_data == "pw\ndata");
+  SessionRequest r = session_request(req, "/d", false);
+  CHECK(r.password == std::optional<std::string>("pw"));  // on its own line, to a fifo: in no file
+  CHECK(r.stdin_data == "data");
   CHECK(r.query.empty());
-  CHECK(r.child.rfind("exec 2>\"$1\"; exec sudo -k -S -p '' -H -- /bin/sh -c ", 0) == 0);
+  req.become_password = "p\nw";  // one line cannot carry it: ahead of the stdin, as on a channel
+  CHECK_FALSE(session_request(req, "/d", false).password);
+  CHECK(session_request(req, "/d", false).stdin_data == "p\nw\ndata");
+  CHECK(r.child.rfind("exec sudo -k -S -p '' -H -- /bin/sh -c ", 0) == 0);
   req.become.password = false;
-  CHECK_FALSE(session_request(req, "/d").query.empty());
+  CHECK_FALSE(session_request(req, "/d", false).query.empty());
+}
+
+TEST_CASE("session: the host library goes once per shell into DIR/l unless sudo runs as another user",
+          "[transport]") {
+  const Library lib{"ratchet_hi() { echo hi; }", "# <lib>", "ratchet_"};
+  ExecRequest req;
+  req.script = "ratchet_hi";
+  req.run_id = "0123456789abcdef";
+  req.library = &lib;
+  SessionRequest first = session_request(req, "/d", false);
+  CHECK(first.library == "ratchet_hi() { echo hi; }\n");
+  CHECK(first.child.find(". /d/l") != std::string::npos);
+  CHECK(first.child.find("ratchet_hi()") == std::string::npos);
+  CHECK(session_request(req, "/d", true).library.empty());
+  // A script that calls none of it gets none of it.
+  req.script = "true";
+  CHECK_FALSE(library_from_file(req));
+  CHECK(session_request(req, "/d", false).library.empty());
+  CHECK(session_request(req, "/d", false).child.find("/d/l") == std::string::npos);
+  // sudo to root reads DIR/l; sudo to another user cannot: the text goes inline.
+  req.script = "ratchet_hi";
+  req.become = Become{true, "", false, false};
+  CHECK(library_from_file(req));
+  req.become.user = "nobody";
+  CHECK_FALSE(library_from_file(req));
+  SessionRequest other = session_request(req, "/d", false);
+  CHECK(other.library.empty());
+  CHECK(other.child.find("ratchet_hi()") != std::string::npos);
 }
 
 TEST_CASE("session: nonces are 32 hex digits and the start command names its hello", "[transport]") {

@@ -5,43 +5,73 @@
 # trailer; fd 3 = the commands' stderr, then each one's end marker; the
 # shell's own messages go to /dev/null (nothing but a command writes there).
 exec 3>&2 2>/dev/null;
-for t in setsid mkfifo mktemp cat dd wc rm sleep; do
+for t in setsid mkfifo mktemp cat dd wc rm sleep tr; do
   command -v "$t" >/dev/null || { echo "ratchet-session: $t not found" >&3; exit 97; };
 done;
+printf x | dd bs=1 count=1 iflag=fullblock >/dev/null || { echo "ratchet-session: dd has no iflag=fullblock" >&3; exit 97; };
 d=$(mktemp -d "${TMPDIR:-/tmp}/ratchet-session.XXXXXXXXXX") || { echo "ratchet-session: mktemp -d failed" >&3; exit 97; };
 bye() { rm -rf -- "$d"; };
 trap bye EXIT;
+# The child's -c string names the directory unquoted (no quote may appear in
+# this script): a TMPDIR with any other character than these is refused.
+[ -z "$(printf %s "$d" | tr -d "[:alnum:]/._-")" ] || { echo "ratchet-session: TMPDIR has a character other than [A-Za-z0-9/._-]" >&3; exit 97; };
 trap "bye; exit 1" HUP PIPE TERM;
-# get FILE LEN: exactly LEN bytes of stdin into FILE (dd reads once per call
-# and never past what it was asked for: the next request stays unread).
+# get FILE LEN: exactly LEN bytes of stdin into FILE, never past them (the next
+# request stays unread): dd with iflag=fullblock reads until each block is full,
+# and its first word on stderr, "N+0", says that N full blocks came (read by
+# the shell itself: no fork).
 get() {
   : >"$1" || return 1;
-  n=$2;
-  while [ "$n" -gt 0 ]; do
-    if [ "$n" -gt 1048576 ]; then b=1048576; else b=$n; fi;
-    dd bs="$b" count=1 >>"$1" 2>/dev/null || return 1;
-    h=$(wc -c <"$1") || return 1;
-    [ "$((h))" -gt "$(($2 - n))" ] || return 1;
-    n=$(($2 - h));
-  done;
+  m=$(($2 / 1048576));
+  r=$(($2 % 1048576));
+  if [ "$m" -gt 0 ]; then
+    dd bs=1048576 count="$m" iflag=fullblock >>"$1" 2>"$d/c" || return 1;
+    read -r c _ <"$d/c";
+    [ "$c" = "$m+0" ] || return 1;
+  fi;
+  if [ "$r" -gt 0 ]; then
+    dd bs="$r" count=1 iflag=fullblock >>"$1" 2>"$d/c" || return 1;
+    read -r c _ <"$d/c";
+    [ "$c" = "1+0" ] || return 1;
+  fi;
 };
 mkfifo "$d/o" "$d/e" || exit 97;
+: >"$d/s" || exit 97;
 echo "ratchet-session $1 ready $d";
-# A request: "NONCE WLEN ILEN GRACE", the held-output query (one line), then the
-# child's script and its stdin (bytes). The nonce is in no process but this.
-while read -r k wl il g && read -r q; do
+# A request: "NONCE WLEN ILEN GRACE LLEN RUN_ID PW", the held-output query (one
+# line), with PW 1 sudo -S's password (one line), then the host library (LLEN
+# bytes, 0 = none: kept in DIR/l for the commands that source it), the child's
+# script and its stdin. The nonce and the password are in no process but this
+# (and the password in no file: a fifo carries it to sudo).
+while read -r k wl il g ll id pf && read -r q; do
+  pw=;
+  if [ "$pf" = 1 ]; then IFS= read -r pw || exit 98; fi;
+  if [ "$ll" -gt 0 ]; then get "$d/l" "$ll" || exit 98; fi;
   get "$d/w" "$wl" && get "$d/i" "$il" || exit 98;
   cat <"$d/o" 3>&- & ro=$!;
   cat <"$d/e" >&3 & re=$!;
-  # stdin: opened, then unlinked before the command runs (a become password).
-  if [ "$il" -gt 0 ]; then exec 4<"$d/i"; rm -f "$d/i"; else exec 4</dev/null; fi;
+  # stdin: opened, then unlinked before the command runs; after the password
+  # line, through a fifo that a forked writer (printf is built in: no argv)
+  # fills and that is unlinked once both ends are open.
+  pp=;
+  if [ "$pf" = 1 ]; then
+    mkfifo -m 600 "$d/p" || exit 98;
+    if [ "$il" -gt 0 ]; then exec 5<"$d/i"; else exec 5</dev/null; fi;
+    { printf %s "$pw"; echo; cat; } <&5 >"$d/p" 3>&- 5<&- & pp=$!;
+    exec 5<&- 4<"$d/p";
+    pw=;
+    rm -f "$d/p" "$d/i";
+  elif [ "$il" -gt 0 ]; then exec 4<"$d/i"; rm -f "$d/i"; else exec 4</dev/null; fi;
   # In the foreground (an async list would ignore INT and QUIT), a session and
   # process group of its own, fresh from exec: nothing of this shell but the
   # login environment it was itself started with. The child opens its stderr
-  # itself ($1): this shell's notes ("Killed") stay on its own, /dev/null.
-  setsid /bin/sh "$d/w" "$d/e" <&4 >"$d/o" 3>&- 4<&-;
+  # itself: this shell's notes ("Killed") stay on its own, /dev/null. Its $0
+  # is /bin/sh, as on a channel, and the run id is in its argv (the watchdog
+  # looks for it there); DIR/w sets its arguments.
+  setsid /bin/sh -c "exec 2>$d/e; . $d/w" /bin/sh "$id" <&4 >"$d/o" 3>&- 4<&-;
   s=$?;
   exec 4<&-;
+  if [ -n "$pp" ]; then kill "$pp"; wait "$pp"; fi;
   # sh reads a death by signal N as status 128+N; the command's EXIT trap
   # wrote its status to s when it exited (it cannot when killed).
   t=;
@@ -66,7 +96,9 @@ while read -r k wl il g && read -r q; do
   echo "$k end $x $hd $((h))";
   [ "$((h))" -gt 0 ] && cat "$d/hq";
   printf %s "$k" >&3;
-  # The next command's fifos, after the answer: off its round trip.
-  rm -f "$d/o" "$d/e" "$d/s" "$d/w" "$d/i" "$d/hq";
-  mkfifo "$d/o" "$d/e" || exit 98;
+  # Off the round trip: the status file emptied (the shell writes nothing
+  # else), and, only when output was held open, new fifos for the next
+  # command (a reader that saw its end of file saw every writer gone).
+  : >"$d/s";
+  if [ "$hd" = 1 ]; then rm -f "$d/o" "$d/e" "$d/hq"; mkfifo "$d/o" "$d/e" || exit 98; fi;
 done
