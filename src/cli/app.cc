@@ -268,19 +268,32 @@ int main(int argc, char** argv) {
   report->add_option("--run", ro.run_id, "the run of this id (default: the file's last run)");
 
   ExecOptions eo;
-  auto* exec = app.add_subcommand("exec", "run one ad hoc command on a host");
-  exec->footer("Exit codes: the command's own exit status, 124 its --timeout ended it, 128+N killed by\n"
-      "signal N, 3 host unreachable, 4 host key verification failed, 130 interrupted.");
-  exec->add_option("host", eo.host, "inventory host name, or [user@]host[:port]")->required();
-  exec->add_option("command", eo.command, "the command (after --)")->required();
+  auto* exec = app.add_subcommand("exec", "run one ad hoc command on hosts");
+  exec->footer("Exit codes, one host: the command's own exit status, 124 its --timeout ended it, 128+N killed by\n"
+      "signal N, 3 host unreachable, 4 host key verification failed, 130 interrupted. Several hosts: 0 every\n"
+      "command exited 0, 1 one did not, 3 a host unreachable, 4 host key, 130 interrupted. Docs: README.md.");
+  exec->add_option("targets", eo.targets,
+                   "inventory hosts and groups with -i (comma-separated), or [user@]host[:port]");
+  exec->add_option("command", eo.command, "the command (after --)");
   exec->add_option("-i,--inventory", eo.base.inventory, "inventory file (TOML)");
+  exec->add_option("--limit", eo.base.limit, "narrow to these hosts, groups or globs (comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  exec->add_option("--target", eo.base.target, "ad hoc host [user@]host[:port] (repeat for more)")
+      ->allow_extra_args(false);
+  exec->add_option("--user", eo.defaults.user, "ad hoc hosts: log in as USER (unless the target says user@)");
+  exec->add_option("--port", eo.defaults.port, "ad hoc hosts: connect to PORT (unless the target says :port)")
+      ->check(CLI::Range(1, 65535));
+  exec->add_option("--identity", eo.defaults.identity, "ad hoc hosts: authenticate with this private key FILE");
   exec->add_option("-F,--ssh-config", eo.base.ssh_config, "ssh config file");
   exec->add_option("--known-hosts", eo.base.known_hosts, "known_hosts file");
   exec->add_flag("--accept-new", eo.base.accept_new, "trust and record a first-seen host key");
   exec->add_option("--timeout", eo.timeout, "deadline for the command (default 60s)");
+  add_forks(exec, eo.base);
+  exec->add_flag("--json", eo.base.json, "print a JSON summary on stdout (each host's output in it)");
   add_connect_timeout(exec, eo.base);
   exec->add_option("--transcript", eo.base.transcript, "also record a transcript here");
-  exec->add_flag("--lock", eo.base.lock, "take the host's lock around the command (docs/playbook.md)");
+  exec->add_flag("--lock", eo.base.lock, "take each host's lock around the command (docs/playbook.md)");
   exec->add_option("--lock-wait", eo.base.lock_wait, "with --lock: wait up to DURATION for a held lock");
   exec->add_flag("--break-lock", eo.base.break_lock, "with --lock: take a stale lock (its holder's session is gone)");
   add_transport(exec, eo.base);
@@ -313,6 +326,16 @@ int main(int argc, char** argv) {
   ap.expect_digest_given = apply->count("--expect-digest") > 0;
   so.digest_given = show->count("--digest") > 0;
   eo.base.command = o.command;
+  if (*exec && !eo.base.target.empty() && !eo.targets.empty()) {
+    // With --target, TARGETS took the command's first word unless a word came before `--`.
+    int dashes = -1;
+    for (int i = 1; i < argc && dashes < 0; ++i)
+      if (std::strcmp(argv[i], "--") == 0) dashes = argc - i - 1;
+    if (dashes < 0 || static_cast<size_t>(dashes) == eo.command.size() + 1) {
+      eo.command.insert(eo.command.begin(), eo.targets);
+      eo.targets.clear();
+    }
+  }
   ap.base.command = o.command;
   try {
     if (*run) return cmd_run(o, std::vector<std::string>(argv, argv + argc));

@@ -91,12 +91,15 @@ bool write_run_report(const std::string& report, const std::string& transcript, 
                       std::ostream& human);
 
 struct ExecOptions {
-  Options base;
-  std::string host;
+  Options base;            ///< -i, --target, --limit, --forks, --json, --transcript, --lock, ...
+  std::string targets;     ///< TARGETS: host and group names (comma-separated) or [user@]host[:port]
   std::vector<std::string> command;
   std::string timeout = "60s";
+  TargetDefaults defaults;  ///< --user, --port, --identity for ad hoc hosts
 };
-/// `ratchet exec HOST -- COMMAND`: one ad hoc command; its exit status is ours.
+/// `ratchet exec TARGETS -- COMMAND`: one ad hoc command on each host. One
+/// host: its exit status is ours. Several: 0 when every command exited 0,
+/// else as `run` (1, 3, 4, 130).
 int cmd_exec(const ExecOptions& o);
 
 }  // namespace ratchet::cli

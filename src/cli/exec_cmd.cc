@@ -1,30 +1,37 @@
-// `ratchet exec HOST -- COMMAND`: one ad hoc command over the same transport
-// (host keys, deadline wrapper); the remote exit status is passed through,
-// 128 + N for a signal, 124 when its own --timeout ended it.
+// `ratchet exec TARGETS -- COMMAND`: one ad hoc command over the same transport
+// (host keys, deadline wrapper). One host: like ssh, its stdout byte for byte
+// and its exit status passed through (128 + N for a signal, 124 when its own
+// --timeout ended it). Several hosts (a group, a list, several --target): the
+// fleet's pool (--forks), each output line prefixed "HOST | ", a recap, and
+// exit 0 / 1 / 3 / 4 / 130 as `run`.
 #include <fmt/format.h>
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstring>
-#include <atomic>
-#include <unistd.h>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <random>
 
 #include "cli/commands.h"
+#include "cli/exec_targets.h"
 #include "cli/exit_codes.h"
-#include "cli/usage.h"
+#include "cli/live_progress.h"
 #include "cli/make_plan.h"
-#include "engine/executor.h"
-#include "engine/host_lock.h"
-#include "steps/library.h"
-#include "playbook/inventory.h"
-#include "playbook/loader.h"
+#include "cli/recap.h"
+#include "cli/usage.h"
+#include "engine/adhoc.h"
+#include "engine/fleet.h"
+#include "ratchet/version.h"
 #include "transcript/writer.h"
 #include "util/clock.h"
+#include "util/duration.h"
 #include "util/text.h"
-#include "ratchet/version.h"
-#include "util/spell.h"
 
 namespace ratchet::cli {
 
@@ -38,7 +45,6 @@ static void on_exec_signal(int) {
   }
 }
 
-
 static int signal_number(const std::string& name) {
   for (int s = 1; s < 32; ++s) {
     const char* abbrev = sigabbrev_np(s);
@@ -47,35 +53,81 @@ static int signal_number(const std::string& name) {
   return 0;
 }
 
+/// One host's exit code as `exec` on it alone returns it.
+static int host_exit(const engine::AdhocResult& a) {
+  using S = engine::HostStatus;
+  if (!a.connected)
+    return a.status == S::host_key ? kExitHostKey : a.status == S::interrupted ? kExitInterrupted : kExitUnreachable;
+  if (!a.ran) return kExitFailed;  // the lock was not taken
+  const auto& r = a.r;
+  if (r.error == "interrupted") return kExitInterrupted;
+  if (!r.error.empty()) return kExitUnreachable;
+  if (r.timed_out) return kExitTimedOut;
+  if (!r.signal.empty()) return 128 + signal_number(r.signal);
+  return r.exit_code;
+}
+
+/// ratchet's own lines about a host on stderr (not for a plain exit status:
+/// the caller has it): the connect error, the lock, a signal, the timeout,
+/// then the warnings.
+static std::string host_notes(const engine::AdhocResult& a) {
+  std::string out;
+  bool plain_exit = a.ran && a.r.error.empty() && !a.r.timed_out && a.r.signal.empty();
+  if (!a.reason.empty() && !plain_exit)
+    out += util::escaped_line("ratchet: " + (a.connected ? a.host + ": " : "") + a.reason) + "\n";
+  for (const auto& warn : a.warnings) out += util::escaped_line("ratchet: warning: " + a.host + ": " + warn) + "\n";
+  return out;
+}
+
+/// `text` with each line prefixed "HOST | " (a last line without a newline gets one);
+/// `escape`: each line in the escape style of what a host sends (stderr).
+static std::string prefixed(const std::string& host, const std::string& text, bool escape) {
+  std::string out, tag = util::escaped_line(host, 40) + " | ";
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    std::string_view line(text.data() + at, (nl == std::string::npos ? text.size() : nl) - at);
+    out += tag + (escape ? util::escape_bytes(line) : std::string(line)) + "\n";
+    at = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  return out;
+}
+
+static engine::HostReport report_of(const engine::AdhocResult& a) {
+  using S = engine::HostStatus;
+  engine::HostReport rep;
+  rep.host = a.host;
+  rep.status = a.status;
+  for (auto k : engine::kStepStatuses) rep.counts[std::string(name(k))] = 0;
+  if (a.status == S::ok) rep.counts["ok"] = 1;
+  if (a.status == S::failed || (a.ran && a.status == S::interrupted)) rep.counts["failed"] = 1;
+  rep.reason = a.reason;
+  rep.cause = a.cause;
+  rep.ms = a.ms;
+  rep.warnings = a.warnings;
+  return rep;
+}
+
+static nlohmann::json host_json(const engine::AdhocResult& a) {
+  nlohmann::json h = {{"host", a.host}, {"status", name(a.status)}, {"exit_code", host_exit(a)}, {"ms", a.ms}};
+  if (a.ran) {
+    h["code"] = a.r.exit_code >= 0 ? nlohmann::json(a.r.exit_code) : nlohmann::json(nullptr);
+    h["signal"] = a.r.signal.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.r.signal);
+    h["timed_out"] = a.r.timed_out;
+    h["stdout"] = a.r.out.data;
+    h["stderr"] = a.r.err.data;
+  }
+  if (!a.reason.empty()) h["reason"] = a.reason;
+  if (!a.cause.empty()) h["cause"] = a.cause;
+  if (!a.warnings.empty()) h["warnings"] = a.warnings;
+  return h;
+}
+
 int cmd_exec(const ExecOptions& o) {
-  playbook::Host host;
-  bool found = false;
-  if (!o.base.inventory.empty()) {
-    std::vector<playbook::LoadError> errors;
-    auto inv = playbook::load_inventory(o.base.inventory, &errors);
-    if (!inv) {
-      for (const auto& e : errors) std::cerr << playbook::format_error(e) << "\n";
-      return kExitUsage;
-    }
-    auto it = inv->hosts.find(o.host);
-    if (it != inv->hosts.end()) {
-      host = it->second;
-      found = true;
-    } else if (o.host.find_first_of("@:.") == std::string::npos) {
-      // A bare name with -i must be one of its hosts (a group runs nothing here).
-      std::vector<std::string> names;
-      for (const auto& [n, h] : inv->hosts) names.push_back(n);
-      std::string near = util::nearest(o.host, names);
-      return usage_error("exec", fmt::format("{} is not a host in {}{}", o.host, o.base.inventory,
-                                             near.empty() ? "" : fmt::format(" (did you mean `{}`?)", near)));
-    }
-  }
-  if (!found) {
-    std::string err;
-    auto h = parse_target(o.host, &err);
-    if (!h) return usage_error("exec", err);
-    host = *h;
-  }
+  const auto wall0 = std::chrono::steady_clock::now();
+  if (o.command.empty())
+    return usage_error("exec", "no command: give it after `--`, e.g. ratchet exec web -- uptime");
+  ExecHosts sel;
+  if (int code = exec_hosts(o, &sel); code != kExitOk) return code;
   std::string why;
   auto timeout = util::parse_duration(o.timeout, &why);
   if (timeout && timeout->count() <= 0) {  // as a step's timeout: a deadline must be ahead
@@ -86,7 +138,6 @@ int cmd_exec(const ExecOptions& o) {
   std::string command;
   for (const auto& w : o.command) command += (command.empty() ? "" : " ") + w;
   // The lock (only with --lock) and the audit line (docs/playbook.md, "Lock and audit").
-  const playbook::Guards guards = playbook::resolve_guards({}, host.guards);
   auto lock_wait = o.base.lock_wait == "0" ? std::optional<util::Millis>(util::Millis(0))
                                            : util::parse_duration(o.base.lock_wait, &why);
   if (!lock_wait) return usage_error("exec", fmt::format("--lock-wait {}: {}", o.base.lock_wait, why));
@@ -103,90 +154,101 @@ int cmd_exec(const ExecOptions& o) {
 
   // --transcript: the same events as a run's, for one step "exec" (docs/transcript.md).
   std::unique_ptr<transcript::Writer> w;
-  auto finish = [&](int code, const char* status) {
-    if (w) w->emit(transcript::events::kRunEnd, {{"status", status}, {"exit_code", code}, {"hosts", {{host.name, status}}}});
-    return code;
-  };
+  transcript::Writer none;  // records nothing: no --transcript
+  std::vector<std::string> names;
+  for (const auto& h : sel.hosts) names.push_back(h.name);
   if (!o.base.transcript.empty()) {
     w = std::make_unique<transcript::Writer>(o.base.transcript);
-    w->emit(transcript::events::kRunStart, {{"schema", transcript::kSchemaVersion}, {"ratchet_version", RATCHET_VERSION},
-                          {"exec", command}, {"targets", {host.name}}, {"run_id", rg.run_id}});
+    nlohmann::json start = {{"schema", transcript::kSchemaVersion}, {"ratchet_version", RATCHET_VERSION},
+                            {"exec", command}, {"targets", names}, {"run_id", rg.run_id}};
+    w->emit(transcript::events::kRunStart, start);
     if (w->failed()) {
       std::cerr << "ratchet: error: " << w->failure() << "; nothing was run\n";
       return kExitFailed;
     }
   }
-  // Through the same executor as a step's commands: the same connect and
-  // command/output/exit events, the same refusals before sending.
-  transcript::Writer none;  // records nothing: no --transcript
-  auto t = transport::make_ssh_transport(endpoint_for(host, o.base));
+  engine::AdhocShared shared;
+  shared.command = command;
+  shared.timeout = *timeout;
+  shared.timeout_text = o.timeout;
+  shared.lock = o.base.lock;
+  shared.guards = &rg;
+  shared.started = util::rfc3339(now);
+  shared.w = w ? w.get() : &none;
+  shared.interrupted = &g_exec_interrupted;
+
+  // Several hosts: each one's output when it ends, its lines together.
+  std::mutex print_mu;
+  std::vector<engine::AdhocResult> results(sel.hosts.size());
   g_exec_interrupted = false;
-  engine::Executor ex(*t, w ? *w : none, host.name, &g_exec_interrupted);
-  transport::ConnectInfo info;
-  if (auto err = ex.connect(&info)) {
-    std::cerr << "ratchet: " << util::escaped_line(err->message) << "\n";
-    bool key = engine::host_key_failure(*err);
-    return finish(key ? kExitHostKey : kExitUnreachable, key ? "host_key" : "unreachable");
-  }
-  // The audit line (after the command, or after a lock refused), over the same session.
-  auto audit = [&](const char* status) {
-    if (guards.audit_log.empty()) return;
-    engine::AuditFacts f{host.name, status, util::rfc3339(now), "", host.become, host.become_user};
-    if (std::string warn = engine::write_audit(ex, w ? *w : none, guards.audit_log, rg, f); !warn.empty())
-      std::cerr << util::escaped_line("ratchet: warning: " + host.name + ": " + warn) << "\n";
-  };
-  if (o.base.lock)
-    if (std::string locked = engine::take_lock(ex, w ? *w : none, host.name, guards.lock_path, rg, false);
-        !locked.empty()) {
-      std::cerr << util::escaped_line(fmt::format("ratchet: {}: {}; nothing was run", host.name, locked)) << "\n";
-      audit(g_exec_interrupted.load() ? "interrupted" : "failed");
-      t->close();
-      return finish(kExitFailed, "failed");
-    }
-  ex.set_step("exec", false, "");
-  ex.set_library(nullptr);  // the words as given: no host library
-  steps::Command c;
-  c.role = steps::Role::action;
-  c.text = command;
-  c.timeout = *timeout;
-  // ^C / SIGTERM: the remote command's process group is stopped (ssh_exec.cc).
+  // ^C / SIGTERM: each remote command's process group is stopped (ssh_exec.cc).
   auto old_int = std::signal(SIGINT, on_exec_signal);
   auto old_term = std::signal(SIGTERM, on_exec_signal);
-  auto r = ex.run(c, 0, "");
+  engine::for_each_host(sel.hosts.size(), o.base.forks, [&](size_t i) {
+    const auto& host = sel.hosts[i];
+    engine::AdhocResult& a = results[i];
+    if (g_exec_interrupted.load()) {
+      a.host = host.name;
+      a.status = engine::HostStatus::interrupted;
+      a.reason = "not run: interrupted";
+    } else {
+      auto t = transport::make_ssh_transport(endpoint_for(host, o.base));
+      a = engine::run_adhoc(host, *t, shared);
+    }
+    if (sel.single || o.base.json) return;
+    std::string out = prefixed(a.host, a.r.out.data, false), err = prefixed(a.host, a.r.err.data, true);
+    std::lock_guard<std::mutex> lock(print_mu);
+    std::cout << out << std::flush;
+    std::cerr << err << host_notes(a) << std::flush;
+  });
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
-  // Over the same session, after ^C too: the lock's release, then the audit line.
-  ex.set_library(&steps::wire_library());
-  if (o.base.lock)
-    if (std::string warn = engine::release_lock(ex, w ? *w : none, host.name, guards.lock_path, rg); !warn.empty())
-      std::cerr << util::escaped_line("ratchet: warning: " + host.name + ": " + warn) << "\n";
-  audit(r.error == "interrupted" ? "interrupted"
-        : r.error.empty() && !r.timed_out && r.signal.empty() && r.exit_code == 0 ? "ok" : "failed");
-  t->close();
-  // stdout as the host wrote it (like ssh: it may be piped on); stderr is for a
-  // person, so no byte of it may drive the terminal.
-  std::cout << r.out.data << std::flush;
-  std::cerr << util::escape_bytes(r.err.data) << std::flush;
-  if (r.error == "interrupted") {
-    std::cerr << "ratchet: " << host.name << ": interrupted; the remote command was stopped\n";
-    return finish(kExitInterrupted, "interrupted");
+
+  int code;
+  std::string status;
+  if (sel.single) {
+    const auto& a = results[0];
+    code = host_exit(a);
+    status = std::string(name(a.status));
+    if (!o.base.json) {
+      // stdout as the host wrote it (like ssh: it may be piped on); stderr is for a
+      // person, so no byte of it may drive the terminal.
+      std::cout << a.r.out.data << std::flush;
+      std::cerr << util::escape_bytes(a.r.err.data);
+    }
+    std::cerr << host_notes(a) << std::flush;
+  } else {
+    std::vector<engine::HostStatus> statuses;
+    for (const auto& a : results) statuses.push_back(a.status);
+    code = exit_code_for(statuses, g_exec_interrupted.load());
+    status = exit_name(code);
   }
-  if (!r.error.empty()) {
-    std::cerr << util::escaped_line("ratchet: " + host.name + ": " + r.error) << "\n";
-    return finish(kExitUnreachable, "unreachable");
+  if (w) {
+    nlohmann::json hosts = nlohmann::json::object();
+    for (const auto& a : results) hosts[a.host] = name(a.status);
+    w->emit(transcript::events::kRunEnd, {{"status", status}, {"exit_code", code}, {"hosts", hosts}});
   }
-  if (r.timed_out) {  // our own deadline ended it: 124, as timeout(1), whatever signal did it
-    std::cerr << util::escaped_line(fmt::format("ratchet: {}: timed out after {}{}", host.name, o.timeout,
-                                                r.signal.empty() ? "" : " (ended by SIG" + r.signal + ")"))
-              << "\n";
-    return finish(kExitTimedOut, "failed");
+  long long wall_ms = util::ms_since(wall0);
+  if (!sel.single) {
+    std::vector<engine::HostReport> reps;
+    for (const auto& a : results) reps.push_back(report_of(a));
+    size_t cols = 0;  // a terminal: recap reasons cut to its width
+    if (winsize ws{}; isatty(2) && ioctl(2, TIOCGWINSZ, &ws) == 0) cols = ws.ws_col;
+    std::cerr << recap_table(reps, use_color(2), cols)
+              << util::escaped_line(fmt::format("{} (exit {}) in {}{}", exit_name(code), code,
+                                                util::format_duration(util::Millis(wall_ms)),
+                                                w ? "; transcript " + o.base.transcript : ""))
+              << "\n" << std::flush;
   }
-  if (!r.signal.empty()) {
-    std::cerr << util::escaped_line(fmt::format("ratchet: {}: killed by SIG{}", host.name, r.signal)) << "\n";
-    int n = signal_number(r.signal);
-    return finish(128 + (n ? n : 0), "failed");
+  if (o.base.json) {
+    nlohmann::json hosts = nlohmann::json::array();
+    for (const auto& a : results) hosts.push_back(host_json(a));
+    nlohmann::json sum = {{"run_id", rg.run_id}, {"exec", command}, {"status", status}, {"exit_code", code},
+                          {"ms", wall_ms}, {"hosts", hosts}};
+    sum["transcript"] = w ? nlohmann::json(o.base.transcript) : nlohmann::json(nullptr);
+    std::cout << sum.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   }
-  return finish(r.exit_code, r.exit_code == 0 ? "ok" : "failed");
+  return code;
 }
 
 }  // namespace ratchet::cli

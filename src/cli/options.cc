@@ -17,7 +17,7 @@
 
 namespace ratchet::cli {
 
-std::optional<playbook::Host> parse_target(const std::string& spec, std::string* err) {
+std::optional<playbook::Host> parse_target(const std::string& spec, std::string* err, const TargetDefaults& d) {
   playbook::Host h;
   std::string rest = spec;
   auto at = rest.rfind('@');
@@ -41,6 +41,9 @@ std::optional<playbook::Host> parse_target(const std::string& spec, std::string*
     *err = fmt::format("--target {}: no host name", spec);
     return std::nullopt;
   }
+  if (h.user.empty()) h.user = d.user;
+  if (h.port == 0) h.port = d.port;
+  h.identity = d.identity;
   // The address stays empty so ~/.ssh/config's HostName for `rest` applies;
   // endpoint_for() matches the config on the name without its port.
   h.name = h.port ? fmt::format("{}:{}", rest, h.port) : rest;

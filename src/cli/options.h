@@ -65,8 +65,19 @@ struct Loaded {
 /// (validate), no inventory at all is no error: see Loaded::no_hosts.
 std::optional<Loaded> load_all(const Options& o, bool hosts_optional = false);
 
-/// Parses "[user@]host[:port]" into an ad hoc host named "host" or "host:port".
-std::optional<playbook::Host> parse_target(const std::string& spec, std::string* err);
+/// `exec --user/--port/--identity`: what an ad hoc target leaves out.
+struct TargetDefaults {
+  std::string user;      ///< "" = the ssh config's, else the local user
+  int port = 0;          ///< 0 = the ssh config's, else 22
+  std::string identity;  ///< a key file; "" = the ssh config's, the agent, ~/.ssh/id_*
+  bool any() const { return !user.empty() || port != 0 || !identity.empty(); }
+};
+
+/// Parses "[user@]host[:port]" into an ad hoc host named "host" or "host:port";
+/// the user and port `d` gives fill what the spec leaves out (the spec's win),
+/// and d.identity becomes the host's identity.
+std::optional<playbook::Host> parse_target(const std::string& spec, std::string* err,
+                                           const TargetDefaults& d = {});
 
 /// The transport endpoint for `h`, with -F/--known-hosts/--accept-new applied.
 transport::Endpoint endpoint_for(const playbook::Host& h, const Options& o);

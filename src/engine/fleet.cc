@@ -81,22 +81,15 @@ void run_batch(std::vector<HostJob>& jobs, const std::vector<size_t>& idx, const
   };
   if (!linear) {
     // free: a pool of `forks` workers, each takes the next host and runs it to the end
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t k; (k = next++) < idx.size();) {
-        size_t i = idx[k];
-        if (shared.interrupted && shared.interrupted->load()) {
-          reports[i] = not_run(jobs[i], HostStatus::interrupted, "not run: interrupted", shared);
-          continue;
-        }
-        std::unique_ptr<transport::Transport> t = make(jobs[i].endpoint);
-        reports[i] = run_host(jobs[i], *t, shared);
+    for_each_host(idx.size(), policy.forks, [&](size_t k) {
+      size_t i = idx[k];
+      if (shared.interrupted && shared.interrupted->load()) {
+        reports[i] = not_run(jobs[i], HostStatus::interrupted, "not run: interrupted", shared);
+        return;
       }
-    };
-    size_t n = std::min<size_t>(std::max(1, policy.forks), idx.size());
-    std::vector<std::thread> th;
-    for (size_t k = 0; k < n; ++k) th.emplace_back(worker);
-    for (auto& x : th) x.join();
+      std::unique_ptr<transport::Transport> t = make(jobs[i].endpoint);
+      reports[i] = run_host(jobs[i], *t, shared);
+    });
     return;
   }
   std::vector<std::thread> th;
@@ -106,6 +99,17 @@ void run_batch(std::vector<HostJob>& jobs, const std::vector<size_t>& idx, const
 }
 
 }  // namespace
+
+void for_each_host(size_t n, int forks, const std::function<void(size_t)>& work) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k; (k = next++) < n;) work(k);
+  };
+  size_t threads = std::min<size_t>(std::max(1, forks), n);
+  std::vector<std::thread> th;
+  for (size_t k = 0; k < threads; ++k) th.emplace_back(worker);
+  for (auto& x : th) x.join();
+}
 
 std::vector<HostReport> run_fleet(std::vector<HostJob>& jobs, const FleetPolicy& policy,
                                   const TransportFactory& make, const RunShared& shared) {

@@ -2,6 +2,7 @@
 // Runs many hosts: rolling batches (`serial`), a failure budget (`max_fail`),
 // and the strategy inside a batch (`linear` or `free`), at most `forks` hosts
 // working at once. The names and rules follow Ansible's play keywords.
+#include <functional>
 #include <vector>
 
 #include "engine/host_run.h"
@@ -23,6 +24,11 @@ std::vector<size_t> batch_sizes(size_t total, const playbook::HostCount& serial)
 /// Failed or unreachable hosts tolerated before no further batch starts: N, or
 /// N% of total rounded down; -1 = no limit (max_fail unset).
 long long fail_limit(size_t total, const playbook::HostCount& max_fail);
+
+/// Calls work(i) for every i in [0, n), on at most `forks` threads at once
+/// (each takes the next i when it is free); returns when every call has
+/// returned. The pool of a `free` batch, and of `ratchet exec` over many hosts.
+void for_each_host(size_t n, int forks, const std::function<void(size_t)>& work);
 
 /// Runs `jobs` batch by batch. In a `linear` batch every host ends step k (or
 /// stops) before any host starts step k+1; in a `free` batch each host runs on.

@@ -47,7 +47,7 @@ TEST_CASE("usage errors: one style, one hint line, exit 2, and bare ratchet prin
         "  hosts     list the hosts a selection resolves to; connects to nothing\n"
         "  show      render a transcript for a person\n"
       "  report    write a transcript's run as one self-contained HTML file\n"
-        "  exec      run one ad hoc command on a host\n"
+        "  exec      run one ad hoc command on hosts\n"
         "see 'ratchet --help', or 'ratchet COMMAND --help' for one command\n");
   struct Case {
     const char* args;

@@ -18,6 +18,11 @@ ratchet_esc() {
   RE_S=$1 awk 'BEGIN { s = ENVIRON["RE_S"]; gsub(/%/, "%25", s); gsub(/\t/, "%09", s); gsub(/\n/, "%0A", s); print s }'
 }
 
+# ratchet_esc, without a process for a name that needs no escape.
+ratchet_esc_path() {
+  case "$1" in *%*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*) ratchet_esc "$1" ;; *) printf '%s\n' "$1" ;; esac
+}
+
 # The user name of UID (numeric when no name is known).
 ratchet_uname() {
   local _un
@@ -28,7 +33,13 @@ ratchet_uname() {
 
 # Effective UID of PID (from /proc/PID/status; /proc/PID itself is owned by root
 # when the process is not dumpable, whoever runs it).
-ratchet_euid() { awk '$1 == "Uid:" { print $3; exit }' "/proc/$1/status" 2>/dev/null; }
+# (Shell builtins only: read's fields are awk's here.)
+ratchet_euid() {
+  local _k _r _e _x
+  { while read -r _k _r _e _x; do
+      if [ "$_k" = Uid: ]; then printf '%s\n' "$_e"; break; fi
+    done < "/proc/$1/status"; } 2>/dev/null
+}
 
 # Sleeps a tenth of a second, or a whole one where sleep takes no fraction.
 ratchet_nap() { sleep 0.1 2>/dev/null || sleep 1; }
@@ -37,25 +48,46 @@ ratchet_nap() { sleep 0.1 2>/dev/null || sleep 1; }
 ratchet_hz() { getconf CLK_TCK 2>/dev/null || echo 100; }
 ratchet_btime() { awk '$1=="btime"{print $2}' /proc/stat; }
 
-# "PID PPID SID" for every process, from /proc/PID/status (whose Name field is
-# escaped, unlike comm in /proc/PID/stat, which may hold a newline). grep -s,
-# not awk arguments: mawk aborts when a process exits between glob and read.
+# "PID PPID SID STATE" for every process, from /proc/PID/status (whose Name
+# field is escaped, unlike comm in /proc/PID/stat, which may hold a newline).
+# grep -s, not awk arguments: mawk aborts when a process exits between glob
+# and read. Within ratchet_holders, the snapshot it took (RATCHET_SNAP_FILE).
 ratchet_stats() {
-  grep -s -H -E '^(PPid|NSsid):' /proc/[0-9]*/status |
-    awk -F '[:\t ]+' '{ split($1, f, "/"); if ($2 == "PPid") pp[f[3]] = $3; else sid[f[3]] = $3 }
-      END { for (p in pp) print p, pp[p], sid[p] }'
+  if [ -n "${RATCHET_SNAP_FILE:-}" ]; then cat -- "$RATCHET_SNAP_FILE"; return; fi
+  grep -s -H -E '^(State|PPid|NSsid):' /proc/[0-9]*/status |
+    awk -F '[:\t ]+' '{ split($1, f, "/"); if ($2 == "PPid") pp[f[3]] = $3; else if ($2 == "NSsid") sid[f[3]] = $3; else st[f[3]] = $3 }
+      END { for (p in pp) print p, pp[p], sid[p], st[p] }'
+}
+
+# Runs CMD ARGS... over ratchet_stats' lines: the snapshot file as its last
+# argument when there is one (no process to copy it), else on stdin.
+ratchet_with_stats() { # CMD ARGS...
+  if [ -n "${RATCHET_SNAP_FILE:-}" ]; then "$@" "$RATCHET_SNAP_FILE"; else ratchet_stats | "$@"; fi
 }
 
 # Kernel threads: PID 2 (kthreadd) and its children, one PID a line. They hold
 # no user files and are never selected.
-ratchet_kthreads() { ratchet_stats | awk '$1 == 2 || $2 == 2 { print $1 }'; }
+# shellcheck disable=SC2016  # an awk program
+ratchet_kthreads() { ratchet_with_stats awk '$1 == 2 || $2 == 2 { print $1 }'; }
 
 # Milliseconds since boot (/proc/uptime), for deadlines that hold under load.
 ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
 # Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat; the
 # comm field may hold spaces and parentheses, so cut after the last ") ").
-ratchet_start() { tr '\n' ' ' 2>/dev/null < "/proc/$1/stat" | sed 's/^.*) //' | awk '{print $20}'; }
+# (Shell builtins only: the lines joined by blanks, cut after the last ") ",
+# split at blanks.)
+ratchet_start() {
+  local _l _st
+  _st='' _l=''
+  { while IFS= read -r _l; do _st="$_st$_l "; done < "/proc/$1/stat"; } 2>/dev/null || [ -n "$_st$_l" ] || return 0
+  _st="$_st$_l"
+  [ -n "$_st" ] || return 0
+  _st=${_st##*) }
+  # shellcheck disable=SC2086  # the stat fields, split at blanks on purpose
+  { set -f; set -- $_st; set +f; }
+  printf '%s\n' "${20:-}"
+}
 
 # True when PID is alive and still the process that started at TICKS (a
 # different start time is a recycled PID). A zombie is dead unless another
@@ -90,21 +122,19 @@ ratchet_live_threads() {
 # open files are listed under /proc/PID/task/TID/ only.
 ratchet_zombie_leaders() {
   local _zp
-  grep -s -l -E '^State:[[:space:]]+Z' /proc/[0-9]*/status | sed 's|^/proc/||; s|/status$||' |
+  # shellcheck disable=SC2016  # an awk program
+  ratchet_with_stats awk '$4 == "Z" { print $1 }' |
     while read -r _zp; do ratchet_live_threads "$_zp" && printf '%s\n' "$_zp"; done
 }
 
 # PIDs never selected: PID 1, this command's ancestry (sshd's session process)
 # and every process of this command's own session (its subshells).
 ratchet_protected() {
-  local _p
-  _p=$$
-  while [ -n "$_p" ] && [ "$_p" -gt 0 ] 2>/dev/null; do
-    printf '%s\n' "$_p"
-    _p=$(awk '$1=="PPid:"{print $2}' "/proc/$_p/status" 2>/dev/null)
-  done
-  echo 1
-  ratchet_stats | awk -v me="$$" '{ sid[$1] = $3 } END { for (p in sid) if (sid[p] == sid[me]) print p }'
+  # shellcheck disable=SC2016  # an awk program
+  ratchet_with_stats awk -v me="$$" '{ pp[$1] = $2; sid[$1] = $3 }
+    END { for (p = me; p != "" && p + 0 > 0; p = (p in pp) ? pp[p] : "") print p
+          print 1
+          for (p in sid) if (sid[p] == sid[me]) print p }'
 }
 
 # For pattern selection only (their command lines hold the pattern's text):
@@ -117,13 +147,23 @@ ratchet_own_commands() {
 # Prints the process line for PID (see header); nothing when it is gone.
 # FILES: the file fields, already %-encoded and tab-separated ("" for none).
 ratchet_describe() { # PID FILES
-  local _a _bt _c _e _hz _t _u
+  local _a _bt _c _e _hz _n _t _u
   [ -d "/proc/$1" ] || return 0
   _t=$(ratchet_start "$1"); [ -n "$_t" ] || return 0
-  _u=$(ratchet_euid "$1"); [ -z "$_u" ] || _u=$(ratchet_uname "$_u")
+  _u=$(ratchet_euid "$1")
+  case "$_u" in  # the name of each UID looked up once in this shell (RATCHET_UN_<UID>)
+    '') ;;
+    *[!0-9]*) _u=$(ratchet_uname "$_u") ;;
+    *) eval "_n=\${RATCHET_UN_$_u-}"
+       if [ -z "$_n" ]; then _n=$(ratchet_uname "$_u"); eval "RATCHET_UN_$_u=\$_n"; fi
+       _u=$_n ;;
+  esac
   _c=$(cat "/proc/$1/comm" 2>/dev/null)
-  _c=$(printf '%s' "$_c" | tr '\t\n' '  ')  # comm may hold any byte, even a newline
-  _a=$(tr '\000\t\n' '   ' 2>/dev/null < "/proc/$1/cmdline" | sed 's/ *$//')
+  case "$_c" in  # comm may hold any byte, even a newline
+    *"$RATCHET_TAB"*|*"$RATCHET_NL"*) _c=$(printf '%s' "$_c" | tr '\t\n' '  ') ;;
+  esac
+  _a=$(tr '\000\t\n' '   ' 2>/dev/null < "/proc/$1/cmdline")
+  _a=${_a%"${_a##*[! ]}"}  # no trailing blanks
   [ -n "$_a" ] || _a="[$_c]"
   _hz=${RATCHET_HZ:=$(ratchet_hz)}; _bt=${RATCHET_BT:=$(ratchet_btime)}
   _e=$(awk -v b="$_bt" -v t="$_t" -v h="$_hz" 'BEGIN{printf "%.2f", b + t / h}')
@@ -154,8 +194,10 @@ ratchet_opts() {
 # basename) and, with users, processes of other users.
 ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
   local _kt _own _prot
-  _prot=$(ratchet_protected); _own=''
-  _kt=$(ratchet_kthreads)
+  # ratchet_holders works them out once for its two filters (RATCHET_PROT, RATCHET_KT).
+  if [ "${RATCHET_PROT+set}" = set ]; then _prot=$RATCHET_PROT; else _prot=$(ratchet_protected); fi
+  if [ "${RATCHET_KT+set}" = set ]; then _kt=$RATCHET_KT; else _kt=$(ratchet_kthreads); fi
+  _own=
   if [ "${3:-}" = own ]; then _own=$(ratchet_own_commands); fi
   RU=$1 RX=$2 RP=$_prot RO=$_own RK=$_kt RQ=${RATCHET_QUIET:-0} awk -F '\t' '
     BEGIN { user = ENVIRON["RU"]; ex = ENVIRON["RX"]; prot = ENVIRON["RP"]; q = ENVIRON["RQ"] == 1
@@ -192,7 +234,8 @@ ratchet_targets() {
     _found=0
     # Components of the pattern before the first one with a wildcard, plus one:
     # the first component (as awk -F/ counts, "" before a leading /) not followed.
-    _w=$(RP=$_pat awk 'BEGIN { n = split(ENVIRON["RP"], c, "/"); for (i = 1; i <= n; i++) if (c[i] ~ /[*?[]/) { print i; exit }; print 0 }')
+    _w=0
+    case "$_pat" in *[*?[]*) _w=$(RP=$_pat awk 'BEGIN { n = split(ENVIRON["RP"], c, "/"); for (i = 1; i <= n; i++) if (c[i] ~ /[*?[]/) { print i; exit }; print 0 }') ;; esac
     _oifs=$IFS; IFS=
     for _f in $_pat; do
       IFS=$_oifs
@@ -225,13 +268,13 @@ ratchet_targets() {
       _found=1
       # A file is also named by its device and inode: a holder must hold that
       # very file (not a namesake in another mount namespace, nor a deleted one).
-      if [ -d "$_r" ]; then printf '%s\t-\n' "$(ratchet_esc "${_r%/}/")"
+      if [ -d "$_r" ]; then printf '%s\t-\n' "$(ratchet_esc_path "${_r%/}/")"
       else
         _id=$(stat -L -c '%d:%i' -- "$_r" 2>/dev/null)
         if [ -z "$_id" ]; then
           printf '%s\n' "ratchet: could not check: cannot stat $_f (needs stat -c, and a path this login may search)" >&2; return 5
         fi
-        printf '%s\t%s\n' "$(ratchet_esc "$_r")" "$_id"
+        printf '%s\t%s\n' "$(ratchet_esc_path "$_r")" "$_id"
       fi
     done
     IFS=$_oifs
@@ -249,50 +292,72 @@ ratchet_fast_scan() {
     [ "$(printf 'a\000b\000' | awk 'BEGIN { RS = "\0" } END { print NR }' 2>/dev/null)" = 2 ]
 }
 
+# With RATCHET_WANT (ratchet_targets' lines), the find test that picks only
+# what may be one of the targets, ready for eval: with `lname`, each name as
+# a -lname pattern (glob characters escaped; a directory's as "DIR/*"); with
+# `samefile`, -samefile of each file target (none for a directory target).
+# The words are single-quoted. Exit 1 when a name holds a byte the process
+# lines %-encode (%, TAB, newline: then nothing may be left out), or (samefile)
+# when a target is a directory.
+ratchet_want_expr() { # lname|samefile
+  printf '%s\n' "$RATCHET_WANT" | awk -F '\t' -v mode="$1" -v q="'" '$1 != "" {
+    if (index($1, "%") || (mode == "samefile" && $2 == "-")) bad = 1
+    s = ""; for (i = 1; i <= length($1); i++) { c = substr($1, i, 1)
+      if (mode == "lname" && index("[]*?\\", c)) s = s "\\"
+      s = s (c == q ? q "\\" q q : c) }
+    if (mode == "lname" && $2 == "-") s = s "*"
+    out = out (out == "" ? "" : " -o ") "-" mode " " q s q }
+    END { if (bad || out == "") exit 1; print out }'
+}
+
 # "PID<TAB>%-encoded target<TAB>link" for every link given: the open
 # descriptors of fd directories (/proc/PID/fd or /proc/PID/task/TID/fd) and
-# the links /proc/PID/cwd and /proc/PID/root themselves, in any order. A link
-# that cannot be read (EACCES: a process with more privileges or capabilities)
-# is named on stderr, which the caller keeps (LC_ALL=C: the words are find's).
-ratchet_fd_links() { # FD_DIR... -- LINK...
-  local _a _d _dp _l _t _dirs _links
-  _dirs='' _links=''
-  for _a in "$@"; do
-    if [ "$_a" = -- ]; then _links=1; continue; fi
-    if [ -n "$_links" ]; then _links="$_links$RATCHET_NL$_a"; else _dirs="$_dirs$RATCHET_NL$_a"; fi
-  done
+# the links /proc/PID/cwd and /proc/PID/root themselves (a link given is read
+# itself, a directory for what it holds), in any order. A link that cannot
+# be read (EACCES: a process with more privileges or capabilities) is named
+# on stderr, which the caller keeps (LC_ALL=C: the words are find's).
+# With RATCHET_WANT set (ratchet_holders), only the links that may be one of
+# those targets: find -lname picks them (so the scan costs about what find's
+# walk does); without -printf, find -L -samefile picks the descriptors that
+# are a target file, and only those are read with readlink.
+ratchet_fd_links() { # FD_DIR_OR_LINK...
+  local _d _dp _e _l _t
+  [ $# -gt 0 ] || return 0
   if ratchet_fast_scan; then
     # A link ends in NUL: no byte of a name can forge a record.
-    # shellcheck disable=SC2086  # the lists split at newlines (proc paths)
-    { IFS=$RATCHET_NL; set -f
-      LC_ALL=C find $_dirs -mindepth 1 -maxdepth 1 -type l -printf '%p\t%l\0'
-      [ "${_links#1}" = "" ] || LC_ALL=C find ${_links#1} -maxdepth 0 -type l -printf '%p\t%l\0'
-      set +f; unset IFS; } |
+    { if [ -n "${RATCHET_WANT:-}" ] && _e=$(ratchet_want_expr lname); then
+        eval "LC_ALL=C find \"\$@\" -maxdepth 1 -type l \\( $_e \\) -printf '%p\\t%l\\0'"
+      else LC_ALL=C find "$@" -maxdepth 1 -type l -printf '%p\t%l\0'; fi; } |
       awk 'BEGIN { RS = "\0" }
         { c = index($0, "\t"); d = substr($0, 1, c - 1); l = substr($0, c + 1)
           split(d, q, "/"); gsub(/%/, "%25", l); gsub(/\t/, "%09", l); gsub(/\n/, "%0A", l)
           print q[3] "\t" l "\t" d }'
-  else
+    return 0
+  fi
+  if [ -n "${RATCHET_WANT:-}" ] && _e=$(ratchet_want_expr samefile); then
+    # File targets only: the descriptors that are one of them (device and
+    # inode, through the link), one a line (proc paths).
+    _d=$(eval "LC_ALL=C find -L \"\$@\" -mindepth 1 -maxdepth 1 \\( $_e \\) -print")
     IFS=$RATCHET_NL; set -f
-    for _d in $_dirs ${_links#1}; do
-      set +f; unset IFS
-      _dp=${_d#/proc/}; _dp=${_dp%%/*}
-      if [ -L "$_d" ]; then set -- "$_d"; else set -- "$_d"/*; fi
-      for _l in "$@"; do
-        [ -L "$_l" ] || continue
-        if ! _t=$(readlink -- "$_l" 2>/dev/null; echo .); then :; fi
-        _t=${_t%"$RATCHET_NL."}
-        if [ "$_t" = . ]; then
-          [ -e "/proc/$_dp" ] && printf '%s\n' "find: '$_l': Permission denied" >&2
-          continue
-        fi
-        case "$_t" in *%*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*) _t=$(ratchet_esc "$_t");; esac
-        printf '%s\t%s\t%s\n' "$_dp" "$_t" "$_l"
-      done
-      IFS=$RATCHET_NL; set -f
-    done
+    # shellcheck disable=SC2086  # one path a line
+    set -- $_d
     set +f; unset IFS
   fi
+  for _d in "$@"; do
+    if [ -L "$_d" ]; then set -- "$_d"; else set -- "$_d"/*; fi
+    _dp=${_d#/proc/}; _dp=${_dp%%/*}
+    for _l in "$@"; do
+      [ -L "$_l" ] || continue
+      if ! _t=$(readlink -- "$_l" 2>/dev/null; echo .); then :; fi
+      _t=${_t%"$RATCHET_NL."}
+      if [ "$_t" = . ]; then
+        [ -e "/proc/$_dp" ] && printf '%s\n' "find: '$_l': Permission denied" >&2
+        continue
+      fi
+      case "$_t" in *%*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*) _t=$(ratchet_esc "$_t");; esac
+      printf '%s\t%s\t%s\n' "$_dp" "$_t" "$_l"
+    done
+  done
 }
 
 # "PID<TAB>%-encoded path<TAB>=DEV:INODE" for every file mapping of the maps
@@ -300,9 +365,15 @@ ratchet_fd_links() { # FD_DIR... -- LINK...
 # 5: major:minor in hex, turned into st_dev as stat %d prints it), so that a
 # name the kernel cannot escape unambiguously (a newline is \012, and so is a
 # literal backslash-012) still names one file. A maps file that cannot be read
-# is named on stderr (LC_ALL=C: grep's words).
+# is named on stderr (LC_ALL=C: grep's words). With RATCHET_WANT set, only the
+# lines that hold one of those targets' names (grep -F).
 ratchet_map_files() { # MAPS...
-  { LC_ALL=C grep -H ' /' "$@" 2>&1 >&3 | grep 'Permission denied' >&2; } 3>&1 | awk '
+  local _want
+  _want=' /'
+  if [ -n "${RATCHET_WANT:-}" ] && ratchet_want_expr lname >/dev/null; then
+    _want=$(printf '%s\n' "$RATCHET_WANT" | cut -f1)
+  fi
+  { LC_ALL=C grep -H -F -e "$_want" "$@" 2>&1 >&3 | grep 'Permission denied' >&2; } 3>&1 | awk '
   function hex(s,   i, n, c) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); n = n * 16 + c - 1 }; return n }
   { c = index($0, ":"); f = substr($0, 1, c - 1); l = substr($0, c + 1); i = index(l, "/")
     if (i > 0) { split(f, q, "/"); split(l, col, " "); split(col[4], mm, ":")
@@ -339,7 +410,7 @@ ratchet_unreadable() { # [PID...]
           { [ -r "$_d/fd" ] && [ -x "$_d/fd" ]; } || printf '%s\n' "${_d#/proc/}"
         done; for _d in "$@"; do printf '%s\n' "$_d"; done)
   [ -n "$_ur" ] || return 0
-  _kt=$(ratchet_kthreads)
+  if [ "${RATCHET_KT+set}" = set ]; then _kt=$RATCHET_KT; else _kt=$(ratchet_kthreads); fi
   printf '%s\n' "$_ur" | sort -un | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
     $1 != "" && !($1 in K)' | while read -r _up; do ratchet_describe "$_up" ""; done
 }
@@ -357,25 +428,41 @@ ratchet_unreadable() { # [PID...]
 # same user: real, effective and saved UID all the login user's) are named in
 # a warning instead.
 ratchet_holders() { # USER EXCLUDES PATTERN...
-  local _blind _denied _errf _ex _fdd _fl _hit _id _me _mine _mp _other _own _p _pairs _tg _user _want _why _x _zp
+  local _blind _denied _errf _ex _fdd _fl _hit _id _lk _me _mine _mp _other _own _p _pairs _tg _tmp _user _want _why _x _zp
+  # One /proc/*/status snapshot serves the zombie leaders, the protected PIDs
+  # and the kernel threads; the scan prints only links and mappings that may
+  # be a target (RATCHET_WANT).
+  local RATCHET_SNAP_FILE RATCHET_PROT RATCHET_KT RATCHET_WANT
+  unset RATCHET_PROT RATCHET_KT
+  RATCHET_SNAP_FILE='' RATCHET_WANT=''
   _user=$1 _ex=$2; shift 2
   _tg=$(ratchet_targets "$@"); _id=$?
   [ "$_id" = 0 ] || return "$_id"  # 2: no target; 5: one that could not be looked at
   [ -n "$_tg" ] || return 0
   # Hidden processes matter unless the user filter names the login user alone.
-  if [ "$_user" != "$(id -un)" ] && ! _why=$(ratchet_proc_visible); then
+  if ! _why=$(ratchet_proc_visible) && [ "$_user" != "$(id -un)" ]; then
     printf '%s\n' "ratchet: could not check: $_why; run as root or set become = true" >&2
     return 5
   fi
   stat -L -c %i / >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: needs stat -c (GNU coreutils or BusyBox) on the host" >&2; return 5; }
-  _errf=$(mktemp "${TMPDIR:-/tmp}/.ratchet-scan.XXXXXX") || { printf '%s\n' "ratchet: could not check: cannot create a temporary file" >&2; return 5; }
+  _tmp=$(mktemp -d "${TMPDIR:-/tmp}/.ratchet-scan.XXXXXX") || { printf '%s\n' "ratchet: could not check: cannot create a temporary directory" >&2; return 5; }
+  _errf=$_tmp/errors
+  ratchet_stats > "$_tmp/status"; RATCHET_SNAP_FILE=$_tmp/status
   _fdd='' _mp=''
   for _zp in $(ratchet_zombie_leaders); do
     _fdd="$_fdd /proc/$_zp/task/[0-9]*/fd"; _mp="$_mp /proc/$_zp/task/[0-9]*/maps"
   done
+  RATCHET_WANT=$_tg
+  # cwd and root are directories: read only for a directory target.
+  _lk=''
+  case "$_tg$RATCHET_NL" in *"$RATCHET_TAB-$RATCHET_NL"*) _lk=1 ;; esac
   # shellcheck disable=SC2086  # the task globs expand here
-  _pairs=$( { ratchet_fd_links /proc/[0-9]*/fd $_fdd -- /proc/[0-9]*/cwd /proc/[0-9]*/root
-              ratchet_map_files /proc/[0-9]*/maps $_mp; } 2>"$_errf" | RT=$_tg awk -F '\t' '
+  # The mappings are read while find walks the descriptors (each its own errors file).
+  _pairs=$( { ratchet_map_files /proc/[0-9]*/maps $_mp > "$_tmp/maps" 2>"$_tmp/maps-errors" &
+              if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd $_fdd /proc/[0-9]*/cwd /proc/[0-9]*/root
+              else ratchet_fd_links /proc/[0-9]*/fd $_fdd; fi 2>"$_errf"
+              wait
+              cat "$_tmp/maps"; } | RT=$_tg awk -F '\t' '
     BEGIN { n = split(ENVIRON["RT"], t, "\n")
             for (i = 1; i <= n; i++) { if (t[i] == "") continue; c = index(t[i], "\t")
               e = substr(t[i], 1, c - 1); id = substr(t[i], c + 1)
@@ -393,7 +480,7 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
         _id=$(stat -L -c '%d:%i' -- "$_x" 2>/dev/null)
         if [ -z "$_id" ]; then
           # refused (not gone): a process this scan could not see
-          [ ! -e "/proc/$_p" ] || printf '%s\n' "stat: '$_x': Permission denied" >> "$_errf"
+          [ ! -e "/proc/$_p" ] || printf '%s\n' "stat: '$_x': Permission denied" >> "$_tmp/stat-errors"
           continue
         fi
         [ "$_id" = "$_want" ] || continue
@@ -401,15 +488,23 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
       printf '%s\t%s\n' "$_p" "$_fl"
     done | awk -F '\t' '!seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
       END { for (p in files) print p "\t" files[p] }')
-  _denied=$(sed -n 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" | sort -un)
-  rm -f "$_errf"
+  : >> "$_tmp/stat-errors"
+  _denied=$(sed -n 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
+  RATCHET_WANT=''
+  RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads)
+  rm -rf -- "$_tmp" 2>/dev/null
+  RATCHET_SNAP_FILE=''
+  # The clock for the process lines, once for every holder described below.
+  if [ -n "$_pairs$_denied" ]; then RATCHET_HZ=${RATCHET_HZ:-$(ratchet_hz)} RATCHET_BT=${RATCHET_BT:-$(ratchet_btime)}; fi
   if [ -n "$_pairs" ]; then
     printf '%s\n' "$_pairs" | sort -n | while IFS="$RATCHET_TAB" read -r _p _fl; do
       ratchet_describe "$_p" "$_fl"
     done | ratchet_filter "$_user" "$_ex"
   fi
   # shellcheck disable=SC2086  # one PID a word
-  _blind=$(ratchet_unreadable $_denied | RATCHET_QUIET=1 ratchet_filter "$_user" "$_ex")
+  _blind=$(ratchet_unreadable $_denied)
+  [ -n "$_blind" ] || return 0
+  _blind=$(printf '%s\n' "$_blind" | RATCHET_QUIET=1 ratchet_filter "$_user" "$_ex")
   [ -n "$_blind" ] || return 0
   _me=$(id -un)
   # Own and not dumpable: real, effective and saved UID all the login user's,
@@ -595,7 +690,7 @@ ratchet_port_holders() { # PORT
   _in=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
         awk -v hx="$_hx" '$1 ~ /^[0-9]+:$/ && $4 == "0A" { split($2, a, ":"); if (toupper(a[2]) == hx) print "socket:[" $10 "]" }')
   [ -n "$_in" ] || return 0
-  ratchet_fd_links /proc/[0-9]*/fd -- 2>/dev/null | RI=$_in awk -F '\t' '
+  ratchet_fd_links /proc/[0-9]*/fd 2>/dev/null | RI=$_in awk -F '\t' '
     BEGIN { n = split(ENVIRON["RI"], s, "\n"); for (i = 1; i <= n; i++) S[s[i]] = 1 }
     ($2 in S) && !seen[$1]++ { print $1 }' | sort -n | while read -r _p; do
       ratchet_describe "$_p" "tcp port $1"
