@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "support/local_proc.h"
 
 using namespace ratchet::testing;
@@ -27,8 +29,9 @@ struct Dir {
     std::ofstream(p, std::ios::binary) << text;
     return p.string();
   }
-  ShellResult ratchet(const std::string& args) {
-    return run_sh("cd '" + dir + "' && " + RATCHET_BINARY + " " + args + " -F none");
+  ShellResult ratchet(const std::string& args) { return bare(args + " -F none"); }
+  ShellResult bare(const std::string& args) {  // apply takes no -F: the plan holds it
+    return run_sh("cd '" + dir + "' && " + RATCHET_BINARY + " " + args);
   }
 };
 
@@ -149,13 +152,13 @@ TEST_CASE("a saved plan carries its selection; apply runs it and refuses selecti
   for (const auto& s : file["sources"])
     piece |= s["role"] == "include" && s["path"] == fs::canonical(d.dir).string() + "/common/piece.toml";
   CHECK(piece);
-  auto a = d.ratchet("apply p.json --tags gpus");
+  auto a = d.bare("apply p.json --tags gpus");
   CHECK(a.code == 2);
   CHECK(a.err.find("ratchet: error: --tags, --skip-tags, --start-at and --step choose steps when a plan is made: "
                    "p.json runs the steps its plan holds (it leaves out 2 step(s)); make the plan again") == 0);
   // The piece changed after the plan was made: refused like the playbook.
   d.put("common/piece.toml", std::string(kPiece) + "# edited\n");
-  auto stale = d.ratchet("apply p.json");
+  auto stale = d.bare("apply p.json");
   CHECK(stale.code == 2);
   CHECK(stale.err.find("included file " + fs::canonical(d.dir).string() +
                        "/common/piece.toml changed since the plan was made") != std::string::npos);
