@@ -289,3 +289,24 @@ TEST_CASE("include: the include's id is a step id: unique, [a-z0-9_]+", "[playbo
   CHECK(errors_of("name = \"x\"\n[[step]]\nid = \"a.b\"\nkind = \"run\"\ncommand = \"true\"\n").find(
             "step id `a.b` must match [a-z0-9_]+") != std::string::npos);
 }
+
+TEST_CASE("include: the shipped piece, as examples/include/handover.toml uses it", "[playbook][include]") {
+  const std::string root = RATCHET_SOURCE_DIR;
+  std::vector<LoadError> errors;
+  auto pb = load_playbook(root + "/examples/include/handover.toml", {}, &errors);
+  for (const auto& e : errors) FAIL_CHECK(format_error(e));
+  REQUIRE(pb);
+  std::vector<std::string> ids;
+  for (const auto& s : pb->steps) ids.push_back(s.id);
+  CHECK(ids == std::vector<std::string>{"stop", "free.gpus_free", "free.holders_gone", "notes", "start"});
+  CHECK(written(pb->steps[2].body, "command") ==
+        "echo gpus_free: {{ steps.free.gpus_free.status }}, rung {{ steps.free.gpus_free.rung }}");
+  CHECK(pb->steps[1].escalate.size() == 2);  // TERM, then KILL
+  // The include's vars win over the piece's default; the piece's other default stays.
+  CHECK(ratchet::util::toml_text(pb->vars["keep"]) == R"(["nvidia-persistenced"])");
+  CHECK(ratchet::util::toml_text(pb->vars["devices"]) == R"(["/dev/nvidia*"])");
+  REQUIRE(pb->includes.size() == 1);
+  CHECK(pb->includes[0].path == root + "/playbooks/common/free-gpus.toml");
+  check_references(*pb, nullptr, &errors);
+  for (const auto& e : errors) FAIL_CHECK(format_error(e));
+}
