@@ -137,7 +137,7 @@ TEST_CASE("a selection that drops a step a kept step reads is a usage error nami
   CHECK(start.err.find("leaves out step `free.check` (before --start-at notes)") != std::string::npos);
 }
 
-TEST_CASE("a saved plan carries its selection; apply runs it and refuses selection flags", "[cli][selection]") {
+TEST_CASE("a saved plan carries its selection and apply runs it and refuses selection flags", "[cli][selection]") {
   Dir d;
   d.put("common/piece.toml", kPiece);
   d.put("pb.toml", kBook);

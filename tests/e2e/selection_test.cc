@@ -15,7 +15,7 @@ using namespace ratchet::testing;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-TEST_CASE("run --tags over ssh: only the tagged steps run, the transcript records the selection", "[ssh][e2e][selection]") {
+TEST_CASE("run --tags over ssh: only the tagged steps run and the transcript records the selection", "[ssh][e2e][selection]") {
   SshdHost sshd;
   const std::string dir = temp_dir("ratchet-select-e2e");
   const std::string marks = dir + "/marks";  // the "host" is this machine: the steps touch files here

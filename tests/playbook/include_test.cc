@@ -124,7 +124,7 @@ command = "echo {{ steps.free.gpus_free.status }} {{ steps.free.said.stdout }}"
   for (const auto& e : errors) FAIL_CHECK(format_error(e));
 }
 
-TEST_CASE("include: vars are the piece's defaults, the include's vars win, -e wins over both", "[playbook][include]") {
+TEST_CASE("include: vars are the piece's defaults and the include's vars win and -e wins over both", "[playbook][include]") {
   put("common/free.toml", kPiece);
   const std::string pb = R"(name = "x"
 [[step]]
@@ -223,7 +223,7 @@ TEST_CASE("include: a cycle is refused naming the chain", "[playbook][include]")
         std::string::npos);
 }
 
-TEST_CASE("include: pieces nest, ids and references at each level", "[playbook][include]") {
+TEST_CASE("include: pieces nest with ids and references at each level", "[playbook][include]") {
   put("nest/inner.toml", "[[step]]\nid = \"probe\"\nkind = \"run\"\ncommand = \"true\"\n");
   put("nest/outer.toml", R"([[step]]
 id = "in"
@@ -274,7 +274,7 @@ TEST_CASE("include: a piece's local files are relative to the piece", "[playbook
   CHECK(f->bytes == "holders: {{ steps.gpus_free.holders }}\n");
 }
 
-TEST_CASE("include: the include's id is a step id: unique, [a-z0-9_]+", "[playbook][include]") {
+TEST_CASE("include: the include's id is a step id: unique and [a-z0-9_]+", "[playbook][include]") {
   put("common/free.toml", kPiece);
   CHECK(errors_of("name = \"x\"\n[[step]]\nid = \"free\"\nkind = \"run\"\ncommand = \"true\"\n"
                   "[[step]]\nid = \"free\"\ninclude = \"common/free.toml\"\n") ==
@@ -290,7 +290,7 @@ TEST_CASE("include: the include's id is a step id: unique, [a-z0-9_]+", "[playbo
             "step id `a.b` must match [a-z0-9_]+") != std::string::npos);
 }
 
-TEST_CASE("include: the shipped piece, as examples/include/handover.toml uses it", "[playbook][include]") {
+TEST_CASE("include: the shipped piece as examples/include/handover.toml uses it", "[playbook][include]") {
   const std::string root = RATCHET_SOURCE_DIR;
   std::vector<LoadError> errors;
   auto pb = load_playbook(root + "/examples/include/handover.toml", {}, &errors);
