@@ -95,6 +95,19 @@ static void add_selectors(CLI::App* sub, Options& o) {
   sub->add_option("--known-hosts", o.known_hosts, "known_hosts file (default ~/.ssh/known_hosts)");
 }
 
+/// --tags, --skip-tags, --start-at, --step: which steps run (plan/selection.h).
+static void add_step_selection(CLI::App* sub, Options& o) {
+  sub->add_option("--tags", o.tags, "run only the steps with one of these tags (comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  sub->add_option("--skip-tags", o.skip_tags, "leave out the steps with one of these tags (comma-separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  sub->add_option("--start-at", o.start_at, "leave out the steps before this one (a step id)");
+  sub->add_option("--step", o.steps, "run only this step (an id, or an include's id for its steps; repeat for more)")
+      ->allow_extra_args(false);
+}
+
 /// --forks N: an integer in util::int_range("forks"); anything else is a usage error.
 static void add_forks(CLI::App* sub, Options& o) {
   sub->add_option_function<std::string>(
@@ -180,6 +193,7 @@ int main(int argc, char** argv) {
       "4 host key verification failed, 130 interrupted. Docs: README.md, docs/.");
   run->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(run, o);
+  add_step_selection(run, o);
   add_forks(run, o);
   run->add_flag("--accept-new", o.accept_new, "trust and record a host key seen for the first time");
   run->add_option("--strategy", o.strategy, "linear (each step on every host first) or free (default: the playbook's, else linear)")
@@ -191,6 +205,7 @@ int main(int argc, char** argv) {
       "would act), 1 a check could not run, 3 a host unreachable, 4 host key. Docs: README.md, docs/plan.md.");
   plan->add_option("playbook", o.playbook, "playbook file (TOML)")->required();
   add_selectors(plan, o);
+  add_step_selection(plan, o);
   plan->add_flag("--json", o.json, "print the plan as JSON");
   plan->add_option("--out", o.out, "also save the plan to FILE (mode 0600) for `ratchet apply`; prints its digest "
                                    "(with --probe: the probe's findings too, which apply compares with a new probe)");
@@ -227,6 +242,8 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   add_forks(apply, ap.base);
   add_run_options(apply, ap.base);
+  // Only to refuse them with the reason: a saved plan runs its own selection.
+  add_step_selection(apply, ap.base);
 
   auto* validate = app.add_subcommand("validate", "load and validate a playbook; connects to nothing");
   validate->footer("Exit codes: 0 valid, 2 usage or playbook error (every error is listed). Docs: docs/playbook.md.");

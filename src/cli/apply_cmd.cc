@@ -117,6 +117,12 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
   if (!P) return refuse(a.file, {err});
   const std::string digest = plan::digest_of(nlohmann::json::parse(text));
 
+  if (!ao.tags.empty() || !ao.skip_tags.empty() || !ao.start_at.empty() || !ao.steps.empty())
+    return usage_error("apply", fmt::format("--tags, --skip-tags, --start-at and --step choose steps when a plan is "
+                                            "made: {} runs the steps its plan holds{}; make the plan again with "
+                                            "the selection (ratchet plan ... --tags T --out FILE)",
+                                            a.file, P->not_selected.empty() ? "" : fmt::format(
+                                                " (it leaves out {} step(s))", P->not_selected.size())));
   std::vector<std::string> why;
   if (a.expect_digest_given && bare_digest(a.expect_digest).empty())
     return usage_error("apply", "--expect-digest is empty: give the digest the reviewer approved "
@@ -186,6 +192,10 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
   o.known_hosts = P->selection.known_hosts;
   o.accept_new = P->selection.accept_new;
   o.strategy = P->selection.strategy;
+  o.tags = P->selection.tags;
+  o.skip_tags = P->selection.skip_tags;
+  o.start_at = P->selection.start_at;
+  o.steps = P->selection.steps;
   auto L = load_all(o);
   if (!L) return refuse(a.file, {"the files it was made from no longer load (errors above)"});
   // What executes is the model just loaded: its own bytes must be the plan's
@@ -194,6 +204,14 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
     why.push_back(fmt::format("the playbook {} changed while apply read it: sha256 {} in the plan, {} loaded",
                               o.playbook, P->sources.front().sha256, L->pb.sha256));
   for (const auto& s : P->sources) {
+    if (s.role == "include") {
+      auto f = std::find_if(L->pb.includes.begin(), L->pb.includes.end(),
+                            [&](const playbook::IncludedFile& x) { return absolute_path(x.path) == s.path; });
+      if (f == L->pb.includes.end() || f->sha256 != s.sha256)
+        why.push_back(fmt::format("included file {} changed while apply read it: sha256 {} in the plan, {} loaded", s.path,
+                                  s.sha256, f == L->pb.includes.end() ? "none" : f->sha256));
+      continue;
+    }
     if (s.role != "template" && s.role != "unit_file") continue;
     auto f = L->pb.files.find(s.name);
     if (f == L->pb.files.end() || f->second.sha256 != s.sha256)

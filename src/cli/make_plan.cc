@@ -12,7 +12,9 @@
 #include <iostream>
 
 #include "engine/scope.h"
+#include "cli/usage.h"
 #include "plan/build.h"
+#include "plan/selection.h"
 #include "playbook/doc.h"
 #include "ratchet/version.h"
 #include "steps/library.h"
@@ -76,7 +78,7 @@ std::string clobbered_source(const plan::Plan& P, const std::string& path, const
   if (!also.empty() && same_file(path, also)) return "the plan file " + also;
   for (const auto& s : P.sources)
     if (same_file(path, s.path))
-      return fmt::format("the {} {}", s.role == "unit_file" ? "unit file" : s.role == "ssh_config" ? "ssh config" : s.role,
+      return fmt::format("the {} {}", s.role == "unit_file" ? "unit file" : s.role == "ssh_config" ? "ssh config" : s.role == "include" ? "included file" : s.role,
                          s.path);
   if (!P.selection.known_hosts.empty() && same_file(path, P.selection.known_hosts))
     return "the known_hosts file " + P.selection.known_hosts;
@@ -89,12 +91,22 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   P.playbook_path = L.pb.path;
   P.policy = L.pb.policy;
   if (!o.strategy.empty()) P.policy.strategy = playbook::parse_strategy(o.strategy).value();  // CLI11 checked it
+  P.selection.tags = o.tags;
+  P.selection.skip_tags = o.skip_tags;
+  P.selection.start_at = o.start_at;
+  P.selection.steps = o.steps;
+  std::vector<bool> keep;
+  std::string sel_err;
+  if (!plan::select_steps(L.pb, P.selection, &keep, &P.not_selected, &sel_err)) {
+    usage_error(o.command.empty() ? "run" : o.command, sel_err);
+    return std::nullopt;
+  }
   auto dry = resolve_secrets(L.pb, true);
   std::vector<std::string> errors;
   for (const auto& h : L.hosts) {
     auto scope = engine::host_scope(L.pb, L.inv ? &*L.inv : nullptr, h, L.extra_keys, *dry, nullptr);
     plan::HostPlan hp;
-    plan::plan_host(L.pb, h, scope, &hp, &errors);
+    plan::plan_host(L.pb, h, scope, &hp, &errors, &keep);
     P.hosts.push_back(std::move(hp));
   }
   if (!errors.empty()) {
@@ -118,6 +130,7 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
   P.made.host_library_sha256 = steps::host_library_sha256();
 
   P.sources.push_back({"playbook", "", absolute_path(L.pb.path), L.pb.sha256});
+  for (const auto& f : L.pb.includes) P.sources.push_back({"include", "", absolute_path(f.path), f.sha256});
   for (const auto& [name, f] : L.pb.files) P.sources.push_back({f.role, name, absolute_path(f.path), f.sha256});
   if (!o.inventory.empty()) P.sources.push_back(source_of("inventory", "", o.inventory));
   if (o.ssh_config != "none") {

@@ -41,6 +41,10 @@ struct Options {
   bool lock = false;                    ///< --lock: take the lock on every host (docs/playbook.md, "Lock and audit")
   std::string lock_wait = "0";          ///< --lock-wait DURATION: wait for a held lock ("0" = fail at once)
   bool break_lock = false;              ///< --break-lock: take a stale lock (its holder's session gone)
+  /// Which steps run (plan/selection.h): --tags, --skip-tags (comma-separated,
+  /// repeatable), --start-at STEP, --step ID (repeatable).
+  std::vector<std::string> tags, skip_tags, steps;
+  std::string start_at;
   /// --transport channel|session: how commands reach each host (transport.h ExecMode).
   transport::ExecMode exec_mode = transport::ExecMode::session;
 };

@@ -21,6 +21,7 @@
 #include "cli/usage.h"
 #include "plan/build.h"
 #include "plan/codec.h"
+#include "plan/selection.h"
 #include "util/duration.h"
 
 namespace ratchet::cli {
@@ -65,6 +66,16 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
   };
   os << fmt::format("{} host(s); strategy {}, serial {}, max_fail {} (run --forks sets hosts at once)\n",
                     P.hosts.size(), playbook::name(pol.strategy), count(pol.serial, "all at once"), count(pol.max_fail, "no limit"));
+  if (plan::selects_steps(P.selection)) {
+    std::vector<std::string> flags;
+    for (const auto& t : P.selection.tags) flags.push_back("--tags " + t);
+    for (const auto& t : P.selection.skip_tags) flags.push_back("--skip-tags " + t);
+    if (!P.selection.start_at.empty()) flags.push_back("--start-at " + P.selection.start_at);
+    for (const auto& t : P.selection.steps) flags.push_back("--step " + t);
+    os << fmt::format("selection: {}; {} step(s) left out{}\n", fmt::join(flags, " "), P.not_selected.size(),
+                      P.not_selected.empty() ? "" : ":");
+    for (const auto& u : P.not_selected) os << fmt::format("  not selected: {}: {}\n", u.id, u.reason);
+  }
   for (const auto& hp : P.hosts) {
     const auto& at = hp.endpoint;
     os << fmt::format("\nhost {} (address {}, port {}, user {}{})\n", hp.host.name, at.address, at.port, at.user,
@@ -79,6 +90,8 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
       std::string as = p.become ? fmt::format("  (as {} via sudo)", p.become_shown) : "";
       os << fmt::format("  {}. {} [{}] {}{}{}\n", ++n, p.id, name(p.kind), p.name, as,
                         p.when_note.empty() ? "" : "  (" + p.when_note + ")");
+      if (p.source.find(", included from ") != std::string::npos)
+        os << fmt::format("       from {}\n", p.source);
       if (!p.runtime_refs.empty())
         os << fmt::format("       filled in when it runs: {} (shell-quoted in commands; secrets masked)\n",
                           fmt::join(p.runtime_refs, ", "));

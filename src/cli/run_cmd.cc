@@ -23,6 +23,7 @@
 #include "engine/host_run.h"
 #include "transcript/value_json.h"
 #include "cli/make_plan.h"
+#include "plan/selection.h"
 #include "plan/codec.h"
 #include "ratchet/version.h"
 #include "steps/library.h"
@@ -183,6 +184,12 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
                                    {"serial", count_json(pol.serial)}, {"max_fail", count_json(pol.max_fail)}}},
                        {"become_password", become_password.has_value()},
                        {"run_by", who_here()}};
+  if (plan::selects_steps(P.selection)) {  // which steps --tags, --skip-tags, --start-at, --step chose
+    nlohmann::json left = nlohmann::json::array();
+    for (const auto& u : P.not_selected) left.push_back({{"step", u.id}, {"reason", u.reason}});
+    start["selection"] = {{"tags", P.selection.tags}, {"skip_tags", P.selection.skip_tags},
+                          {"start_at", P.selection.start_at}, {"steps", P.selection.steps}, {"not_selected", left}};
+  }
   if (applied)  // the saved plan this run executes (docs/plan.md)
     start["plan"] = {{"digest", applied->digest}, {"path", applied->path}, {"made_at", P.made.at},
                      {"made_by", P.made.by}};
@@ -223,7 +230,8 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   LiveProgress* live = nullptr;
   if (use_live(human_fd)) {
     std::vector<std::string> step_ids;
-    for (const auto& st : L->pb.steps) step_ids.push_back(st.id);
+    if (!P.hosts.empty())  // the steps the selection kept
+      for (const auto& st : P.hosts.front().steps) step_ids.push_back(st.id);
     auto lp = std::make_unique<LiveProgress>(names, step_ids, human_fd, color, &w);
     live = lp.get();
     progress = std::move(lp);

@@ -32,20 +32,38 @@ static playbook::Value outcome_value(const StepOutcome& o) {
                                  {"gpus_after", o.gpus_after}});
 }
 
+// steps.ID = v; an included step's dotted id (INCLUDE.ID) nests, so that
+// {{ steps.INCLUDE.ID.FIELD }} walks to it.
+static void set_step_value(playbook::Value& scope, const std::string& id, const playbook::Value& v) {
+  playbook::Value* at = &scope["steps"];
+  for (size_t b = 0, e; (e = id.find('.', b)) != std::string::npos; b = e + 1) {
+    at = &(*at)[id.substr(b, e - b)];
+    if (!at->is_table()) *at = playbook::Value::table();
+  }
+  (*at)[id.substr(id.rfind('.') == std::string::npos ? 0 : id.rfind('.') + 1)] = v;
+}
+
+// step_start: where the step was written, for a step an include brought in.
+static json step_start(const std::string& host, const plan::Step& step) {
+  json e = {{"host", host}, {"step", step.id}, {"kind", name(step.kind)}, {"name", step.name}};
+  if (step.source.find(", included from ") != std::string::npos) e["source"] = step.source;
+  return e;
+}
+
 std::string stopped_reason(const std::string& step) { return fmt::format("host stopped at {}", step); }
 
 void HostRun::skip(const plan::Step& step, const std::string& reason, const std::string& stopped_at) {
   const std::string& host = job_.host.name;
   auto& w = *shared_.w;
-  w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", name(step.kind)}, {"name", step.name}});
+  w.emit(transcript::events::kStepStart, step_start(host, step));
   json end = {{"host", host}, {"step", step.id}, {"status", name(StepStatus::skipped)}, {"rung", 0}, {"ms", 0}, {"reason", reason}};
   if (!stopped_at.empty()) end["stopped_at"] = stopped_at;
   w.emit(transcript::events::kStepEnd, end);
   StepOutcome skipped;  // every field defined, so later templates render
   skipped.status = StepStatus::skipped;
   skipped.reason = reason;
-  job_.scope["steps"][step.id] = outcome_value(skipped);
-  if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_value(skipped);
+  set_step_value(job_.scope, step.id, outcome_value(skipped));
+  if (!step.register_as.empty()) set_step_value(job_.scope, step.register_as, outcome_value(skipped));
   rep_.counts["skipped"]++;
   rep_.skipped.push_back({step.id, reason});
   shared_.progress->step_skipped(host, step.id, reason);
@@ -133,7 +151,7 @@ bool HostRun::run_step(size_t i) {
       return true;
     }
   }
-  w.emit(transcript::events::kStepStart, {{"host", host}, {"step", step.id}, {"kind", name(step.kind)}, {"name", step.name}});
+  w.emit(transcript::events::kStepStart, step_start(host, step));
   p.step_started(host, step.id, step.name);
   ex_->set_step(step.id, step.become, step.become_user, step.capture);
   steps::PreparedStep ps;
@@ -170,8 +188,8 @@ bool HostRun::run_step(size_t i) {
   json end = {{"host", host}, {"step", step.id}, {"status", name(o.status)}, {"rung", o.rung}, {"ms", o.ms}};
   if (!o.reason.empty()) end["reason"] = o.reason;
   w.emit(transcript::events::kStepEnd, end);
-  job_.scope["steps"][step.id] = outcome_value(o);
-  if (!step.register_as.empty()) job_.scope["steps"][step.register_as] = outcome_value(o);
+  set_step_value(job_.scope, step.id, outcome_value(o));
+  if (!step.register_as.empty()) set_step_value(job_.scope, step.register_as, outcome_value(o));
   rep_.counts[std::string(name(o.status))]++;
   p.step_done(host, step.id, o);
   if (!ex_->lost().empty()) {  // the host is gone: no later step can run

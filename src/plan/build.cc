@@ -51,7 +51,7 @@ std::vector<std::string> runtime_refs(const playbook::Playbook& pb, const playbo
 }
 
 bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const playbook::Value& scope,
-               HostPlan* out, std::vector<std::string>* errors) {
+               HostPlan* out, std::vector<std::string>* errors, const std::vector<bool>* keep) {
   out->host = host;
   out->guards = playbook::resolve_guards(pb.guards, host.guards);
   out->steps.clear();
@@ -67,12 +67,13 @@ bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const p
   opt.files = &pb.files;
   bool ok = true;
   for (size_t i = 0; i < pb.steps.size(); ++i) {
+    if (keep && i < keep->size() && !(*keep)[i]) continue;  // left out by the selection
     const playbook::Step& s = pb.steps[i];
     Step p;
     p.index = i;
     p.id = s.id;
     p.name = s.name;
-    p.source = s.where.str();
+    p.source = playbook::origin(s);
     p.when = s.when;
     p.on_failure = s.on_failure;
     p.register_as = s.register_as;

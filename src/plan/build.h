@@ -12,8 +12,9 @@ namespace ratchet::plan {
 /// with no run info and dry secrets) into out->steps; out->host and out->vars
 /// are set, out->endpoint is left to the caller. Appends "host H: file:line:col:
 /// step S: ..." to *errors for each step that does not render; true when none failed.
+/// With `keep`, only the steps i with (*keep)[i] (plan/selection.h) are planned.
 bool plan_host(const playbook::Playbook& pb, const playbook::Host& host, const playbook::Value& scope,
-               HostPlan* out, std::vector<std::string>* errors);
+               HostPlan* out, std::vector<std::string>* errors, const std::vector<bool>* keep = nullptr);
 
 /// The values known only at run time that step `s` uses, in first-use order:
 /// "steps.ID.FIELD", "run.id", "run.started", and the names of secrets (in any

@@ -147,6 +147,11 @@ json plan_json(const Plan& p, bool provenance) {
              {{"strategy", playbook::name(p.policy.strategy)}, {"serial", count_json(p.policy.serial)},
               {"max_fail", count_json(p.policy.max_fail)}}},
             {"hosts", hosts}};
+  if (!p.not_selected.empty()) {  // what --tags, --skip-tags, --start-at, --step left out
+    json left = json::array();
+    for (const auto& u : p.not_selected) left.push_back({{"step", u.id}, {"reason", u.reason}});
+    j["not_selected"] = left;
+  }
   if (!provenance) return j;
   j["format"] = kFormat;
   j["version"] = kFormatVersion;
@@ -159,6 +164,10 @@ json plan_json(const Plan& p, bool provenance) {
                     {"extra_secrets", p.selection.extra_secrets}, {"ssh_config", p.selection.ssh_config},
                     {"known_hosts", p.selection.known_hosts}, {"accept_new", p.selection.accept_new},
                     {"strategy", p.selection.strategy}};
+  if (!p.selection.tags.empty()) j["selection"]["tags"] = p.selection.tags;
+  if (!p.selection.skip_tags.empty()) j["selection"]["skip_tags"] = p.selection.skip_tags;
+  if (!p.selection.start_at.empty()) j["selection"]["start_at"] = p.selection.start_at;
+  if (!p.selection.steps.empty()) j["selection"]["steps"] = p.selection.steps;
   json sources = json::array();
   for (const auto& s : p.sources) {
     json sj = {{"role", s.role}, {"path", s.path}, {"sha256", s.sha256.empty() ? json(nullptr) : json(s.sha256)}};

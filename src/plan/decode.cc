@@ -314,6 +314,15 @@ std::optional<Plan> decode_file(const std::string& text, std::string* err) {
     p.selection.known_hosts = sel.str("known_hosts");
     p.selection.accept_new = sel.flag("accept_new");
     p.selection.strategy = sel.str("strategy");
+    p.selection.tags = sel.strs("tags");
+    p.selection.skip_tags = sel.strs("skip_tags");
+    p.selection.start_at = sel.str_or("start_at", "");
+    p.selection.steps = sel.strs("steps");
+    if (j.contains("not_selected"))
+      for (const auto& u : r.arr("not_selected")) {
+        Reader ur{"not_selected", u};
+        p.not_selected.push_back({ur.str("step"), ur.str("reason")});
+      }
     if (!p.selection.strategy.empty() && !playbook::parse_strategy(p.selection.strategy))
       throw std::runtime_error("selection: `strategy` must be \"linear\", \"free\" or \"\"");
     for (const auto& s : r.arr("sources")) {

@@ -38,8 +38,12 @@ std::vector<std::string> stale_reasons(const Plan& p, const Here& here) {
                               p.made.at, age_text(age),
                               here.max_age_text.empty() ? util::format_duration(here.max_age) : here.max_age_text));
   for (const auto& s : p.sources) {
-    if (s.role != "playbook" && s.role != "template" && s.role != "unit_file") continue;  // re-resolved instead
-    std::string what = s.role == "playbook" ? "the playbook" : s.role == "template" ? "template" : "unit file";
+    if (s.role != "playbook" && s.role != "template" && s.role != "unit_file" && s.role != "include")
+      continue;  // re-resolved instead
+    std::string what = s.role == "playbook"   ? "the playbook"
+                       : s.role == "template" ? "template"
+                       : s.role == "include"  ? "included file"
+                                              : "unit file";
     std::string text, err;
     struct stat st{};
     if (::stat(s.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {

@@ -21,7 +21,7 @@ struct Here {
 
 /// One line per reason `p` may not run here (empty: none): another ratchet
 /// version or host library; older than max_age (or made in the future); the
-/// playbook, a template or a unit file it was made from changed or went
+/// playbook, an included file, a template or a unit file it was made from changed or went
 /// missing since (each named with both sha256s). Reads those files.
 std::vector<std::string> stale_reasons(const Plan& p, const Here& here);
 

@@ -74,8 +74,8 @@ struct HostPlan {
 
 /// A file the plan was made from, by sha256 (hex).
 struct Source {
-  std::string role;  ///< "playbook", "template", "unit_file", "inventory", "ssh_config"
-  std::string name;  ///< as written in the playbook ("" for playbook, inventory, ssh_config)
+  std::string role;  ///< "playbook", "include", "template", "unit_file", "inventory", "ssh_config"
+  std::string name;  ///< as written in the playbook ("" for playbook, include, inventory, ssh_config)
   std::string path;  ///< as opened
   std::string sha256;  ///< "" = the file did not exist (an ssh config may not)
 };
@@ -92,6 +92,16 @@ struct Selection {
   std::string known_hosts;              ///< --known-hosts FILE
   bool accept_new = false;
   std::string strategy;                 ///< --strategy ("" = the playbook's)
+  /// Which steps run (plan/selection.h): --tags, --skip-tags, --start-at, --step.
+  std::vector<std::string> tags, skip_tags;
+  std::string start_at;
+  std::vector<std::string> steps;
+};
+
+/// A step the selection left out of the plan, and why ("no tag of --tags gpu").
+struct Unselected {
+  std::string id;
+  std::string reason;
 };
 
 /// Who made the plan, when, with what.
@@ -112,6 +122,9 @@ struct Plan {
   std::vector<Source> sources;  ///< the playbook first, then its files, inventory, ssh config
   std::map<std::string, std::string> secrets;  ///< name -> source ("env:X", "file:P", "-e"); never a value
   std::vector<HostPlan> hosts;
+  /// The steps --tags, --skip-tags, --start-at or --step left out (every host's
+  /// plan holds only the others), in playbook order.
+  std::vector<Unselected> not_selected;
   /// `plan --probe --out`: what the probe found when the plan was made;
   /// `apply` probes again and compares (docs/plan.md#probe). nullopt = not probed.
   std::optional<Findings> probe;

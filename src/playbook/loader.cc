@@ -246,10 +246,17 @@ std::optional<Playbook> load_playbook(const std::string& path, const LoadOptions
   pb.sha256 = util::sha256_hex(pb.source);
   Diag d{*doc, errors};
   read_top(d, &pb);
-  pb.steps = read_steps(*doc, errors);
+  IncludeState inc;
+  inc.main_dir = pb.dir;
+  inc.chain = {path};
+  inc.chain_real = {std::filesystem::weakly_canonical(std::filesystem::absolute(path)).string()};
+  pb.steps = read_steps(*doc, errors, &inc);
+  pb.includes = inc.files;
+  apply_include_vars(inc, &pb, errors);
   apply_extra_vars(opt, &pb, errors);
   read_local_files(&pb, errors);
   check_step_templates(pb, errors);
+  note_include_sites(pb, errors, before);
   if (errors->size() == before) {
     if (partial) *partial = pb;
     return pb;

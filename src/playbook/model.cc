@@ -35,3 +35,21 @@ std::string become_user_for(const Step& s, const Host& h) {
 }
 
 }  // namespace ratchet::playbook
+
+namespace ratchet::playbook {
+
+std::string origin(const Step& s) {
+  std::string out = s.where.str();
+  for (const auto& site : s.included_from) out += ", included from " + site.str();
+  return out;
+}
+
+const std::string& text_of(const Playbook& pb, const std::string& file) {
+  static const std::string none;
+  if (file == pb.path) return pb.source;
+  for (const auto& f : pb.includes)
+    if (f.path == file) return f.source;
+  return none;
+}
+
+}  // namespace ratchet::playbook

@@ -51,8 +51,16 @@ struct Step {
   std::optional<bool> become;    ///< step or [defaults] `become`; unset = the host's
   std::string become_user;       ///< "" = the host's, else root
   bool probe = true;             ///< `probe = false`: `plan --probe` does not run its check
+  std::vector<std::string> tags;  ///< `tags` (and an include entry's), for --tags/--skip-tags
   SourcePos where;
+  /// The include entries that brought this step in, innermost first (empty: the
+  /// playbook's own step). Its id is then "INCLUDE_ID.ID" (docs/playbook.md, "Include").
+  std::vector<SourcePos> included_from;
 };
+
+/// Where `s` was written, for people and the plan: "file:line:col", then
+/// ", included from FILE:LINE:COL" for each include entry that brought it in.
+std::string origin(const Step& s);
 
 /// One host of the inventory (docs/playbook.md, "Inventory").
 struct Host {
@@ -125,6 +133,15 @@ struct LocalFile {
   std::string sha256;  ///< of `bytes` (hex)
 };
 
+/// A file an `include` step entry read (docs/playbook.md, "Include").
+struct IncludedFile {
+  std::string path;    ///< as opened: relative to the including file's directory unless absolute
+  std::string source;  ///< its bytes
+  std::string sha256;  ///< of `source`
+  /// The include entries that read it, innermost first (the first time it was read).
+  std::vector<SourcePos> included_from;
+};
+
 struct Playbook {
   std::string path;         ///< as given on the command line
   std::string dir;          ///< directory of the playbook (templates are relative to it)
@@ -145,6 +162,12 @@ struct Playbook {
   std::optional<Inventory> inventory;  ///< an [inventory] table in the playbook
   /// Every `template` and `unit_file` the steps name, by the value as written.
   std::map<std::string, LocalFile> files;
+  /// Every file an include read, in the order first read (plan sources, freshness).
+  std::vector<IncludedFile> includes;
 };
+
+/// The text of `file` as loaded: the playbook's source, or an included file's
+/// ("" when it is neither): for the source line of an error at `file`.
+const std::string& text_of(const Playbook& pb, const std::string& file);
 
 }  // namespace ratchet::playbook

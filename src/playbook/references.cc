@@ -48,15 +48,16 @@ struct Locator {
   size_t cursor, limit;
 
   Locator(const Playbook& p, const SourcePos& at, size_t span) : pb(p), value_pos(at) {
-    cursor = offset_of_pos(pb.source, at);
+    cursor = offset_of_pos(text_of(pb, at.file), at);
     limit = cursor == std::string::npos ? cursor : cursor + 2 * span + 256;
   }
   SourcePos find(const std::string& needle, bool advance) {
     if (cursor == std::string::npos) return value_pos;
-    size_t at = pb.source.find(needle, cursor);
+    const std::string& text = text_of(pb, value_pos.file);  // the playbook's, or an included file's
+    size_t at = text.find(needle, cursor);
     if (at == std::string::npos || at > limit) return value_pos;
     if (advance) cursor = at + needle.size();
-    return pos_of_offset(pb.path, pb.source, at);
+    return pos_of_offset(value_pos.file, text, at);
   }
 };
 
@@ -121,7 +122,18 @@ std::optional<std::pair<std::string, std::string>> check_ref(const std::string& 
   if (seg[0] == "steps") {
     std::string fields = "status, rung, rc, stdout, stderr, ms, holders, holders_left, gpus or gpus_after";
     if (seg.size() < 2) return msg("`steps` needs a step and a field: steps.ID.FIELD");
-    const std::string& id = seg[1];
+    // An included step's id has dots (INCLUDE.ID): the longest id that whole segments spell.
+    std::string id = seg[1];
+    size_t used = 2;
+    for (size_t n = 2, len = seg[1].size(); n < seg.size(); ++n) {
+      len += 1 + seg[n].size();
+      std::string longer = name.substr(6, len);
+      if (sc.all_steps.contains(longer)) {
+        id = longer;
+        used = n + 1;
+      }
+    }
+    seg.erase(seg.begin() + 2, seg.begin() + static_cast<long>(used));
     if (!sc.earlier.contains(id)) {
       if (sc.all_steps.contains(id))
         return msg(fmt::format("`{}`: step `{}` has not run yet at this point", name, id),
@@ -276,6 +288,7 @@ void check_references(const Playbook& pb, const Inventory* inv, std::vector<Load
     sc.earlier.insert(s.id);
     if (!s.register_as.empty()) sc.earlier.insert(s.register_as);
   }
+  note_include_sites(pb, errors, before);
   sort_errors(errors, before, pb.path);
 }
 

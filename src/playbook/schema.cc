@@ -158,7 +158,8 @@ const std::vector<FieldSpec>& common_step_fields() {
       {"timeout", T::duration}, {"settle", T::duration},   {"retries", T::integer},
       {"delay", T::duration},   {"become", T::boolean},    {"become_user", T::string},
       {"when", T::string},      {"on_failure", T::string}, {"register", T::string},
-      {"escalate", T::tables},  {"capture", T::integer},   {"probe", T::boolean}};
+      {"escalate", T::tables},  {"capture", T::integer},   {"probe", T::boolean},
+      {"tags", T::strings}};
   return f;
 }
 

@@ -60,7 +60,7 @@ const KindSpec* find_kind(std::string_view name);
 const KindSpec& kind_spec(Kind k);
 
 /// Keys every step takes: id, name, kind, timeout, settle, retries, delay, become,
-/// become_user, when, on_failure, register, escalate, capture, probe.
+/// become_user, when, on_failure, register, escalate, capture, probe, tags.
 const std::vector<FieldSpec>& common_step_fields();
 
 /// Keys every rung takes besides its kind's: kind, timeout, settle, retries, delay.

@@ -17,6 +17,12 @@ bool is_ident(const std::string& s) {  // [a-z0-9_]+
   });
 }
 
+bool is_tag(const std::string& s) {  // [a-z0-9_-]+
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
 bool is_var_name(const std::string& s) {  // dotted [A-Za-z0-9_-] segments
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.' ||
       s.back() == '.' || s.find("..") != std::string::npos)
@@ -92,6 +98,13 @@ void check_common(Checker& c) {
       c.add("when",
             fmt::format("`when` must name a boolean variable or be `not NAME`, not `{}`", w));
   }
+  if (c.literal("tags"))
+    for (const auto& tag : (*c.t)["tags"].as_list())
+      if (!is_tag(tag.as_string())) {
+        c.add("tags", fmt::format("tag `{}` must match [a-z0-9_-]+", tag.as_string()),
+              slug(tag.as_string()).empty() ? "" : fmt::format("try `{}`", slug(tag.as_string())));
+        break;
+      }
   c.one_of("on_failure", {"stop", "continue"}, "`stop` or `continue`");
   c.in_range("retries");
   c.in_range("capture");

@@ -9,14 +9,6 @@
 namespace ratchet::playbook {
 namespace {
 
-struct Defaults {
-  std::optional<util::Millis> timeout, settle, delay;
-  std::optional<int> retries;
-  std::optional<size_t> capture;
-  std::optional<bool> become;
-  std::optional<std::string> become_user;
-};
-
 util::Millis millis(const Value& v) {
   std::string err;
   return util::parse_duration(v.as_string(), &err).value_or(util::Millis(0));
@@ -40,8 +32,8 @@ void report(const Diag& d, const DocPath& path, const std::vector<SchemaProblem>
   }
 }
 
-Defaults read_defaults(const Diag& d) {
-  Defaults def;
+StepDefaults read_defaults(const Diag& d) {
+  StepDefaults def;
   if (!d.doc.root.contains("defaults")) return def;
   const Value& t = d.doc.root["defaults"];
   DocPath path = DocPath() / "defaults";
@@ -114,12 +106,20 @@ const Value* get(const Value& t, const char* key, FieldType type) {
 
 }  // namespace
 
-std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
+std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors, IncludeState* inc) {
   Diag d{doc, errors};
-  Defaults def = read_defaults(d);
+  StepDefaults def = read_defaults(d);
+  return read_step_list(doc, def, inc, errors);
+}
+
+std::vector<Step> read_step_list(const Doc& doc, const StepDefaults& def, IncludeState* inc,
+                                 std::vector<LoadError>* errors) {
+  Diag d{doc, errors};
+  const bool included = !inc->sites.empty();
   std::vector<Step> steps;
   if (!doc.root.contains("step")) {
-    d.error({doc.file, 1, 1}, "playbook has no steps", "add a [[step]] table");
+    d.error({doc.file, 1, 1}, included ? "the included file has no steps" : "playbook has no steps",
+            "add a [[step]] table");
     return steps;
   }
   const Value& arr = doc.root["step"];
@@ -131,6 +131,15 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
   for (size_t i = 0; i < arr.size(); ++i) {
     DocPath path = (DocPath() / "step") / i;
     const Value& t = arr[i];
+    if (t.contains("include")) {
+      // Its id names the included steps (ID.STEP): unique like a step's.
+      if (auto v = get(t, "id", FieldType::string))
+        if (auto [it, fresh] = names.emplace(v->as_string(), doc.at(path / "id")); !fresh)
+          d.error(doc.at(path / "id"),
+                  fmt::format("duplicate step id `{}` (first at {})", v->as_string(), it->second.str()));
+      for (auto& s : read_include(doc, path, def, inc, errors)) steps.push_back(std::move(s));
+      continue;
+    }
     ActionKeys keys;
     auto probs = check_table(TableRole::step, t, &keys);
     Step s;
@@ -174,6 +183,8 @@ std::vector<Step> read_steps(const Doc& doc, std::vector<LoadError>* errors) {
     if (auto v = get(t, "become_user", FieldType::string)) s.become_user = v->as_string();
     if (auto v = get(t, "when", FieldType::string)) s.when = v->as_string();
     if (auto v = get(t, "probe", FieldType::boolean)) s.probe = v->as_bool();
+    if (auto v = get(t, "tags", FieldType::strings))
+      for (const auto& tag : v->as_list()) s.tags.push_back(tag.as_string());
     if (auto v = get(t, "on_failure", FieldType::string))
       s.on_failure = *v == "continue" ? OnFailure::cont : OnFailure::stop;
     if (auto v = get(t, "register", FieldType::string)) {

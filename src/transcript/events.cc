@@ -24,7 +24,7 @@ constexpr Field kRunStartFields[] = {
     {"playbook_path", S, opt},    {"playbook_sha256", S, opt}, {"playbook_source", S, opt},
     {"vars", O, opt},             {"policy", O, opt},          {"become_password", B, opt},
     {"exec", S, opt},             {"plan", O, opt},            {"host_library", O, v1},
-    {"mode", S, opt},             {"run_by", S, opt},
+    {"mode", S, opt},             {"run_by", S, opt},          {"selection", O, opt},
 };
 constexpr Field kHostLibraryFields[] = {{"sha256", S, req}, {"text", S, req}};
 constexpr Field kBatchStartFields[] = {{"batch", I, req}, {"batches", I, req}, {"hosts", A, req}};
@@ -41,7 +41,8 @@ constexpr Field kReconnectFields[] = {
     {"host", S, req}, {"step", S, req},         {"rung", I, req},  {"attempt", I, req}, {"ok", B, req},
     {"ms", I, req},   {"fingerprint", S, opt}, {"cause", S, opt}, {"message", S, opt},
 };
-constexpr Field kStepStartFields[] = {{"host", S, req}, {"step", S, req}, {"kind", S, req}, {"name", S, req}};
+constexpr Field kStepStartFields[] = {
+    {"host", S, req}, {"step", S, req}, {"kind", S, req}, {"name", S, req}, {"source", S, opt}};
 constexpr Field kCommandFields[] = {
     {"host", S, req},         {"step", S, req},       {"rung", I, req},          {"role", S, req},
     {"command", S, req},      {"sent", S, req},       {"timeout_ms", I, req},    {"stdin_bytes", I, opt},

@@ -31,7 +31,7 @@ TEST_CASE("the schema lists kinds and their keys", "[playbook]") {
   CHECK(allowed_keys(TableRole::rung, "service") ==
         std::vector<std::string>{"kind", "timeout", "settle", "retries", "delay", "unit",
                                  "state", "enabled", "unit_file", "transition_wait"});
-  CHECK(allowed_keys(TableRole::step, "run").size() == 15 + 6);  // 15 common keys (probe the last)
+  CHECK(allowed_keys(TableRole::step, "run").size() == 16 + 6);  // 16 common keys (tags the last)
   CHECK(find_field(TableRole::step, "run", "command")->shell);
   CHECK(find_field(TableRole::step, "run", "stdin")->secret_ok);
   CHECK(find_field(TableRole::step, "verify", "command")->shell);
