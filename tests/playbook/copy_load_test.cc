@@ -91,7 +91,7 @@ TEST_CASE("copy reads its source tree at load with modes links and odd names", "
 
 TEST_CASE("copy: bad keys are errors at their place", "[playbook][copy]") {
   put(scratch() + "/one.txt", "x\n");
-  CHECK(errors_of(std::string(kHead) + "dest = \"/srv/x\"\n").find("pb.toml:2:1: error: copy needs `src`") !=
+  CHECK(errors_of(std::string(kHead) + "dest = \"/srv/x\"\n").find("pb.toml:2:1: error: step `c`: copy needs `src`") !=
         std::string::npos);
   CHECK(errors_of(std::string(kHead) + "src = \"one.txt\"\n").find("copy needs `dest`") != std::string::npos);
   CHECK(errors_of(std::string(kHead) + "src = \"one.txt\"\ndest = \"srv/x\"\n").find("`dest` must be absolute") !=
