@@ -144,6 +144,14 @@ TEST_CASE("copy: plan shows each upload's sha256 and a saved plan refuses a sour
   CHECK(r.out.find("ratchet_copy_file " + lab.dest + " bin/run.sh " + sha + " 0755 '' ''") != std::string::npos);
   CHECK(r.out.find("stdin: " + lab.dir + "/site/bin/run.sh (19 bytes, sha256 " + sha + ")") != std::string::npos);
 
+  // The saved plan, applied: the reviewed files land (the plan's commands, decoded from the file).
+  r = lab.ratchet("apply " + plan + " --transcript " + lab.dir + "/a1.jsonl");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(statuses(lab.dir + "/a1.jsonl")["site"] == "changed");
+  CHECK(slurp(lab.dest + "/bin/run.sh") == "#!/bin/sh\necho run\n");
+
+  fs::remove_all(lab.dest);
   put(lab.dir + "/site/bin/run.sh", "#!/bin/sh\necho evil\n", 0755);
   r = lab.ratchet("apply " + plan + " --transcript " + lab.dir + "/a.jsonl");
   CHECK(r.code == 2);
