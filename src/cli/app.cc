@@ -130,6 +130,9 @@ static void add_forks(CLI::App* sub, Options& o) {
 static void add_run_options(CLI::App* sub, Options& o) {
   sub->add_option("--transcript", o.transcript,
                   "transcript file (default transcripts/<playbook>-<UTC time>.jsonl)");
+  sub->add_option("--artifacts", o.artifacts,
+                  "where fetch steps put the files they download, as DIR/HOST/PATH (default: the transcript's path "
+                  "without .jsonl; transcripts/<run id> for /dev/null)");
   sub->add_flag("--json", o.json, "print a JSON summary on stdout (progress and recap go to stderr)");
   sub->add_flag("-K,--ask-become-pass", o.ask_become_pass,
                 "ask once for the sudo password (used only where `sudo -n` says one is needed)");

@@ -212,6 +212,16 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
                                   s.sha256, f == L->pb.includes.end() ? "none" : f->sha256));
       continue;
     }
+    if (s.role == "copy") {  // a copy source's file, by its path: the tree just read must hold it unchanged
+      bool same = false;
+      for (const auto& it : L->pb.files)
+        for (const auto& e : it.second.tree)
+          same |= e.type == playbook::TreeEntry::Type::file && absolute_path(e.path) == s.path && e.sha256 == s.sha256;
+      if (!same)
+        why.push_back(fmt::format("copy source file {} changed while apply read it: sha256 {} in the plan", s.path,
+                                  s.sha256));
+      continue;
+    }
     if (s.role != "template" && s.role != "unit_file") continue;
     auto f = L->pb.files.find(s.name);
     if (f == L->pb.files.end() || f->second.sha256 != s.sha256)

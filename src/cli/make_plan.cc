@@ -131,7 +131,17 @@ std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o) {
 
   P.sources.push_back({"playbook", "", absolute_path(L.pb.path), L.pb.sha256});
   for (const auto& f : L.pb.includes) P.sources.push_back({"include", "", absolute_path(f.path), f.sha256});
-  for (const auto& [name, f] : L.pb.files) P.sources.push_back({f.role, name, absolute_path(f.path), f.sha256});
+  for (const auto& [name, f] : L.pb.files) {
+    if (f.role != "src") {
+      P.sources.push_back({f.role, name, absolute_path(f.path), f.sha256});
+      continue;
+    }
+    // copy: each file of the tree, by the name the step gives it (apply re-hashes each).
+    const std::string src = name.substr(0, name.find('\0'));
+    for (const auto& e : f.tree)
+      if (e.type == playbook::TreeEntry::Type::file)
+        P.sources.push_back({"copy", e.rel.empty() ? src : src + "/" + e.rel, absolute_path(e.path), e.sha256});
+  }
   if (!o.inventory.empty()) P.sources.push_back(source_of("inventory", "", o.inventory));
   if (o.ssh_config != "none") {
     std::string cfg = o.ssh_config;

@@ -25,6 +25,7 @@ struct Options {
   bool accept_new = false;              ///< --accept-new
   int forks = 10;
   std::string transcript;               ///< --transcript FILE
+  std::string artifacts;                ///< --artifacts DIR (run, apply: fetch's files; "" = beside the transcript)
   std::string report;                   ///< run/apply --report FILE: the HTML report of the run (docs/report.md)
   bool json = false;                    ///< plan --json, run --json
   std::string out;                      ///< plan --out FILE: save the plan

@@ -23,6 +23,7 @@
 #include "plan/codec.h"
 #include "plan/selection.h"
 #include "util/duration.h"
+#include "util/shell.h"
 
 namespace ratchet::cli {
 
@@ -105,14 +106,23 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
             os << fmt::format("       {:<14}stdout_matches {}\n", "", re);
           if (auto g = plan::gpus_judged(c); !g.empty()) os << fmt::format("       {:<14}judged: {}\n", "", g);
         }
-        if (r.action) {
-          os << labelled(r.action->text, label + std::string(name(r.action->role)));
-          if (!r.action->stdin_data.empty()) {
-            os << fmt::format("       {:<14}{} bytes on stdin{}\n", "", r.action->stdin_data.size(),
-                              r.action->stdin_secret ? " (secret)" : ":");
-            if (!r.action->stdin_secret) os << util::indent_lines(r.action->stdin_data, "         | ");
+        auto action = [&](const steps::Command& a) {
+          os << labelled(a.text, label + std::string(name(a.role)));
+          if (!a.stdin_data.empty()) {
+            os << fmt::format("       {:<14}{} bytes on stdin{}\n", "", a.stdin_data.size(),
+                              a.stdin_secret ? " (secret)" : ":");
+            if (!a.stdin_secret) os << util::indent_lines(a.stdin_data, "         | ");
           }
-        }
+          if (a.stdin_file)  // copy: the bytes the sha256 in the command pins, streamed from here
+            os << fmt::format("       {:<14}stdin: {} ({} bytes, sha256 {})\n", "", util::shell_quote(a.stdin_file->path),
+                              a.stdin_file->size, a.stdin_file->sha256);
+        };
+        if (r.action) action(*r.action);
+        for (const auto& a : r.more_actions) action(a);
+        if (r.kind == playbook::Kind::fetch)  // the downloads: one per file the listing names
+          os << fmt::format("       {:<14}then for each file listed: ratchet_fetch_cat PATH {}, its stdout into "
+                            "ARTIFACTS/HOST/PATH (0600; more than {} bytes is not kept)\n",
+                            "", r.max_size + 1, r.max_size);
         if (!r.after.empty())
           os << fmt::format("       {:<14}wait for the host to come back (new boot id), up to {}\n", "",
                             util::format_duration(r.reboot_timeout));

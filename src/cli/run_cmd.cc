@@ -19,6 +19,7 @@
 #include "cli/recap.h"
 #include "cli/become_password.h"
 #include "cli/live_progress.h"
+#include "engine/artifacts.h"
 #include "engine/fleet.h"
 #include "engine/host_run.h"
 #include "transcript/value_json.h"
@@ -251,6 +252,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   };
   shared.become_password = become_password ? &*become_password : nullptr;
   shared.reconnect_timeout = *reconnect;
+  shared.artifacts = o.artifacts.empty() ? engine::default_artifacts(path, info.id) : o.artifacts;
   engine::FleetPolicy policy{P.policy, o.forks};
   // The lock and the audit line on each host (docs/playbook.md, "Lock and audit").
   engine::RunGuards guards;

@@ -177,6 +177,9 @@ transport::ExecRequest Executor::command_for(const steps::Command& c, const std:
   req.script = c.text;
   req.library = library_;
   req.stdin_data = input;
+  if (c.stdin_file) req.stdin_file = c.stdin_file->path;
+  req.stdout_fd = sink_fd_;
+  req.stdout_limit = sink_limit_;
   req.become = b;  // the watchdog runs as the command does
   if (b.enabled && b.password && password_) req.become_password = *password_;
   req.host_timeout = c.timeout;
@@ -207,6 +210,11 @@ transport::ExecResult Executor::exec_recorded(const steps::Command& c, int rung,
     // A digest of a short secret could be brute-forced: record nothing of it.
     if (c.stdin_secret || w_.mask(input) != input) ev["stdin"] = "***";
     else ev["stdin_sha256"] = util::sha256_hex(input);
+  }
+  if (c.stdin_file) {  // copy: a local file streamed after `input`, as the plan pinned it
+    ev["stdin_file"] = c.stdin_file->path;
+    ev["stdin_bytes"] = c.stdin_file->size + input.size();
+    ev["stdin_file_sha256"] = c.stdin_file->sha256;
   }
   w_.emit(transcript::events::kCommand, ev);
   // Secrets go on stdin, never in a command line. The become password

@@ -36,6 +36,10 @@ class Executor {
   /// command/output/exit events under `rung`; refusals are results, nothing sent.
   transport::ExecResult run(const steps::Command& c, int rung, const std::string& input);
 
+  /// While fd >= 0, run()'s stdout goes to that file (at most `limit` bytes),
+  /// not into the capture (fetch's downloads: transport::ExecRequest::stdout_fd).
+  void set_stdout_sink(int fd, unsigned long long limit) { sink_fd_ = fd, sink_limit_ = limit; }
+
   /// The library sent with commands that call it (default: the host library,
   /// steps::wire_library()); null = none (`ratchet exec`'s ad hoc command).
   void set_library(const transport::Library* lib) { library_ = lib; }
@@ -116,6 +120,8 @@ class Executor {
   std::function<void(util::Millis)> sleep_;
   std::string lost_;
   const transport::Library* library_;
+  int sink_fd_ = -1;
+  unsigned long long sink_limit_ = 0;
 };
 
 

@@ -1,5 +1,7 @@
 #include "engine/host_run.h"
 
+#include "engine/fetch.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -164,6 +166,8 @@ bool HostRun::run_step(size_t i) {
   } else if (std::string why = ex_->ensure_become(0); !why.empty()) {
     o.status = StepStatus::failed;  // nothing of the step ran: sudo cannot be reached as asked
     o.reason = why;
+  } else if (step.kind == playbook::Kind::fetch) {
+    o = run_fetch(ps, *ex_, w, host, shared_.artifacts);
   } else if (step.kind == playbook::Kind::reboot) {
     o = run_reboot(ps);
     // The lock lived on the host's tmpfs: taken again over the new session.

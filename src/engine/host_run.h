@@ -62,6 +62,8 @@ struct RunShared {
   util::Millis reconnect_timeout{30'000};
   /// The lock and audit facts; null = neither (engine tests, probes).
   const RunGuards* guards = nullptr;
+  /// The run's artifact directory: fetch steps write under ARTIFACTS/HOST/ (engine/artifacts.h).
+  std::string artifacts = "artifacts";
 };
 
 /// One host's run: connect(), then run_step(i) for each step in order while it

@@ -258,6 +258,8 @@ struct HostProber {
     }
     if (p.kind == playbook::Kind::reboot)
       return done(ProbeVerdict::would_act, "a reboot step reboots every time it runs");
+    if (p.kind == playbook::Kind::fetch)
+      return done(ProbeVerdict::would_act, "a fetch step downloads what its patterns match every time it runs");
     if (std::string ref = placeholder_in_check(p, ps); !ref.empty())
       return done(ProbeVerdict::could_not_check,
                   fmt::format("its check uses <{}>, known only when it runs: not sent", ref));

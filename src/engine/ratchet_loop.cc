@@ -96,7 +96,15 @@ struct Loop {
   }
 
   void act(const steps::Rung& r, int k) {
-    const steps::Command& c = *r.action;
+    act_one(*r.action, k);
+    // copy: each further entry in order, while each succeeds.
+    for (const auto& c : r.more_actions) {
+      if (!action_error.empty() || ex.interrupted()) break;
+      act_one(c, k);
+    }
+  }
+
+  void act_one(const steps::Command& c, int k) {
     auto res = ex.run(c, k, c.stdin_data);
     o.rc = res.exit_code;
     acted = true;

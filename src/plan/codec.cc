@@ -37,6 +37,12 @@ json expect_json(const steps::Expect& e) {
   if (!e.exit_codes.empty()) return e.exit_codes;
   if (!e.stdout_matches.empty()) return e.stdout_matches;
   if (e.file) return {{"sha256", e.file->sha256}, {"mode", e.file->mode}, {"owner", e.file->owner}, {"group", e.file->group}};
+  if (e.entry) {
+    json j = {{"type", e.entry->type}, {"mode", e.entry->mode}, {"owner", e.entry->owner}, {"group", e.entry->group},
+              {"sha256", e.entry->sha256}};
+    put_bytes(j, "path", e.entry->path);
+    return j;
+  }
   if (e.gpus) {
     const auto& g = *e.gpus;
     json j = {{"gpus", g.gpus == std::vector<std::string>{"all"} ? json("all") : json(g.gpus)},
@@ -61,6 +67,11 @@ json command_json(const steps::Command& c, size_t rung) {
     if (c.stdin_secret) j["stdin"] = "***";
     else put_bytes(j, "stdin", c.stdin_data);
   }
+  if (c.stdin_file) {
+    json f = {{"size", c.stdin_file->size}, {"sha256", c.stdin_file->sha256}};
+    put_bytes(f, "path", c.stdin_file->path);
+    j["stdin_file"] = f;
+  }
   if (c.stdin_secret) j["stdin_secret"] = true;
   if (c.stdin_from_action) j["stdin_from_action"] = true;
   return j;
@@ -73,6 +84,7 @@ json step_json(const Step& p) {
     const auto& r = p.prepared.rungs[k];
     for (const auto& c : r.check) cmds.push_back(command_json(c, k));
     if (r.action) cmds.push_back(command_json(*r.action, k));
+    for (const auto& c : r.more_actions) cmds.push_back(command_json(c, k));  // copy: in order, after the first
     for (const auto& c : r.after) {  // reboot: run on the new session once the host is back
       cmds.push_back(command_json(c, k));
       cmds.back()["after_reboot"] = true;
@@ -86,6 +98,7 @@ json step_json(const Step& p) {
                {"delay_ms", r.delay.count()}};
     if (rf.wait) rj["wait_ms"] = rf.wait->count();
     if (r.always_act) rj["always_act"] = true;
+    if (r.max_size > 0) rj["max_size"] = r.max_size;
     if (r.reboot_timeout.count() > 0) rj["reboot_timeout_ms"] = r.reboot_timeout.count();
     rungs.push_back(rj);
   }

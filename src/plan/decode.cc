@@ -106,6 +106,10 @@ steps::Expect expect_from(const json& e, const std::string& where) {
     g.user = strs("user");
     g.exclude = strs("exclude");
     x.gpus = std::move(g);
+  } else if (e.is_object() && e.contains("type")) {  // copy: one entry
+    Reader r{where + " expect", e};
+    x.entry = steps::Expect::Entry{r.bytes("path"), r.str("type"), r.str("sha256"), r.str("mode"), r.str("owner"),
+                                   r.str("group")};
   } else if (e.is_object() && e.contains("sha256")) {
     auto str = [&](const char* k) {
       if (!e.contains(k) || !e[k].is_string()) throw bad();
@@ -141,6 +145,10 @@ steps::Command command_from(const Reader& r) {
   c.stdin_secret = r.flag("stdin_secret");
   c.stdin_from_action = r.flag("stdin_from_action");
   if (!c.stdin_secret) c.stdin_data = r.bytes("stdin");
+  if (r.j.contains("stdin_file")) {
+    Reader f{r.where + " stdin_file", r.j["stdin_file"]};
+    c.stdin_file = steps::LocalInput{f.bytes("path"), static_cast<unsigned long long>(f.num("size")), f.str("sha256")};
+  }
   return c;
 }
 
@@ -186,6 +194,7 @@ Step step_from(const json& sj, const std::string& where) {
     rung.delay = util::Millis(rr.num("delay_ms"));
     rung.always_act = rr.flag("always_act");
     rung.reboot_timeout = util::Millis(rr.num_or("reboot_timeout_ms", 0));
+    rung.max_size = static_cast<unsigned long long>(rr.num_or("max_size", 0));
     RungFacts rf;
     rf.timeout = util::Millis(rr.num("timeout_ms"));
     if (rj.contains("wait_ms")) rf.wait = util::Millis(rr.num("wait_ms"));
@@ -201,6 +210,7 @@ Step step_from(const json& sj, const std::string& where) {
     if (cr.flag("after_reboot")) rung.after.push_back(std::move(c));
     else if (c.role == steps::Role::check) rung.check.push_back(std::move(c));
     else if (c.role == steps::Role::action && !rung.action) rung.action = std::move(c);
+    else if (c.role == steps::Role::action && rung.kind == playbook::Kind::copy) rung.more_actions.push_back(std::move(c));
     else throw std::runtime_error(fmt::format("{}: unexpected command of role `{}` in rung {}", r.where, name(c.role), k));
   }
   return p;

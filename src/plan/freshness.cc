@@ -5,6 +5,7 @@
 
 #include "plan/codec.h"
 #include "playbook/doc.h"
+#include "playbook/local_tree.h"
 #include "util/hash.h"
 
 namespace ratchet::plan {
@@ -38,11 +39,13 @@ std::vector<std::string> stale_reasons(const Plan& p, const Here& here) {
                               p.made.at, age_text(age),
                               here.max_age_text.empty() ? util::format_duration(here.max_age) : here.max_age_text));
   for (const auto& s : p.sources) {
-    if (s.role != "playbook" && s.role != "template" && s.role != "unit_file" && s.role != "include")
+    if (s.role != "playbook" && s.role != "template" && s.role != "unit_file" && s.role != "include" &&
+        s.role != "copy")
       continue;  // re-resolved instead
     std::string what = s.role == "playbook"   ? "the playbook"
                        : s.role == "template" ? "template"
                        : s.role == "include"  ? "included file"
+                       : s.role == "copy"     ? "copy source file"
                                               : "unit file";
     std::string text, err;
     struct stat st{};
@@ -50,13 +53,16 @@ std::vector<std::string> stale_reasons(const Plan& p, const Here& here) {
       out.push_back(fmt::format("{} {} is not a regular file now: a plan's files are read as files", what, s.path));
       continue;
     }
-    if (!playbook::read_text_file(s.path, &text, &err)) {
+    std::string now;
+    // A copy source may be large: hashed as it is read, never held whole.
+    if (s.role == "copy" ? !playbook::sha256_file(s.path, &now, nullptr, &err)
+                         : !playbook::read_text_file(s.path, &text, &err)) {
       out.push_back(fmt::format("{} {} cannot be read now ({}); the plan names its files by absolute path and was "
                                 "made from sha256 {}: make the plan again where the files are", what, s.path, err,
                                 s.sha256));
       continue;
     }
-    std::string now = util::sha256_hex(text);
+    if (s.role != "copy") now = util::sha256_hex(text);
     if (now != s.sha256)
       out.push_back(fmt::format("{} {} changed since the plan was made: sha256 {} in the plan, {} now; review "
                                 "and make the plan again", what, s.path, s.sha256, now));

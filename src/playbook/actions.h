@@ -78,6 +78,28 @@ struct WriteAction {
   Field<bool> backup;
 };
 
+/// kind = "copy": a local file or directory tree (`src`, read at load into
+/// Playbook::files' tree) uploaded to `dest`, file by file.
+struct CopyAction {
+  Field<std::string> src;   ///< relative to the playbook; literal
+  Field<std::string> dest;  ///< absolute path on the host
+  Field<FileMode> mode;     ///< files' mode; default each file's source bits
+  Field<std::string> owner, group;
+  Field<std::vector<std::string>> exclude;  ///< globs over the relative path or the name; literal
+  Field<bool> follow;       ///< symlinks in the source are followed (default: recreated)
+};
+
+/// kind = "fetch": files on the host (paths or globs, expanded there) into the
+/// run's artifact directory (engine/fetch.h).
+struct FetchAction {
+  Field<std::vector<std::string>> src;
+  Field<long long> max_size;  ///< bytes per file; default kDefaultMaxSize
+  Field<bool> missing_ok;     ///< a pattern that matches nothing is no error
+};
+
+/// fetch's default `max_size`: 64 MiB.
+inline constexpr long long kDefaultMaxSize = 64LL << 20;
+
 /// kind = "reboot": the reboot command, a test once it is back, a bound.
 struct RebootAction {
   Field<std::string> command;         ///< default "systemctl reboot"
@@ -86,7 +108,8 @@ struct RebootAction {
 };
 
 /// One action's keys, by kind.
-using ActionKeys = std::variant<RunAction, ServiceAction, KillAction, VerifyAction, WriteAction, RebootAction>;
+using ActionKeys =
+    std::variant<RunAction, ServiceAction, KillAction, VerifyAction, WriteAction, CopyAction, FetchAction, RebootAction>;
 
 /// Empty keys of kind `k`.
 ActionKeys keys_of(Kind k);

@@ -126,6 +126,16 @@ bool read_paths(std::string_view key, const Value& v, bool rendered, std::vector
   return true;
 }
 
+bool read_abs_paths(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out,
+                    KeyProblem* p) {
+  if (!read_paths(key, v, rendered, out, p)) return false;
+  for (const auto& s : *out)
+    if (s[0] != '/')
+      return fail(p, fmt::format("`{}` must hold absolute paths, got \"{}\"", key, s),
+                  "write the full path, from /: a relative one would be read from the login's directory");
+  return true;
+}
+
 bool read_names(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out,
                 KeyProblem* p) {
   if (!read_texts(key, v, rendered, out, p)) return false;

@@ -32,6 +32,8 @@ bool read_word(std::string_view key, const Value& v, bool rendered, std::string*
 bool read_texts(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
 /// As read_texts, at least one, none empty (`holders_of`, `no_holders`).
 bool read_paths(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
+/// As read_paths, each absolute (fetch's `src`: paths or globs on the host).
+bool read_abs_paths(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
 /// As read_texts, no name empty or holding a comma (`exclude`: the library joins them with ",").
 bool read_names(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
 /// `user` of kill and verify: as read_names, at least one (no user would be no filter).

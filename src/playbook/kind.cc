@@ -10,6 +10,8 @@ std::string_view name(Kind k) {
     case Kind::kill: return "kill";
     case Kind::verify: return "verify";
     case Kind::write: return "write";
+    case Kind::copy: return "copy";
+    case Kind::fetch: return "fetch";
     case Kind::reboot: return "reboot";
   }
   return "?";  // not reached: every kind is a case above (-Wswitch)

@@ -8,13 +8,13 @@
 namespace ratchet::playbook {
 
 /// What a step or a rung does: the builder that turns it into commands.
-enum class Kind { run, service, kill, verify, write, reboot };
+enum class Kind { run, service, kill, verify, write, copy, fetch, reboot };
 
 /// Every kind, in the order docs/playbook.md lists them.
-inline constexpr std::array<Kind, 6> kKinds = {Kind::run,    Kind::service, Kind::kill,
-                                               Kind::verify, Kind::write,   Kind::reboot};
+inline constexpr std::array<Kind, 8> kKinds = {Kind::run,   Kind::service, Kind::kill,  Kind::verify,
+                                               Kind::write, Kind::copy,    Kind::fetch, Kind::reboot};
 
-/// The kind as written: "run", "service", "kill", "verify", "write", "reboot".
+/// The kind as written: "run", "service", "kill", "verify", "write", "copy", "fetch", "reboot".
 std::string_view name(Kind k);
 
 /// The kind `s` names exactly (as name() writes it), or nullopt ("shell", "Run").

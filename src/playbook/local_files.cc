@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "playbook/doc.h"
+#include "playbook/local_tree.h"
 #include "util/hash.h"
 
 namespace ratchet::playbook {
@@ -15,19 +16,58 @@ LocalFileKey local_file_key(const Action& a) {
     return {&w->template_file, "template"};
   if (const auto* s = std::get_if<ServiceAction>(&a.keys); s && a.kind == Kind::service && s->unit_file.given)
     return {&s->unit_file, "unit_file"};
+  if (const auto* c = std::get_if<CopyAction>(&a.keys); c && a.kind == Kind::copy && c->src.given)
+    return {&c->src, "src"};
   return {};
 }
 
 const LocalFile* local_file_of(const Playbook& pb, const Action& a) {
   LocalFileKey k = local_file_key(a);
   if (!k.field || !k.field->value) return nullptr;
-  auto it = pb.files.find(*k.field->value);
+  auto it = pb.files.find(local_file_name(a));
   return it == pb.files.end() ? nullptr : &it->second;
 }
 
 std::string local_file_path(const Playbook& pb, const std::string& name) {
   std::filesystem::path p(name);
   return p.is_absolute() || pb.dir.empty() ? name : (std::filesystem::path(pb.dir) / p).lexically_normal().string();
+}
+
+std::string local_file_name(const Action& a) {
+  LocalFileKey k = local_file_key(a);
+  if (!k.field || !k.field->value) return "";
+  if (const auto* c = std::get_if<CopyAction>(&a.keys); c && a.kind == Kind::copy)
+    return tree_key(*c->src, {c->follow.value.value_or(false), c->exclude.value.value_or(std::vector<std::string>{})});
+  return *k.field->value;
+}
+
+// A copy step's source: read as a tree (its `follow` and `exclude` literal too).
+static void read_copy_source(Playbook* pb, const Action& a, const CopyAction& c, SourcePos at,
+                             std::vector<LoadError>* errors) {
+  for (const char* key : {"follow", "exclude"}) {
+    const FieldBase& f = key[0] == 'f' ? static_cast<const FieldBase&>(c.follow) : c.exclude;
+    if (f.templated()) {
+      auto pos = a.pos.find(key);
+      errors->push_back(make_error(pos == a.pos.end() ? a.where : pos->second,
+                                   fmt::format("`{}` must be literal: the source is read once, when the playbook loads", key),
+                                   "", pb->source));
+      return;
+    }
+  }
+  const std::string name = local_file_name(a);
+  if (pb->files.contains(name)) return;
+  LocalFile f;
+  f.role = "src";
+  std::error_code ec;  // absolute: a saved plan streams these paths from wherever apply runs
+  f.path = std::filesystem::absolute(local_file_path(*pb, *c.src), ec).lexically_normal().string();
+  while (f.path.size() > 1 && f.path.back() == '/') f.path.pop_back();
+  std::string err;
+  TreeOptions opt{c.follow.value.value_or(false), c.exclude.value.value_or(std::vector<std::string>{})};
+  if (!read_tree(f.path, opt, &f.tree, &err)) {
+    errors->push_back(make_error(at, fmt::format("cannot read copy source `{}`: {}", f.path, err), "", pb->source));
+    return;
+  }
+  pb->files.emplace(name, std::move(f));
 }
 
 void read_local_files(Playbook* pb, std::vector<LoadError>* errors) {
@@ -40,15 +80,18 @@ void read_local_files(Playbook* pb, std::vector<LoadError>* errors) {
     const std::string name = k.field->value ? *k.field->value : util::toml_text(*k.field->written);
     auto pos = a.pos.find(key);
     SourcePos at = pos == a.pos.end() ? a.where : pos->second;
-    const char* what = key == "template" ? "template" : "unit file";
+    const char* what = key == "template" ? "template" : key == "src" ? "copy source" : "unit file";
     if (k.field->templated()) {
       errors->push_back(make_error(
           at, fmt::format("`{}` must be a literal path: the {} is read once, when the playbook loads", key, what),
           key == "template" ? "put the per-host part in the template's text: {{ host.name }} renders there"
+          : key == "src"    ? "copy sends the same files to every host; for per-host text use a `write` step's template"
                             : "a unit file is sent as it is written: for per-host text, write it with a `write` step's template",
           pb->source));
       return;
     }
+    if (const auto* c = std::get_if<CopyAction>(&a.keys); c && a.kind == Kind::copy)
+      return read_copy_source(pb, a, *c, at, errors);
     if (pb->files.contains(name)) return;
     LocalFile f;
     f.role = key;

@@ -20,6 +20,10 @@ LocalFileKey local_file_key(const Action& a);
 /// The file `a` names, read at load, or nullptr when it names none (or it was not read).
 const LocalFile* local_file_of(const Playbook& pb, const Action& a);
 
+/// The key of Playbook::files for the file `a` names ("" = none): the name as
+/// written; for copy, with its follow and exclude (playbook/local_tree.h: tree_key).
+std::string local_file_name(const Action& a);
+
 /// Where the file named `name` in a step of `pb` is opened: `name` when
 /// absolute, else relative to the playbook's directory.
 std::string local_file_path(const Playbook& pb, const std::string& name);

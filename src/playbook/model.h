@@ -126,11 +126,24 @@ struct RunPolicy {
 
 /// A local file a step reads (a write step's `template`, a service step's
 /// `unit_file`): read once, at load; builders and the plan use these bytes.
+/// One entry of a copy step's source tree, read at load (playbook/local_tree.h).
+struct TreeEntry {
+  enum class Type { file, dir, link };
+  Type type = Type::file;
+  std::string rel;     ///< below the source ("" = the source itself); never "..", no leading "/"
+  std::string path;    ///< the local file, absolute (file: what is uploaded)
+  unsigned mode = 0;   ///< permission bits (file, dir)
+  unsigned long long size = 0;  ///< file: bytes
+  std::string sha256;  ///< file: of its bytes (hex)
+  std::string link;    ///< link: its target, as readlink(2) gives it
+};
+
 struct LocalFile {
-  std::string role;    ///< the key that names it: "template" or "unit_file"
+  std::string role;    ///< the key that names it: "template", "unit_file" or "src" (copy)
   std::string path;    ///< as opened: relative to the playbook's directory unless absolute
   std::string bytes;
   std::string sha256;  ///< of `bytes` (hex)
+  std::vector<TreeEntry> tree;  ///< copy: the entries, parents first (bytes and sha256 unused)
 };
 
 /// A file an `include` step entry read (docs/playbook.md, "Include").

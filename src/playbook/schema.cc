@@ -58,6 +58,8 @@ ActionKeys keys_of(Kind k) {
     case Kind::kill: return KillAction{};
     case Kind::verify: return VerifyAction{};
     case Kind::write: return WriteAction{};
+    case Kind::copy: return CopyAction{};
+    case Kind::fetch: return FetchAction{};
     case Kind::reboot: return RebootAction{};
   }
   return RunAction{};
@@ -70,6 +72,8 @@ const std::vector<KindSpec>& step_kinds() {
   using V = VerifyAction;
   using W = WriteAction;
   using B = RebootAction;
+  using C = CopyAction;
+  using F = FetchAction;
   static const std::vector<KindSpec> kinds = {
       {Kind::run,
        {key<&R::command, read_word>("command", T::string, true),
@@ -124,6 +128,20 @@ const std::vector<KindSpec>& step_kinds() {
         key<&W::owner, read_word>("owner", T::string),
         key<&W::group, read_word>("group", T::string),
         key<&W::backup, read_bool>("backup", T::boolean)},
+       false},
+      {Kind::copy,
+       {key<&C::src, read_word>("src", T::string),
+        key<&C::dest, read_abs_path>("dest", T::string),
+        key<&C::mode, read_mode>("mode", T::string),
+        key<&C::owner, read_word>("owner", T::string),
+        key<&C::group, read_word>("group", T::string),
+        key<&C::exclude, read_texts>("exclude", T::strings),
+        key<&C::follow, read_bool>("follow", T::boolean)},
+       false},
+      {Kind::fetch,
+       {key<&F::src, read_abs_paths>("src", T::strings),
+        key<&F::max_size, read_int>("max_size", T::integer),
+        key<&F::missing_ok, read_bool>("missing_ok", T::boolean)},
        false},
       {Kind::reboot,
        {key<&B::command, read_word>("command", T::string, true),

@@ -50,7 +50,7 @@ struct KindSpec {
 };
 
 /// The step kinds, in the order docs/playbook.md lists them (kKinds): run, service,
-/// kill, verify, write, reboot.
+/// kill, verify, write, copy, fetch, reboot.
 const std::vector<KindSpec>& step_kinds();
 
 /// The kind named `name` (parse_kind), or nullptr.

@@ -153,6 +153,15 @@ void check_write(Checker& c) {
   if (content && tmpl) c.add("template", "write takes `content` or `template`, not both");
 }
 
+void check_copy(Checker& c) {
+  c.required("src", "copy");
+  c.required("dest", "copy");
+}
+
+void check_fetch(Checker& c) {
+  c.required("src", "fetch");
+}
+
 void check_run(Checker& c) { c.required("command", "run"); }
 
 }  // namespace
@@ -265,6 +274,8 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
     case Kind::verify: check_verify(c); break;
     case Kind::service: check_service(c); break;
     case Kind::write: check_write(c); break;
+    case Kind::copy: check_copy(c); break;
+    case Kind::fetch: check_fetch(c); break;
     case Kind::run: check_run(c); break;
     case Kind::reboot: break;
   }

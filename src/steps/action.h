@@ -27,6 +27,15 @@ struct Expect {
     bool operator==(const File&) const = default;
   };
   std::optional<File> file;
+  /// copy: one entry's state on the host ("file", "dir" or "link"; sha256 of a
+  /// file's bytes, or of a link's target and a newline; mode as stat prints
+  /// it; owner, group: "" = any).
+  struct Entry {
+    std::string path;  ///< for reasons: the entry on the host
+    std::string type, sha256, mode, owner, group;
+    bool operator==(const Entry&) const = default;
+  };
+  std::optional<Entry> entry;
   /// gpus (verify gpus_idle): the GPUs selected ({"all"} or indexes / UUIDs), the
   /// memory a GPU may show used (MiB), and the filters that left processes out.
   struct Gpus {
@@ -39,11 +48,21 @@ struct Expect {
   bool operator==(const Expect&) const = default;
 };
 
+/// A local file sent on a command's stdin (copy's uploads), streamed as it is
+/// read, with the size and sha256 it had when the plan was made.
+struct LocalInput {
+  std::string path;  ///< absolute
+  unsigned long long size = 0;
+  std::string sha256;
+  bool operator==(const LocalInput&) const = default;
+};
+
 /// One remote command a step wants run.
 struct Command {
   Role role = Role::check;  ///< the transcript's and the plan's `role`
   std::string text;         ///< as the playbook asked, rendered: what plan prints
   std::string stdin_data;   ///< sent on stdin, never in the command line
+  std::optional<LocalInput> stdin_file;  ///< streamed after stdin_data (copy)
   bool stdin_secret = false;     ///< stdin holds a secret: never recorded
   bool stdin_from_action = false;  ///< kill check: stdin = the action's selection
   util::Millis timeout{60'000};  ///< host-side deadline for this command
@@ -68,6 +87,9 @@ struct Rung {
   playbook::Kind kind = playbook::Kind::run;  ///< the builder that made it
   std::vector<Command> check;      ///< rung 0 only; all must hold
   std::optional<Command> action;   ///< none for verify
+  /// copy: more actions, run after `action` in order while each succeeds
+  /// (one per entry of the tree: `action` is the first).
+  std::vector<Command> more_actions;
   util::Millis settle{0};
   int retries = 0;
   util::Millis delay{1'000};
@@ -78,6 +100,7 @@ struct Rung {
   std::vector<Command> after;
   util::Millis reboot_timeout{0};  ///< reboot only: bound on going down and coming back
   util::Millis wait{0};            ///< kill only: how long the action polls its targets
+  unsigned long long max_size = 0; ///< fetch only: the most bytes fetched of one file
 };
 
 /// A step ready to run on one host: rung 0 and its escalation rungs.

@@ -50,6 +50,8 @@ void build_rung(const playbook::ActionKeys& keys, const BuildContext& ctx, Rung*
     void operator()(const playbook::KillAction& a) const { out->kind = playbook::Kind::kill, build_kill(a, ctx, out); }
     void operator()(const playbook::VerifyAction& a) const { out->kind = playbook::Kind::verify, build_verify(a, ctx, out); }
     void operator()(const playbook::WriteAction& a) const { out->kind = playbook::Kind::write, build_write(a, ctx, out); }
+    void operator()(const playbook::CopyAction& a) const { out->kind = playbook::Kind::copy, build_copy(a, ctx, out); }
+    void operator()(const playbook::FetchAction& a) const { out->kind = playbook::Kind::fetch, build_fetch(a, ctx, out); }
     void operator()(const playbook::RebootAction& a) const { out->kind = playbook::Kind::reboot, build_reboot(a, ctx, out); }
   };
   std::visit(Visit{ctx, out}, keys);

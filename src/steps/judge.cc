@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "steps/action.h"
+#include "steps/copy.h"
 #include "steps/gpus.h"
 #include "steps/holders.h"
 
@@ -29,6 +30,7 @@ std::string_view name(Judge j) {
     case Judge::kill: return "kill";
     case Judge::kill_action: return "kill_action";
     case Judge::gpus: return "gpus";
+    case Judge::copy: return "copy";
   }
   return "?";  // not reached: every judge is a case above (-Wswitch)
 }
@@ -292,6 +294,7 @@ Verdict judge_check(const Command& c, const transport::ExecResult& r) {
     case Judge::absent: return judge_processes(c, r);
     case Judge::matches: return judge_matches(c, r);
     case Judge::gpus: return judge_gpus(c, r);
+    case Judge::copy: return judge_copy(c, r);
     case Judge::exit0:
     case Judge::exit:  // an action's judge on a check: its exit status
     case Judge::kill_action: return judge_exit0(r);
@@ -322,6 +325,7 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
     case Judge::write:
     case Judge::kill:
     case Judge::gpus:
+    case Judge::copy:
       break;
   }
   // A command that succeeded but left its output held open: say so.

@@ -18,16 +18,17 @@ enum class Judge {
   kill,         ///< kill check: no selected process alive; "alive" lines
   kill_action,  ///< kill action: exit 0; the processes signalled ("signalled" lines)
   gpus,         ///< verify gpus_idle: per-GPU evidence judged by steps/gpus.cc
+  copy,         ///< copy: one entry's state (ratchet_copy_stat) against `expect` (steps/copy.cc)
 };
 
 /// Every judge.
-inline constexpr std::array<Judge, 10> kJudges = {Judge::exit0,   Judge::exit,    Judge::holders,
+inline constexpr std::array<Judge, 11> kJudges = {Judge::exit0,   Judge::exit,    Judge::holders,
                                                   Judge::absent,  Judge::matches, Judge::service,
                                                   Judge::write,   Judge::kill,    Judge::kill_action,
-                                                  Judge::gpus};
+                                                  Judge::gpus,    Judge::copy};
 
 /// The judge as the plan writes it: "exit0", "exit", "holders", "absent",
-/// "matches", "service", "write", "kill", "kill_action", "gpus".
+/// "matches", "service", "write", "kill", "kill_action", "gpus", "copy".
 std::string_view name(Judge j);
 
 /// The judge `s` names exactly (as name() writes it), or nullopt.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "playbook/actions.h"
+#include "playbook/model.h"
 #include "steps/action.h"
 
 namespace ratchet::steps {
@@ -14,6 +15,7 @@ struct BuildContext {
   util::Millis timeout{60'000};  ///< the step's (or rung's) per-command timeout
   std::string unit_file_content;  ///< service: bytes of the local unit_file ("" = none)
   std::string write_content;      ///< write: rendered content or template
+  const std::vector<playbook::TreeEntry>* tree = nullptr;  ///< copy: the source, read at load
 };
 
 /// Each builder fills `out` (check for rung 0, and the action) from keys whose
@@ -24,6 +26,8 @@ void build_service(const playbook::ServiceAction& a, const BuildContext& ctx, Ru
 void build_kill(const playbook::KillAction& a, const BuildContext& ctx, Rung* out);
 void build_verify(const playbook::VerifyAction& a, const BuildContext& ctx, Rung* out);
 void build_write(const playbook::WriteAction& a, const BuildContext& ctx, Rung* out);
+void build_copy(const playbook::CopyAction& a, const BuildContext& ctx, Rung* out);
+void build_fetch(const playbook::FetchAction& a, const BuildContext& ctx, Rung* out);
 void build_reboot(const playbook::RebootAction& a, const BuildContext& ctx, Rung* out);
 
 /// Dispatches on the keys' kind to its builder and sets out->kind.

@@ -111,7 +111,8 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
   playbook::LocalFileKey lk = playbook::local_file_key(a);
   const playbook::LocalFile* file = nullptr;
   if (lk.field) {
-    auto it = opt.files ? opt.files->find(**lk.field) : std::map<std::string, playbook::LocalFile>::const_iterator{};
+    auto it = opt.files ? opt.files->find(playbook::local_file_name(a))
+                        : std::map<std::string, playbook::LocalFile>::const_iterator{};
     if (!opt.files || it == opt.files->end()) {
       *err = fmt::format("{}: {}: `{}`: the file was not read when the playbook loaded", lk.field->pos.str(), what,
                          lk.key);
@@ -132,6 +133,7 @@ static bool prepare_action(const playbook::Step& step, const playbook::Action& a
     }
   }
   if (std::holds_alternative<playbook::ServiceAction>(keys) && file) ctx.unit_file_content = file->bytes;
+  if (std::holds_alternative<playbook::CopyAction>(keys) && file) ctx.tree = &file->tree;
   build_rung(keys, ctx, out);
   if (!own) out->check.clear();  // a rung's own check is unused: the step's check decides
   return true;

@@ -46,7 +46,8 @@ constexpr Field kStepStartFields[] = {
 constexpr Field kCommandFields[] = {
     {"host", S, req},         {"step", S, req},       {"rung", I, req},          {"role", S, req},
     {"command", S, req},      {"sent", S, req},       {"timeout_ms", I, req},    {"stdin_bytes", I, opt},
-    {"stdin_sha256", S, opt}, {"stdin", S, opt},      {"become_password", B, opt},
+    {"stdin_sha256", S, opt}, {"stdin", S, opt},      {"become_password", B, opt}, {"stdin_file", S, opt},
+    {"stdin_file_sha256", S, opt},
 };
 constexpr Field kOutputFields[] = {
     {"host", S, req},     {"step", S, req},    {"rung", I, req},    {"stream", S, req}, {"bytes", I, req},
@@ -62,6 +63,10 @@ constexpr Field kEvidenceFields[] = {
     {"holders", A, opt},        {"signalled", A, opt},     {"holds", B, opt},     {"ok", B, opt},
     {"could_not_check", B, opt}, {"note", S, opt},         {"gpus", A, opt},      {"boot_id_before", S, opt},
     {"boot_id_after", S, opt},  {"back_ms", I, opt},       {"attempts", I, opt},
+};
+constexpr Field kFetchFields[] = {
+    {"host", S, req},  {"step", S, req},  {"rung", I, req},   {"remote", S, req}, {"ok", B, req},
+    {"local", S, opt}, {"bytes", I, opt}, {"sha256", S, opt}, {"error", S, opt},
 };
 constexpr Field kStepEndFields[] = {
     {"host", S, req}, {"step", S, req},   {"status", S, req},    {"rung", I, req},
@@ -97,6 +102,7 @@ constexpr Event kEvents[] = {
     {kOutput, "what a command wrote on one stream", kOutputFields, "data data_b64 redacted"},
     {kExit, "how a command ended: its exit status or signal, or why none came", kExitFields, "code signal error"},
     {kEvidence, "what a check found or an action selected, as the step judged it", kEvidenceFields, ""},
+    {kFetch, "a fetch step downloaded one file of the host into the artifact directory, or why not", kFetchFields, ""},
     {kStepEnd, "a step ended on a host: its status and why", kStepEndFields, ""},
     {kLock, "the run's lock on a host was taken, refused, or released", kLockFields, ""},
     {kHostEnd, "a host is done: its status and step counts", kHostEndFields, ""},

@@ -24,6 +24,7 @@ inline constexpr char kCommand[] = "command";
 inline constexpr char kOutput[] = "output";
 inline constexpr char kExit[] = "exit";
 inline constexpr char kEvidence[] = "evidence";
+inline constexpr char kFetch[] = "fetch";
 inline constexpr char kStepEnd[] = "step_end";
 inline constexpr char kLock[] = "lock";
 inline constexpr char kHostEnd[] = "host_end";

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "transport/stdin_feed.h"
 #include "transport/transport.h"
 #include "transport/wire.h"
 
@@ -135,11 +136,12 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
   }
   int fds[3] = {in[1], out[0], err[0]};  // stdin writer, stdout, stderr readers
   for (int fd : fds) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-  size_t written = 0;
   auto close_fd = [&](int i) { ::close(fds[i]), fds[i] = -1; };
-  const std::string& input = wire.stdin_data;
+  StdinFeed input(wire.stdin_data, req.stdin_file);
+  if (std::string why; !input.open(&why)) r.error = why, close_fd(0);
   if (input.empty()) close_fd(0);  // EOF at once
   CaptureBuffer cap_out(req.capture), cap_err(req.capture);
+  if (req.stdout_fd >= 0) cap_out.sink_to(req.stdout_fd, req.stdout_limit);
   const bool wrapped = req.host_timeout.count() > 0;
   PidMarkerFilter marker(wrapped ? wire.run_id : "");  // the wrapper's pid line (wire.h)
   std::string passed;
@@ -190,10 +192,15 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
       int i = which[k];
       if (p[k].revents == 0) continue;
       if (i == 0) {
-        size_t chunk = std::min<size_t>(input.size() - written, 65536);
-        ssize_t w = write_nosigpipe(fds[0], input.data() + written, chunk);
-        if (w > 0) written += size_t(w);
-        if ((w < 0 && errno != EAGAIN) || written == input.size()) close_fd(0);
+        std::string_view pending = input.next();
+        if (pending.empty()) {
+          if (!input.error().empty()) r.error = input.error(), kill(-pid, SIGTERM);
+          close_fd(0);
+          continue;
+        }
+        ssize_t w = write_nosigpipe(fds[0], pending.data(), std::min<size_t>(pending.size(), 65536));
+        if (w > 0) input.consume(size_t(w));
+        if (w < 0 && errno != EAGAIN) close_fd(0);
         continue;
       }
       ssize_t got = ::read(fds[i], buf, sizeof buf);

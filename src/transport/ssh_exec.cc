@@ -12,6 +12,7 @@
 #include <chrono>
 #include <optional>
 
+#include "transport/stdin_feed.h"
 #include "transport/ssh_transport.h"
 
 namespace ratchet::transport::ssh {
@@ -155,13 +156,14 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
     return fail("exec request refused");
 
   CaptureBuffer out(req.capture), err(req.capture);
+  if (req.stdout_fd >= 0) out.sink_to(req.stdout_fd, req.stdout_limit);
   // Only a wrapped command prints the pid line (wire.h: a host deadline > 0).
   const bool wrapped = req.host_timeout.count() > 0;
   PidMarkerFilter marker(wrapped ? wire.run_id : "");
-  const std::string& input = wire.stdin_data;
+  StdinFeed input(wire.stdin_data, req.stdin_file);
+  if (std::string why; !input.open(&why)) return fail(why.c_str());
   const RemoteProcess& proc = marker.process();
   bool armed = false;
-  size_t written = 0;
   bool stdin_done = input.empty(), out_eof = false, err_eof = false;
   if (stdin_done) ssh_channel_send_eof(ch);  // nothing to send: EOF at once
   ssh_event event = ssh_event_new();         // wakes on any packet of this session
@@ -177,19 +179,32 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
       // Never more than the server's window: a blocking write would stop us
       // draining stdout while the command waits for us to read. At most 1 MiB
       // per round, then the outputs are drained.
-      for (size_t budget = 1 << 20; budget > 0 && written < input.size();) {
-        size_t chunk = std::min<size_t>({input.size() - written, ssh_channel_window_size(ch), 32768, budget});
+      bool all_sent = false;
+      for (size_t budget = 1 << 20; budget > 0;) {
+        std::string_view pending = input.next();
+        if (pending.empty()) {
+          all_sent = true;
+          break;
+        }
+        size_t chunk = std::min<size_t>({pending.size(), ssh_channel_window_size(ch), 32768, budget});
         if (chunk == 0) break;  // window closed: wait for the server to reopen it
-        int w = ssh_channel_write(ch, input.data() + written, uint32_t(chunk));
+        int w = ssh_channel_write(ch, pending.data(), uint32_t(chunk));
         // A command that exits without reading its input: stop sending, no error.
         if (w <= 0 || st.remote_closed) {
           stdin_done = true;
           break;
         }
-        written += size_t(w);
+        input.consume(size_t(w));
         budget -= std::min(budget, size_t(w));
       }
-      if (written == input.size() && !stdin_done) {
+      if (all_sent && !stdin_done) {
+        // A local file that could not be read to its end: the command must not
+        // take the part it got for the whole (copy's host side checks the sha256 too).
+        if (!input.error().empty()) {
+          r.error = fmt::format("{}: {}", t.where, input.error());
+          ssh_channel_request_send_signal(ch, "TERM");
+          break;
+        }
         ssh_channel_send_eof(ch);
         stdin_done = true;
       }

@@ -99,7 +99,8 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     return r;
   }
   std::string note;
-  if (ep_.exec_mode == ExecMode::session && fallback_.empty()) {
+  // A streamed file (copy) needs a channel's flow control: the shell frames a known-size input.
+  if (ep_.exec_mode == ExecMode::session && fallback_.empty() && req.stdin_file.empty() && req.stdout_fd < 0) {
     // A shell that ended between commands (sshd's ChannelTimeout, a kill) is
     // no fault of this command: it runs in a fresh one, and says so.
     if (shell_.is_open()) {

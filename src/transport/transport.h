@@ -74,6 +74,15 @@ struct ExecRequest {
   std::string script;               ///< sh command line, rendered, before any wrapping
   const Library* library = nullptr; ///< sent ahead of a script that calls it (wire.h); null = none
   std::string stdin_data;           ///< the command's own input, written then EOF; empty = EOF at once
+  /// A local file streamed after stdin_data (copy's uploads: never held in
+  /// memory); "" = none. Such a command always gets a channel of its own.
+  std::string stdin_file;
+  /// >= 0: stdout goes to this open file (fetch's downloads) instead of the
+  /// capture, at most stdout_limit bytes of it (the rest is counted, not
+  /// written); out.data stays empty, out.total and out.sha256 cover every byte.
+  /// Such a command always gets a channel of its own.
+  int stdout_fd = -1;
+  unsigned long long stdout_limit = 0;
   /// Through sudo (wire.h): user, -S (password first on stdin) or -n, the C
   /// locale for the become probe. The watchdog runs with the same become.
   Become become;
@@ -102,6 +111,7 @@ struct Captured {
   unsigned long long total = 0;    ///< bytes the command wrote
   unsigned long long dropped = 0;  ///< bytes not kept (total - data.size() - marker)
   std::string sha256;              ///< of all `total` bytes, kept or not (hex)
+  std::string sink_error;          ///< written to a file (sink_to): why a write failed ("" = none)
 };
 
 /// Inserted between head and tail when a stream exceeded its cap, exactly
@@ -113,6 +123,8 @@ std::string capture_marker(unsigned long long dropped);
 class CaptureBuffer {
  public:
   explicit CaptureBuffer(size_t cap);
+  /// From now on the bytes go to `fd` (at most `limit` of them), none are kept.
+  void sink_to(int fd, unsigned long long limit);
   void append(const char* data, size_t n);
   /// All bytes when total <= cap, else head + capture_marker(dropped) + tail.
   Captured finish() const;
@@ -122,6 +134,9 @@ class CaptureBuffer {
   std::string head_, tail_;  // tail_ may hold up to 2*tail_cap_ before trimming
   unsigned long long total_ = 0;
   util::Sha256 sha_;         // of every byte appended
+  int sink_fd_ = -1;
+  unsigned long long sink_limit_ = 0;
+  std::string sink_error_;
 };
 
 /// The result of one command. A failed command is a result, not an error.

@@ -49,6 +49,7 @@ const std::vector<IntRange>& int_ranges() {
       {"port_free", 1, 65535, ""},
       {"port_open", 1, 65535, ""},
       {"max_memory_used", 0, 1LL << 24, "MiB"},  // verify gpus_idle: 16 TiB
+      {"max_size", 1, 1LL << 40, "bytes"},       // fetch: per file
       {"serial", 1, 1'000'000, "hosts"},
       {"max_fail", 0, 1'000'000, "hosts"},
       {"forks", 1, 1000, "hosts at once"},

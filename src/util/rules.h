@@ -41,7 +41,7 @@ struct IntRange {
 
 /// The range of every integer key of playbooks, inventories and the command
 /// line: retries, capture, pid, expect_exit, port, port_free, port_open,
-/// max_memory_used, serial, max_fail, forks.
+/// max_memory_used, max_size, serial, max_fail, forks.
 const std::vector<IntRange>& int_ranges();
 
 /// The range of `key`, or nullptr when the key has none.

@@ -188,13 +188,13 @@ TEST_CASE("plan file: a role or judge or kind this ratchet does not know is malf
         "become_probe");
   CHECK(decode_with("/commands/0/judge", "exit1") ==
         "the plan file is malformed: host gpu-box (step stop) command: `judge` is `exit1`, not one of exit0, exit, "
-        "holders, absent, matches, service, write, kill, kill_action, gpus");
+        "holders, absent, matches, service, write, kill, kill_action, gpus, copy");
   CHECK(decode_with("/kind", "shell") ==
         "the plan file is malformed: host gpu-box (step stop): `kind` is `shell`, not one of run, service, kill, "
-        "verify, write, reboot");
+        "verify, write, copy, fetch, reboot");
   CHECK(decode_with("/rungs/0/kind", "Service") ==
         "the plan file is malformed: host gpu-box (step stop) rung: `kind` is `Service`, not one of run, service, "
-        "kill, verify, write, reboot");
+        "kill, verify, write, copy, fetch, reboot");
   // A role it knows, but not one a plan holds.
   CHECK(decode_with("/commands/0/role", "become_probe") ==
         "the plan file is malformed: host gpu-box (step stop): unexpected command of role `become_probe` in rung 0");

@@ -14,7 +14,7 @@ TEST_CASE("kind: every kind round-trips through its name", "[playbook]") {
     CHECK(parse_kind(name(k)) == k);
   }
   // The names the playbook, the plan and the transcript write, in docs/playbook.md's order.
-  CHECK(names == std::vector<std::string>{"run", "service", "kill", "verify", "write", "reboot"});
+  CHECK(names == std::vector<std::string>{"run", "service", "kill", "verify", "write", "copy", "fetch", "reboot"});
   CHECK(std::set<std::string>(names.begin(), names.end()).size() == kKinds.size());
 }
 

@@ -19,7 +19,7 @@ std::vector<std::string> messages(TableRole role, Value t) {
 TEST_CASE("the schema lists kinds and their keys", "[playbook]") {
   std::vector<std::string> kinds;
   for (const auto& k : step_kinds()) kinds.push_back(k.name);
-  CHECK(kinds == std::vector<std::string>{"run", "service", "kill", "verify", "write", "reboot"});
+  CHECK(kinds == std::vector<std::string>{"run", "service", "kill", "verify", "write", "copy", "fetch", "reboot"});
   CHECK_FALSE(find_kind("reboot")->rung);  // a reboot is never an escalation rung
   CHECK(find_kind("kill")->rung);
   CHECK_FALSE(find_kind("verify")->rung);

@@ -120,7 +120,7 @@ TEST_CASE("judge names: every judge round-trips through its name", "[steps]") {
   }
   // The plan's `judge` (docs/plan.md).
   CHECK(names == std::vector<std::string>{"exit0", "exit", "holders", "absent", "matches", "service", "write",
-                                          "kill", "kill_action", "gpus"});
+                                          "kill", "kill_action", "gpus", "copy"});
   CHECK(std::set<std::string>(names.begin(), names.end()).size() == kJudges.size());
 }
 
