@@ -99,4 +99,7 @@ struct ExecOptions {
 /// `ratchet exec HOST -- COMMAND`: one ad hoc command; its exit status is ours.
 int cmd_exec(const ExecOptions& o);
 
+/// `ratchet schema [playbook|inventory]`: prints that file's JSON Schema (draft 7) on stdout; 0.
+int cmd_schema(const std::string& which);
+
 }  // namespace ratchet::cli
