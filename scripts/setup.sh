@@ -22,6 +22,8 @@ PACKAGES=(
   clang libclang-rt-14-dev llvm
   # the HTML report is checked in headless Chromium (tests/e2e/report_test.cc, via puppeteer-core)
   chromium
+  # the Debian package (scripts/package.sh): its man page from the binary's help, and lintian
+  help2man lintian
 )
 
 missing=()
@@ -38,9 +40,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# puppeteer-core (pinned in tests/report/browser/package-lock.json) into its
-# gitignored node_modules; again only when the lock file changed. It drives
-# /usr/bin/chromium and downloads no browser of its own.
+# puppeteer-core and @taplo/cli (pinned in tests/report/browser/package-lock.json) into
+# its gitignored node_modules; again only when the lock file changed. puppeteer drives
+# /usr/bin/chromium and downloads no browser of its own; taplo checks playbooks against
+# `ratchet schema` (tests/cli/schema_test.cc).
 browser=tests/report/browser
 if ! cmp -s "$browser/package-lock.json" "$browser/node_modules/.ratchet-installed-lock"; then
   echo "setup: npm ci in $browser"

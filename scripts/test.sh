@@ -7,6 +7,7 @@
 # implies RATCHET_SANITIZE=ON. build/ (the demo's plain optimized build) is left alone.
 #   scripts/test.sh [CTEST ARGS]     e.g. scripts/test.sh -R loader
 #   TEST_NO_FUZZ=1 scripts/test.sh   the tests only
+#   TEST_NO_PACKAGE=1 scripts/test.sh   without building and installing the .deb (scripts/package.sh)
 # Every sanitizer report, also from a ratchet process a test started, goes to a
 # file under build-ci/sanitizer-reports/; any such file fails the run.
 set -euo pipefail
@@ -35,6 +36,8 @@ if compgen -G "$reports/*" >/dev/null; then
 fi
 [ "$rc" -eq 0 ] || { echo "test: FAILED"; exit "$rc"; }
 unset ASAN_OPTIONS UBSAN_OPTIONS
+# The Debian package: built (Release, build-pkg/), lintian-clean, installed, checked, removed.
+[ "${TEST_NO_PACKAGE:-0}" = 1 ] || PACKAGE_TEST=1 scripts/package.sh
 # A fixed seed: CI replays the start of the mutation sequence that longer local runs
 # of seed 1 passed (docs/fuzzing.md); random seeds are for scripts/fuzz.sh alone.
 [ "${TEST_NO_FUZZ:-0}" = 1 ] || FUZZ_SECONDS=${FUZZ_SECONDS:-20} FUZZ_SEED=${FUZZ_SEED:-1} \

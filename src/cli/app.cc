@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/complete.h"
 #include "cli/exit_codes.h"
 #include "cli/usage.h"
 #include "ratchet/version.h"
@@ -318,6 +319,15 @@ int main(int argc, char** argv) {
   exec->add_flag("--break-lock", eo.base.break_lock, "with --lock: take a stale lock (its holder's session is gone)");
   add_transport(exec, eo.base);
 
+  std::string schema_of = "playbook";
+  auto* schema = app.add_subcommand("schema", "print the JSON Schema of playbooks or inventories (docs/editors.md)");
+  schema->add_option("file", schema_of, "playbook (default) or inventory")
+      ->check(CLI::IsMember({"playbook", "inventory"}));
+
+  // The shells' completion scripts ask here (complete.h); no subcommand, so no help lists it.
+  if (argc >= 2 && std::strcmp(argv[1], "__complete") == 0)
+    return complete(app, std::vector<std::string>(argv + 2, argv + argc), std::cout);
+
   if (argc < 2) {  // bare `ratchet`: what there is, briefly
     std::cerr << short_usage(app);
     return kExitUsage;
@@ -373,6 +383,7 @@ int main(int argc, char** argv) {
     if (*show) return cmd_show(so);
     if (*report) return cmd_report(ro);
     if (*exec) return cmd_exec(eo);
+    if (*schema) return cmd_schema(schema_of);
   } catch (const std::exception& e) {
     std::cerr << "ratchet: error: " << e.what() << "\n";
     return kExitUsage;

@@ -102,4 +102,7 @@ struct ExecOptions {
 /// else as `run` (1, 3, 4, 130).
 int cmd_exec(const ExecOptions& o);
 
+/// `ratchet schema [playbook|inventory]`: prints that file's JSON Schema (draft 7) on stdout; 0.
+int cmd_schema(const std::string& which);
+
 }  // namespace ratchet::cli

@@ -17,12 +17,6 @@ namespace {
 
 using T = FieldType;
 
-const std::vector<std::pair<std::string, FieldType>> kHostKeys = {
-    {"address", T::string},  {"port", T::integer},       {"user", T::string},
-    {"identity", T::string}, {"known_hosts", T::string}, {"jump", T::string},
-    {"become", T::boolean},  {"become_user", T::string}, {"vars", T::table},
-    {"lock", T::boolean},    {"lock_path", T::string},   {"audit_log", T::string}};
-
 std::string hint_for(const std::string& word, const std::vector<std::string>& cands) {
   std::string n = util::nearest(word, cands);
   return n.empty() ? "" : fmt::format("did you mean `{}`?", n);
@@ -30,7 +24,7 @@ std::string hint_for(const std::string& word, const std::vector<std::string>& ca
 
 std::vector<std::string> key_names() {
   std::vector<std::string> out;
-  for (const auto& [k, t] : kHostKeys) out.push_back(k);
+  for (const auto& f : host_fields()) out.push_back(f.name);
   return out;
 }
 
@@ -54,9 +48,9 @@ void read_host(const Diag& d, const DocPath& p, const std::string& name, const V
   h->where = d.doc.key_at(p);
   for (const auto& it : t.as_table()) {
     const std::string& k = it.first;
-    auto spec = std::find_if(kHostKeys.begin(), kHostKeys.end(),
-                             [&](const auto& e) { return e.first == k; });
-    if (spec == kHostKeys.end()) {
+    auto spec = std::find_if(host_fields().begin(), host_fields().end(),
+                             [&](const FieldSpec& f) { return f.name == k; });
+    if (spec == host_fields().end()) {
       d.error(d.doc.key_at(p / k), fmt::format("unknown key `{}` in host `{}`", k, name),
               hint_for(k, key_names()));
       continue;
@@ -66,7 +60,7 @@ void read_host(const Diag& d, const DocPath& p, const std::string& name, const V
       if (std::string err = read_guard_key(k, v, &h->guards); !err.empty()) d.error(d.doc.at(p / k), err);
       continue;
     }
-    if (std::string err = type_error(k, it.second, spec->second, false); !err.empty()) {
+    if (std::string err = type_error(k, it.second, spec->type, false); !err.empty()) {
       d.error(d.doc.at(p / k), err);
       continue;
     }
@@ -147,7 +141,8 @@ std::optional<Inventory> read_inventory(const Doc& doc, const DocPath& at,
   Inventory inv;
   inv.path = doc.file;
   const Value& root = doc.get(at);
-  const std::vector<std::string> top = {"hosts", "groups", "group_vars"};
+  std::vector<std::string> top;
+  for (const auto& f : inventory_fields()) top.push_back(f.name);
   for (const auto& it : root.as_table())
     if (std::find(top.begin(), top.end(), it.first) == top.end())
       d.error(doc.key_at(at / it.first), fmt::format("unknown inventory key `{}`", it.first),

@@ -88,6 +88,12 @@ std::string_view name(ServiceState s) {
   return "";
 }
 
+const std::vector<ServiceState>& service_states() {
+  static const std::vector<ServiceState> all = {ServiceState::started, ServiceState::stopped,
+                                                ServiceState::restarted, ServiceState::reloaded};
+  return all;
+}
+
 bool read_text(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
   if (!one_text(v, rendered, out)) return wrong_type(key, v, FieldType::string, rendered, p);
   return no_nul(key, *out, p);
@@ -284,12 +290,15 @@ bool read_signal(std::string_view key, const Value& v, bool rendered, util::Sign
 bool read_state(std::string_view key, const Value& v, bool rendered, ServiceState* out, KeyProblem* p) {
   std::string s;
   if (!read_text(key, v, rendered, &s, p)) return false;
-  for (auto st : {ServiceState::started, ServiceState::stopped, ServiceState::restarted, ServiceState::reloaded})
+  std::vector<std::string> names;
+  for (auto st : service_states()) {
     if (s == name(st)) {
       *out = st;
       return true;
     }
-  std::string near = util::nearest(s, {"started", "stopped", "restarted", "reloaded"});
+    names.emplace_back(name(st));
+  }
+  std::string near = util::nearest(s, names);
   return fail(p, fmt::format("`{}` must be `started`, `stopped`, `restarted` or `reloaded`, not `{}`", key, s),
               near.empty() ? "" : fmt::format("did you mean `{}`?", near));
 }

@@ -69,6 +69,50 @@ bool read_state(std::string_view key, const Value& v, bool rendered, ServiceStat
 /// A file mode such as "0644" (util::mode_problem).
 bool read_mode(std::string_view key, const Value& v, bool rendered, FileMode* out, KeyProblem* p);
 
+/// Which reader a key has, for `ratchet schema` (json_schema.h writes each as
+/// JSON Schema): rule_of<&read_word> is ValueRule::word, and so on; a reader
+/// without one here gets `plain` (its FieldType alone).
+enum class ValueRule {
+  plain, text, content, word, texts, paths, names, users, units, regex, regexes, abs_path,
+  boolean, true_only, integer, gpus, pid, ints, duration, reboot_timeout, signal, state, mode,
+  count,          ///< `serial`, `max_fail`: hosts, or "N%" (loader.cc read_count)
+  guard_path,     ///< `lock_path`: an absolute path (guards.h)
+  path_or_false,  ///< `audit_log`: an absolute path, or false (guards.h)
+  ident,          ///< `id`, `register`: [a-z0-9_]+ (schema_rules.cc)
+  when_expr,      ///< `when`: NAME or `not NAME`
+  choice,         ///< one of FieldSpec::values (`on_failure`, `strategy`)
+  vars,           ///< a table of vars, none named as reserved_names()
+  secrets,        ///< a table of sources, "env:NAME" or "file:PATH"
+  address,        ///< an inventory host's `address` (inventory_loader.cc)
+};
+template <auto R>
+inline constexpr ValueRule rule_of = ValueRule::plain;
+template <> inline constexpr ValueRule rule_of<&read_text> = ValueRule::text;
+template <> inline constexpr ValueRule rule_of<&read_content> = ValueRule::content;
+template <> inline constexpr ValueRule rule_of<&read_word> = ValueRule::word;
+template <> inline constexpr ValueRule rule_of<&read_texts> = ValueRule::texts;
+template <> inline constexpr ValueRule rule_of<&read_paths> = ValueRule::paths;
+template <> inline constexpr ValueRule rule_of<&read_names> = ValueRule::names;
+template <> inline constexpr ValueRule rule_of<&read_users> = ValueRule::users;
+template <> inline constexpr ValueRule rule_of<&read_units> = ValueRule::units;
+template <> inline constexpr ValueRule rule_of<&read_regex> = ValueRule::regex;
+template <> inline constexpr ValueRule rule_of<&read_regexes> = ValueRule::regexes;
+template <> inline constexpr ValueRule rule_of<&read_abs_path> = ValueRule::abs_path;
+template <> inline constexpr ValueRule rule_of<&read_bool> = ValueRule::boolean;
+template <> inline constexpr ValueRule rule_of<&read_true> = ValueRule::true_only;
+template <> inline constexpr ValueRule rule_of<&read_int> = ValueRule::integer;
+template <> inline constexpr ValueRule rule_of<&read_gpus> = ValueRule::gpus;
+template <> inline constexpr ValueRule rule_of<&read_pid> = ValueRule::pid;
+template <> inline constexpr ValueRule rule_of<&read_ints> = ValueRule::ints;
+template <> inline constexpr ValueRule rule_of<&read_duration> = ValueRule::duration;
+template <> inline constexpr ValueRule rule_of<&read_reboot_timeout> = ValueRule::reboot_timeout;
+template <> inline constexpr ValueRule rule_of<&read_signal> = ValueRule::signal;
+template <> inline constexpr ValueRule rule_of<&read_state> = ValueRule::state;
+template <> inline constexpr ValueRule rule_of<&read_mode> = ValueRule::mode;
+
+/// The service states read_state takes, in order: started, stopped, restarted, reloaded.
+const std::vector<ServiceState>& service_states();
+
 /// Longest regex accepted (bytes).
 inline constexpr size_t kMaxRegex = 4096;
 

@@ -20,15 +20,9 @@
 namespace ratchet::playbook {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",     "description", "targets",  "strategy",
-                                           "serial",   "max_fail",    "vars",     "defaults",
-                                           "secrets",  "inventory",   "step",     "lock",
-                                           "lock_path", "audit_log"};
-// Scope roots that templates reach without a var (template.h).
-const std::vector<std::string> kReserved = {"host", "run", "playbook", "ratchet", "steps"};
-
 bool reserved(const std::string& name) {
-  return std::find(kReserved.begin(), kReserved.end(), name) != kReserved.end();
+  const auto& r = reserved_names();
+  return std::find(r.begin(), r.end(), name) != r.end();
 }
 
 bool plain_var_name(const std::string& s) {
@@ -87,9 +81,11 @@ void read_policy(const Diag& d, RunPolicy* p) {
 
 void read_top(const Diag& d, Playbook* pb) {
   const Value& root = d.doc.root;
+  std::vector<std::string> top_keys;
+  for (const auto& f : top_fields()) top_keys.push_back(f.name);
   for (const auto& it : root.as_table()) {
-    if (std::find(kTopKeys.begin(), kTopKeys.end(), it.first) != kTopKeys.end()) continue;
-    std::string near = util::nearest(it.first, kTopKeys);
+    if (std::find(top_keys.begin(), top_keys.end(), it.first) != top_keys.end()) continue;
+    std::string near = util::nearest(it.first, top_keys);
     d.error(d.doc.key_at(DocPath() / it.first), fmt::format("unknown top-level key `{}`", it.first),
             near.empty() ? "" : fmt::format("did you mean `{}`?", near));
   }

@@ -40,7 +40,7 @@ bool read_into(std::string_view key, const Value& v, bool rendered, ActionKeys& 
 // A kind key: its name, type, member and rule.
 template <auto M, auto R>
 FieldSpec key(const char* name, FieldType type, bool shell = false, bool secret_ok = false) {
-  return {name, type, shell, secret_ok, &read_into<M, R>, &field_at<M>};
+  return {name, type, shell, secret_ok, &read_into<M, R>, &field_at<M>, rule_of<R>};
 }
 
 }  // namespace
@@ -170,13 +170,24 @@ const KindSpec& kind_spec(Kind k) {
   throw std::logic_error("no spec for kind " + std::string(name(k)));  // step_kinds() lists every kind
 }
 
+FieldSpec plain_field(std::string name, FieldType type, ValueRule rule, std::vector<std::string> values) {
+  FieldSpec f{std::move(name), type};
+  f.rule = rule;
+  f.values = std::move(values);
+  return f;
+}
+
 const std::vector<FieldSpec>& common_step_fields() {
+  using VR = ValueRule;
   static const std::vector<FieldSpec> f = {
-      {"id", T::string},        {"name", T::string},       {"kind", T::string},
-      {"timeout", T::duration}, {"settle", T::duration},   {"retries", T::integer},
-      {"delay", T::duration},   {"become", T::boolean},    {"become_user", T::string},
-      {"when", T::string},      {"on_failure", T::string}, {"register", T::string},
-      {"escalate", T::tables},  {"capture", T::integer},   {"probe", T::boolean},
+      plain_field("id", T::string, VR::ident),         {"name", T::string},
+      {"kind", T::string},                        {"timeout", T::duration},
+      {"settle", T::duration},                    {"retries", T::integer},
+      {"delay", T::duration},                     {"become", T::boolean},
+      {"become_user", T::string},                 plain_field("when", T::string, VR::when_expr),
+      plain_field("on_failure", T::string, VR::choice, {"stop", "continue"}),
+      plain_field("register", T::string, VR::ident),   {"escalate", T::tables},
+      {"capture", T::integer},                    {"probe", T::boolean},
       {"tags", T::strings}};
   return f;
 }

@@ -39,7 +39,13 @@ struct FieldSpec {
   bool secret_ok = false;  ///< may reference secrets (`stdin`, `content`)
   KeyReader read = nullptr;  ///< kind keys: the key's one rule; common keys: none
   KeyField field = nullptr;  ///< kind keys: where the value goes
+  ValueRule rule = ValueRule::plain;  ///< kind keys: rule_of<the reader>; others: what the loader holds it to
+  std::vector<std::string> values = {};  ///< ValueRule::choice: the words it may be
 };
+
+/// A FieldSpec of a key no kind owns: its name, type and what the loader holds it to.
+FieldSpec plain_field(std::string name, FieldType type, ValueRule rule = ValueRule::plain,
+                      std::vector<std::string> values = {});
 
 /// A step kind and its own keys (beyond the common step fields).
 struct KindSpec {
@@ -48,6 +54,26 @@ struct KindSpec {
   bool rung = false;  ///< may be an escalation rung
   std::string name = std::string(playbook::name(kind));  ///< as written: "run", ...
 };
+
+/// What a kind's table must hold beyond each key's own rule: check_table
+/// enforces it (its messages name `label`) and `ratchet schema` writes it.
+struct KindRules {
+  Kind kind;
+  std::vector<std::string> required;  ///< each must be there
+  std::vector<std::string> one_of;    ///< exactly one of these ("kill needs one selector: ...")
+  std::string one_of_label;           ///< "selector", or "" to list the keys alone
+  std::vector<std::string> any_of;    ///< at least one of these ("verify needs a condition: ...")
+  std::string any_of_label;           ///< "condition", or ""
+  struct Needs {
+    std::string key;                  ///< given, it needs
+    std::vector<std::string> one_of;  ///< one of these beside it
+    std::string why = "";             ///< the message, or "" for "`k` goes with `a` or `b`, which this step lacks"
+  };
+  std::vector<Needs> needs;
+};
+
+/// The rules of kind `k` (none beyond its keys' own: an empty KindRules).
+const KindRules& kind_rules(Kind k);
 
 /// The step kinds, in the order docs/playbook.md lists them (kKinds): run, service,
 /// kill, verify, write, copy, fetch, reboot.
@@ -68,6 +94,19 @@ const std::vector<FieldSpec>& rung_fields();
 
 /// Keys [defaults] takes: timeout, settle, retries, delay, capture, become, become_user.
 const std::vector<FieldSpec>& defaults_fields();
+
+/// Keys a playbook's top level takes (loader.cc): name, description, targets, strategy,
+/// serial, max_fail, vars, defaults, secrets, inventory, step, lock, lock_path, audit_log.
+const std::vector<FieldSpec>& top_fields();
+
+/// Keys an inventory takes (a file's top level, or a playbook's [inventory]): hosts, groups, group_vars.
+const std::vector<FieldSpec>& inventory_fields();
+
+/// Keys an inventory host takes (inventory_loader.cc): address, port, user, ... .
+const std::vector<FieldSpec>& host_fields();
+
+/// Scope roots that templates reach without a var (template.h): no var or secret may be named so.
+const std::vector<std::string>& reserved_names();
 
 /// Whether a table is a step or one of its rungs.
 enum class TableRole { step, rung };

@@ -105,66 +105,78 @@ void check_common(Checker& c) {
               slug(tag.as_string()).empty() ? "" : fmt::format("try `{}`", slug(tag.as_string())));
         break;
       }
-  c.one_of("on_failure", {"stop", "continue"}, "`stop` or `continue`");
+  c.one_of("on_failure", find_field(TableRole::step, std::nullopt, "on_failure")->values, "`stop` or `continue`");
   c.in_range("retries");
   c.in_range("capture");
 }
 
-void check_kill(Checker& c) {
-  std::vector<std::string> sel;
-  for (const char* k : {"pid", "pid_file", "pattern", "holders_of"})
-    if (c.t->contains(k)) sel.push_back(k);
-  if (sel.empty())
-    c.add("", "kill needs one selector: `pid`, `pid_file`, `pattern` or `holders_of`");
-  else if (sel.size() > 1)
-    c.add(sel[1], fmt::format("kill takes one selector, got `{}` and `{}`", sel[0], sel[1]));
+// `names` between backquotes: "`a`, `b` or `c`".
+std::string or_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("`" + names[i] + "`");
+  return out;
 }
 
-void check_verify(Checker& c) {
-  int conditions = 0;
-  for (const char* k : {"no_holders", "gpus_idle", "absent", "port_free", "port_open", "service_active",
-                        "file_exists", "command"})
-    conditions += c.t->contains(k);
-  if (conditions == 0)
-    c.add("",
-          "verify needs a condition: `no_holders`, `gpus_idle`, `absent`, `port_free`, `port_open`, "
-          "`service_active`, `file_exists` or `command`");
-  if (c.t->contains("stdout_matches") && !c.t->contains("command"))
-    c.add("stdout_matches", "`stdout_matches` needs `command` (whose stdout it matches)");
-  for (const char* k : {"user", "exclude", "missing_ok"})
-    if (c.t->contains(k) && !c.t->contains("no_holders") && !c.t->contains("gpus_idle"))
-      c.add(k, fmt::format("`{}` goes with `no_holders` or `gpus_idle`, which this step lacks", k));
-  // verify gpus_idle (steps/gpus.h): its keys only with it.
-  for (const char* k : {"gpus", "max_memory_used", "gpu_devices", "nvidia_smi"})
-    if (c.t->contains(k) && !c.t->contains("gpus_idle"))
-      c.add(k, fmt::format("`{}` goes with `gpus_idle`, which this step lacks", k));
+// The kind's KindRules, with messages in its terms.
+void check_kind(Checker& c, const KindSpec& kind) {
+  const KindRules& r = kind_rules(kind.kind);
+  for (const auto& k : r.required) c.required(k.c_str(), kind.name);
+  if (!r.one_of.empty()) {
+    std::vector<std::string> sel;
+    for (const auto& k : r.one_of)
+      if (c.t->contains(k)) sel.push_back(k);
+    const std::string& label = r.one_of_label;
+    if (sel.empty())
+      c.add("", label.empty() ? fmt::format("{} needs {}", kind.name, or_list(r.one_of))
+                              : fmt::format("{} needs one {}: {}", kind.name, label, or_list(r.one_of)));
+    else if (sel.size() > 1)
+      c.add(sel[1], label.empty() ? fmt::format("{} takes {}, not both", kind.name, or_list(r.one_of))
+                                  : fmt::format("{} takes one {}, got `{}` and `{}`", kind.name, label, sel[0], sel[1]));
+  }
+  if (!r.any_of.empty() && std::none_of(r.any_of.begin(), r.any_of.end(), [&](const std::string& k) { return c.t->contains(k); }))
+    c.add("", r.any_of_label.empty() ? fmt::format("{} needs {}", kind.name, or_list(r.any_of))
+                                     : fmt::format("{} needs a {}: {}", kind.name, r.any_of_label, or_list(r.any_of)));
+  for (const auto& n : r.needs) {
+    if (!c.t->contains(n.key)) continue;
+    if (std::any_of(n.one_of.begin(), n.one_of.end(), [&](const std::string& k) { return c.t->contains(k); })) continue;
+    c.add(n.key, n.why.empty() ? fmt::format("`{}` goes with {}, which this step lacks", n.key, or_list(n.one_of)) : n.why);
+  }
 }
-
-void check_service(Checker& c) {
-  c.required("unit", "service");
-  if (!c.t->contains("state") && !c.t->contains("enabled") && !c.t->contains("unit_file"))
-    c.add("", "service needs `state`, `enabled` or `unit_file`");
-}
-
-void check_write(Checker& c) {
-  c.required("path", "write");
-  bool content = c.t->contains("content"), tmpl = c.t->contains("template");
-  if (!content && !tmpl) c.add("", "write needs `content` or `template`");
-  if (content && tmpl) c.add("template", "write takes `content` or `template`, not both");
-}
-
-void check_copy(Checker& c) {
-  c.required("src", "copy");
-  c.required("dest", "copy");
-}
-
-void check_fetch(Checker& c) {
-  c.required("src", "fetch");
-}
-
-void check_run(Checker& c) { c.required("command", "run"); }
 
 }  // namespace
+
+const KindRules& kind_rules(Kind k) {
+  static const std::vector<KindRules> rules = [] {
+    std::vector<KindRules> r;
+    r.push_back({Kind::run, {"command"}, {}, "", {}, "", {}});
+    r.push_back({Kind::service, {"unit"}, {}, "", {"state", "enabled", "unit_file"}, "", {}});
+    r.push_back({Kind::kill, {}, {"pid", "pid_file", "pattern", "holders_of"}, "selector", {}, "", {}});
+    r.push_back({Kind::verify,
+                 {},
+                 {},
+                 "",
+                 {"no_holders", "gpus_idle", "absent", "port_free", "port_open", "service_active", "file_exists", "command"},
+                 "condition",
+                 {{"stdout_matches", {"command"}, "`stdout_matches` needs `command` (whose stdout it matches)"},
+                  {"user", {"no_holders", "gpus_idle"}},
+                  {"exclude", {"no_holders", "gpus_idle"}},
+                  {"missing_ok", {"no_holders", "gpus_idle"}},
+                  // verify gpus_idle (steps/gpus.h): its keys only with it.
+                  {"gpus", {"gpus_idle"}},
+                  {"max_memory_used", {"gpus_idle"}},
+                  {"gpu_devices", {"gpus_idle"}},
+                  {"nvidia_smi", {"gpus_idle"}}}});
+    r.push_back({Kind::write, {"path"}, {"content", "template"}, "", {}, "", {}});
+    r.push_back({Kind::copy, {"src", "dest"}, {}, "", {}, "", {}});
+    r.push_back({Kind::fetch, {"src"}, {}, "", {}, "", {}});
+    return r;
+  }();
+  for (const auto& r : rules)
+    if (r.kind == k) return r;
+  static const KindRules none{};
+  return none;
+}
 
 std::string normalize_signal(std::string_view name) { return util::signal_name(name); }
 
@@ -269,16 +281,6 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
   }
   check_common(c);
   if (!kind) return c.out;
-  switch (kind->kind) {  // no default: a kind added to the enum must be handled here
-    case Kind::kill: check_kill(c); break;
-    case Kind::verify: check_verify(c); break;
-    case Kind::service: check_service(c); break;
-    case Kind::write: check_write(c); break;
-    case Kind::copy: check_copy(c); break;
-    case Kind::fetch: check_fetch(c); break;
-    case Kind::run: check_run(c); break;
-    case Kind::reboot: break;
-  }
   return c.out;
 }
 
