@@ -320,9 +320,10 @@ int main(int argc, char** argv) {
   add_transport(exec, eo.base);
 
   std::string schema_of = "playbook";
-  auto* schema = app.add_subcommand("schema", "print the JSON Schema of playbooks or inventories (docs/editors.md)");
-  schema->add_option("file", schema_of, "playbook (default) or inventory")
-      ->check(CLI::IsMember({"playbook", "inventory"}));
+  auto* schema = app.add_subcommand(
+      "schema", "print the JSON Schema of playbooks, included pieces or inventories (docs/editors.md)");
+  schema->add_option("file", schema_of, "playbook (default), piece (a file others include) or inventory")
+      ->check(CLI::IsMember({"playbook", "piece", "inventory"}));
 
   // The shells' completion scripts ask here (complete.h); no subcommand, so no help lists it.
   if (argc >= 2 && std::strcmp(argv[1], "__complete") == 0)

@@ -24,7 +24,7 @@ Want want_of(const CLI::Option* o) {
     if (n == "playbook") return Want::toml;
     if (n == "transcript") return Want::jsonl;
     if (n == "plan") return Want::files;
-    if (n == "host") return Want::hosts;
+    if (n == "host" || n == "targets") return Want::hosts;
   } else {
     for (const char* f : {"inventory", "ssh-config", "known-hosts", "transcript", "report", "out", "become-password-file"})
       if (n == f) return Want::files;

@@ -8,7 +8,9 @@
 namespace ratchet::cli {
 
 int cmd_schema(const std::string& which) {
-  auto j = which == "inventory" ? playbook::inventory_json_schema() : playbook::playbook_json_schema();
+  auto j = which == "inventory" ? playbook::inventory_json_schema()
+           : which == "piece"   ? playbook::piece_json_schema()
+                                : playbook::playbook_json_schema();
   std::cout << j.dump(2) << "\n";
   return kExitOk;
 }

@@ -31,6 +31,19 @@ const std::vector<FieldSpec>& top_fields() {
   return f;
 }
 
+const std::vector<FieldSpec>& include_entry_fields() {
+  static const std::vector<FieldSpec> f = {plain_field("id", T::string, VR::ident),
+                                           {"include", T::string},
+                                           plain_field("vars", T::table, VR::vars),
+                                           {"tags", T::strings}};
+  return f;
+}
+
+const std::vector<FieldSpec>& piece_fields() {
+  static const std::vector<FieldSpec> f = {plain_field("vars", T::table, VR::vars), {"step", T::tables}};
+  return f;
+}
+
 const std::vector<FieldSpec>& inventory_fields() {
   static const std::vector<FieldSpec> f = {{"hosts", T::table}, {"groups", T::table}, {"group_vars", T::table}};
   return f;

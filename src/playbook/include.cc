@@ -20,7 +20,11 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxDepth = 8;
-const std::vector<std::string> kEntryKeys = {"id", "include", "vars", "tags"};
+
+// Whether `key` is one of `fields` (schema.h's tables: the JSON Schema reads them too).
+bool has_field(const std::vector<FieldSpec>& fields, const std::string& key) {
+  return std::any_of(fields.begin(), fields.end(), [&](const FieldSpec& f) { return f.name == key; });
+}
 
 std::string real_path(const std::string& path) {
   std::error_code ec;
@@ -89,7 +93,7 @@ std::vector<Step> read_include(const Doc& doc, const DocPath& path, const StepDe
   const SourcePos site = doc.at(path);
   bool ok = true;
   for (const auto& it : t.as_table()) {
-    if (std::find(kEntryKeys.begin(), kEntryKeys.end(), it.first) != kEntryKeys.end()) continue;
+    if (has_field(include_entry_fields(), it.first)) continue;
     d.error(doc.key_at(path / it.first),
             fmt::format("an include entry takes `id`, `include`, `vars` and `tags` only, not `{}`", it.first),
             "keys of the included steps go in the included file's [[step]] tables");
@@ -174,7 +178,7 @@ std::vector<Step> read_include(const Doc& doc, const DocPath& path, const StepDe
   if (sub) {
     Diag sd{*sub, errors};
     for (const auto& it : sub->root.as_table())
-      if (it.first != "vars" && it.first != "step")
+      if (!has_field(piece_fields(), it.first))
         sd.error(sub->key_at(DocPath() / it.first),
                  fmt::format("an included file holds only [vars] and [[step]] tables, not `{}`", it.first),
                  it.first == "defaults" ? "the including playbook's [defaults] apply to its steps"

@@ -136,9 +136,12 @@ json value(const FieldSpec& f, bool templates) {
   return j;
 }
 
+// Neither a string holding "{{" nor an array with one (`pattern` alone passes
+// every non-string, so `not` of it alone would refuse every array).
 json no_template() {
+  json t = {{"type", "string"}, {"pattern", "\\{\\{"}};
   json j;
-  j["not"]["pattern"] = "\\{\\{";
+  j["not"]["anyOf"] = json::array({t, {{"type", "array"}, {"contains", t}}});
   return j;
 }
 
@@ -201,9 +204,16 @@ json inventory_schema() {
   return j;
 }
 
+// A [[step]] entry: an include entry when it has `include` (include.cc), else a step of a kind.
+json step_entry_schema() {
+  json entry = object_of(include_entry_fields());
+  entry["required"] = {"id", "include"};
+  return {{"if", {{"required", {"include"}}}}, {"then", entry}, {"else", table_schema(TableRole::step)}};
+}
+
 json definitions() {
   return {{"template", {{"type", "string"}, {"pattern", "\\{\\{"}, {"description", "a template, rendered for each host"}}},
-          {"step", table_schema(TableRole::step)},
+          {"step", step_entry_schema()},
           {"rung", table_schema(TableRole::rung)},
           {"defaults", object_of(defaults_fields())},
           {"inventory", inventory_schema()},
@@ -222,6 +232,16 @@ json playbook_json_schema() {
   j["definitions"] = definitions();
   j["$schema"] = "http://json-schema.org/draft-07/schema#";
   j["title"] = "ratchet playbook";
+  return j;
+}
+
+json piece_json_schema() {
+  json j = object_of(piece_fields());
+  j["properties"]["step"] = {{"type", "array"}, {"items", ref("step")}};
+  j["required"] = {"step"};
+  j["definitions"] = definitions();
+  j["$schema"] = "http://json-schema.org/draft-07/schema#";
+  j["title"] = "ratchet playbook piece (included)";
   return j;
 }
 

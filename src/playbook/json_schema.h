@@ -10,6 +10,9 @@ namespace ratchet::playbook {
 /// The schema of a playbook file (its [inventory] table included).
 nlohmann::json playbook_json_schema();
 
+/// The schema of an included file (a piece: [vars] and [[step]] only).
+nlohmann::json piece_json_schema();
+
 /// The schema of an inventory file.
 nlohmann::json inventory_json_schema();
 

@@ -99,6 +99,12 @@ const std::vector<FieldSpec>& defaults_fields();
 /// serial, max_fail, vars, defaults, secrets, inventory, step, lock, lock_path, audit_log.
 const std::vector<FieldSpec>& top_fields();
 
+/// Keys an include entry (a [[step]] with `include`, include.cc) takes: id, include, vars, tags.
+const std::vector<FieldSpec>& include_entry_fields();
+
+/// Keys an included file (a piece) holds at its top level: vars, step.
+const std::vector<FieldSpec>& piece_fields();
+
 /// Keys an inventory takes (a file's top level, or a playbook's [inventory]): hosts, groups, group_vars.
 const std::vector<FieldSpec>& inventory_fields();
 

@@ -281,6 +281,7 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
   }
   check_common(c);
   if (!kind) return c.out;
+  check_kind(c, *kind);
   return c.out;
 }
 

@@ -234,6 +234,17 @@ void on_audit(Page&, const json& e, const std::string&, std::string& b) {
                      : fmt::format("  warning: {}\n", str(e, "warning"));
 }
 
+void on_fetch(Page&, const json& e, const std::string&, std::string& b) {
+  if (!flag(e, "ok")) {
+    b += fmt::format("      not fetched: {}{}{}\n", str(e, "remote"), e.contains("error") ? ": " : "", str(e, "error"));
+    return;
+  }
+  std::string line = "      fetched " + str(e, "remote");
+  if (e.contains("local")) line += " → " + str(e, "local");
+  if (e.contains("bytes")) line += fmt::format(" ({} bytes, sha256 {})", str(e, "bytes"), str(e, "sha256"));
+  b += line + "\n";
+}
+
 void on_run_end(Page& p, const json& e, const std::string&, std::string&) {
   p.tail += fmt::format("{} {} (exit {}) at {}\n", p.what, str(e, "status"), str(e, "exit_code"), str(e, "t"));
 }
@@ -248,6 +259,7 @@ const std::map<std::string_view, RenderFn>& renderers() {
       {ev::kOutput, on_output},          {ev::kExit, on_exit},                {ev::kEvidence, on_evidence},
       {ev::kStepEnd, on_step_end},       {ev::kHostEnd, on_host_end},
       {ev::kLock, on_lock},              {ev::kAudit, on_audit},         {ev::kRunEnd, on_run_end},
+      {ev::kFetch, on_fetch},
   };
   return m;
 }

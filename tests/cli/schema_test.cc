@@ -47,16 +47,24 @@ std::set<std::string> invalid(const std::string& schema, const std::vector<std::
 TEST_CASE("schema: shipped playbooks and inventories pass taplo", "[cli][schema]") {
   REQUIRE(fs::exists(kTaplo));  // scripts/setup.sh installs it
   std::string dir = temp_dir("ratchet-schema");
-  std::vector<std::string> playbooks, inventories;
+  std::vector<std::string> playbooks, inventories, pieces;
   for (const char* d : {"playbooks", "examples"})
     for (const auto& e : fs::recursive_directory_iterator(kRoot / d))
-      if (e.path().extension() == ".toml")
-        (e.path().filename().string().find("inventory") != std::string::npos ? inventories : playbooks)
-            .push_back(e.path().string());
+      if (e.path().extension() == ".toml") {
+        const std::string p = e.path().string();
+        if (e.path().filename().string().find("inventory") != std::string::npos) inventories.push_back(p);
+        else if (p.find("/common/") != std::string::npos) pieces.push_back(p);  // included by others
+        else playbooks.push_back(p);
+      }
   CHECK(playbooks.size() >= 2);
   CHECK(inventories.size() >= 1);
+  CHECK(pieces.size() >= 1);
   CHECK(invalid(schema_file(dir, "playbook"), playbooks).empty());
   CHECK(invalid(schema_file(dir, "inventory"), inventories).empty());
+  CHECK(invalid(schema_file(dir, "piece"), pieces).empty());
+  // A piece is no playbook (no `name`), and a playbook no piece (top-level keys).
+  CHECK(invalid(schema_file(dir, "playbook"), pieces).size() == pieces.size());
+  CHECK(invalid(schema_file(dir, "piece"), playbooks).size() == playbooks.size());
 }
 
 TEST_CASE("schema: the bad-input corpus fails taplo where a schema can say so", "[cli][schema][corpus]") {

@@ -48,6 +48,7 @@ TEST_CASE("usage errors: one style, one hint line, exit 2, and bare ratchet prin
         "  show      render a transcript for a person\n"
       "  report    write a transcript's run as one self-contained HTML file\n"
         "  exec      run one ad hoc command on hosts\n"
+        "  schema    print the JSON Schema of playbooks, included pieces or inventories (docs/editors.md)\n"
         "see 'ratchet --help', or 'ratchet COMMAND --help' for one command\n");
   struct Case {
     const char* args;

@@ -217,8 +217,9 @@ TEST_CASE("exec --user --port --identity fill in what ad hoc targets leave out",
                           " --user root --identity " + one.client_key() + " -- whoami");
   INFO(two_hosts.out << two_hosts.err);
   CHECK(two_hosts.code == 0);
-  CHECK(sorted_lines(two_hosts.out) ==
-        std::vector<std::string>{"127.0.0.1:" + p1 + " | root", "127.0.0.1:" + p2 + " | root"});
+  std::vector<std::string> want{"127.0.0.1:" + p1 + " | root", "127.0.0.1:" + p2 + " | root"};
+  std::sort(want.begin(), want.end());
+  CHECK(sorted_lines(two_hosts.out) == want);
   // --user is applied: a user with no authorized key is refused (exit 3).
   auto nobody = run_sh(bin + " --target 127.0.0.1 --port " + p1 + " --user nobody --identity " + one.client_key() +
                        " -- true");

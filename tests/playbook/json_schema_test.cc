@@ -35,7 +35,7 @@ json then_of(const json& table, const std::string& kind) {
 std::set<std::string> every_key() {
   std::set<std::string> out;
   for (const auto* t : {&top_fields(), &defaults_fields(), &common_step_fields(), &rung_fields(),
-                        &inventory_fields(), &host_fields()})
+                        &inventory_fields(), &host_fields(), &include_entry_fields(), &piece_fields()})
     for (const auto& f : *t) out.insert(f.name);
   for (const auto& k : step_kinds())
     for (const auto& f : k.fields) out.insert(f.name);
@@ -70,7 +70,8 @@ TEST_CASE("schema: each kind's keys are the ones check_table takes", "[playbook]
   json pb = playbook_json_schema();
   CHECK(pb["$schema"] == "http://json-schema.org/draft-07/schema#");
   for (TableRole role : {TableRole::step, TableRole::rung}) {
-    const json& table = pb["definitions"][role == TableRole::step ? "step" : "rung"];
+    // A [[step]] entry with `include` is an include entry; any other is a step of a kind.
+    const json& table = role == TableRole::step ? pb["definitions"]["step"]["else"] : pb["definitions"]["rung"];
     std::set<std::string> kinds;
     for (const auto& k : table["properties"]["kind"]["enum"]) kinds.insert(k.get<std::string>());
     for (const auto& k : step_kinds()) {
@@ -97,6 +98,31 @@ TEST_CASE("schema: each kind's keys are the ones check_table takes", "[playbook]
       }
     }
   }
+}
+
+TEST_CASE("schema: an include entry and a piece take the keys include.cc takes", "[playbook][schema]") {
+  json pb = playbook_json_schema();
+  const json& step = pb["definitions"]["step"];
+  CHECK(step["if"] == json({{"required", {"include"}}}));
+  CHECK(step["then"]["additionalProperties"] == false);
+  CHECK(step["then"]["required"] == json({"id", "include"}));
+  std::set<std::string> entry;
+  for (const auto& f : include_entry_fields()) entry.insert(f.name);
+  CHECK(keys(step["then"]["properties"]) == entry);
+  // The loader refuses any other key in an include entry, naming it.
+  std::ofstream(scratch() + "/piece.toml") << "[[step]]\nid = \"s\"\nkind = \"run\"\ncommand = \"true\"\n";
+  for (const auto& key : every_key()) {
+    if (entry.contains(key)) continue;
+    INFO(key);
+    std::string err = load_errors("name = \"n\"\n[[step]]\nid = \"p\"\ninclude = \"piece.toml\"\n" + key + " = 1\n", false);
+    CHECK(err.find("an include entry takes `id`, `include`, `vars` and `tags` only, not `" + key + "`") !=
+          std::string::npos);
+  }
+  json piece = piece_json_schema();
+  CHECK(piece["additionalProperties"] == false);
+  std::set<std::string> top;
+  for (const auto& f : piece_fields()) top.insert(f.name);
+  CHECK(keys(piece["properties"]) == top);
 }
 
 TEST_CASE("schema: top-level and [defaults] keys are the ones the loader takes", "[playbook][schema]") {
@@ -139,7 +165,7 @@ TEST_CASE("schema: inventory and host keys are the ones the loader takes", "[pla
 
 TEST_CASE("schema: written patterns agree with the rules they stand for", "[playbook][schema]") {
   json pb = playbook_json_schema();
-  const json& step = pb["definitions"]["step"];
+  const json& step = pb["definitions"]["step"]["else"];  // a step of a kind (not an include entry)
   // Durations: util::parse_duration.
   json duration = step["properties"]["settle"]["pattern"];
   for (std::string d : {"10s", "250ms", "1m30s", "1h", "0s", "10", "10 s", "1.5s", "5min", "", "s", "10S"}) {
@@ -174,5 +200,8 @@ TEST_CASE("schema: written patterns agree with the rules they stand for", "[play
   }
   // A kind key may be a template; a common one may not.
   CHECK(then_of(step, "kill")["properties"]["pid"]["anyOf"][1] == json({{"$ref", "#/definitions/template"}}));
-  CHECK(step["properties"]["become_user"]["allOf"][1] == json({{"not", {{"pattern", "\\{\\{"}}}}));
+  const json tmpl = {{"type", "string"}, {"pattern", "\\{\\{"}};
+  const json none = {{"not", {{"anyOf", {tmpl, {{"type", "array"}, {"contains", tmpl}}}}}}};
+  CHECK(step["properties"]["become_user"]["allOf"][1] == none);
+  CHECK(step["properties"]["tags"]["allOf"][1] == none);  // an array of strings, none a template
 }

@@ -283,7 +283,7 @@ port_free = 8080
   kind = "verify"
   port_free = 80
 )") == "pb.toml:2:1: error: step `a` has no `kind` (add kind = \"run\", \"service\", \"kill\", "
-       "\"verify\", \"write\" or \"reboot\")\n"
+       "\"verify\", \"write\", \"copy\", \"fetch\" or \"reboot\")\n"
        "    [[step]]\n"
        "    ^\n"
        "pb.toml:7:8: error: unknown kind `kil` (did you mean `kill`?)\n"
@@ -677,6 +677,7 @@ TEST_CASE("a TOML error points at the header that caused it, with the fix", "[pl
 TEST_CASE("typed model: every key of every kind is read into its field at its line and column", "[playbook]") {
   write("unit.service", "[Service]\nExecStart=/bin/true\n");
   write("n.tmpl", "notes\n");
+  write("copy-src.txt", "copied\n");
   // Each kind's keys, one a line, as a step allows them together (kill: one
   // selector, so each selector gets its own step; write: content or template).
   struct Case {
@@ -702,6 +703,9 @@ TEST_CASE("typed model: every key of every kind is read into its field at its li
                  {"group", "\"root\""}, {"backup", "true"}}},
       {"write", {{"path", "\"/root/t.md\""}, {"template", "\"n.tmpl\""}}},
       {"reboot", {{"command", "\"reboot\""}, {"test_command", "\"true\""}, {"reboot_timeout", "\"90s\""}}},
+      {"copy", {{"src", "\"copy-src.txt\""}, {"dest", "\"/root/c.txt\""}, {"mode", "\"0640\""}, {"owner", "\"root\""},
+                {"group", "\"root\""}, {"exclude", "[\"*.bak\"]"}, {"follow", "true"}}},
+      {"fetch", {{"src", "[\"/var/log/*.log\"]"}, {"max_size", "1048576"}, {"missing_ok", "true"}}},
   };
   std::string text = kHead;
   int line = 1;

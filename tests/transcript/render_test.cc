@@ -177,6 +177,7 @@ TEST_CASE("show renders a sample event of every kind of the table, each in a lin
       {events::kOutput, "          | S\n"},
       {events::kExit, "  → exit 1, timed out (1ms)\n"},
       {events::kEvidence, "          evidence\n"},
+      {events::kFetch, "      fetched S\n"},
       {events::kStepEnd, "    S in 1ms\n"},
       {events::kLock, "  lock S take: S\n"},
       {events::kHostEnd, "  host S: 1 S\n"},
