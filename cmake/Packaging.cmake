@@ -54,12 +54,12 @@ set(CPACK_PACKAGE_NAME ratchet)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "ratchet maintainers <maintainers@users.noreply.a-seed-d8db572e.example>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${CPACK_PACKAGE_DESCRIPTION_SUMMARY_TEXT}")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY_TEXT}
- ratchet runs TOML playbooks of steps (run, service, kill, verify, write,
- reboot) on inventory hosts over SSH. Each step checks first and acts only
- when needed, escalates gently (TERM before KILL), verifies the result and
- records every command in a hash-chained transcript. Plans can be saved,
- reviewed and applied exactly.")
+# The synopsis is the summary; CPack writes this text, wrapped and indented, below it.
+set(CPACK_PACKAGE_DESCRIPTION "ratchet runs TOML playbooks of steps (run, service, kill, verify, write,
+copy, fetch, reboot) on inventory hosts over SSH. Each step checks first and
+acts only when needed, escalates gently (TERM before KILL), verifies the
+result and records every command in a hash-chained transcript. Plans can be
+saved, reviewed and applied exactly.")
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
