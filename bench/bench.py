@@ -19,6 +19,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -136,17 +137,25 @@ def run_once(c, rep):
         lf.write("\n=== rep %d: %s\n" % (rep, " ".join(shlex.quote(x) for x in cmd)))
         lf.flush()
         p = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=lf, env=env, start_new_session=True)
-        try:
-            rc = p.wait(timeout=c.timeout)
-        except subprocess.TimeoutExpired:
+        # A blocking wait: Popen.wait(timeout=) polls with sleeps of up to 50 ms, which
+        # rounded every wall time up to the next 50 ms. The timeout is a timer beside it.
+        timed_out = threading.Event()
+
+        def on_timeout():
+            timed_out.set()
             os.killpg(p.pid, signal.SIGTERM)  # the run's own process group (started above)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
+            if not done.wait(10):
                 os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+
+        done = threading.Event()
+        timer = threading.Timer(c.timeout, on_timeout)
+        timer.start()
+        rc = p.wait()
+        wall = time.perf_counter() - t0
+        done.set()
+        timer.cancel()
+        if timed_out.is_set():
             rc = 124
-    wall = time.perf_counter() - t0
     cpu = cpu_busy() - c0
     rss = user = sys_ = None
     try:
@@ -506,13 +515,46 @@ def w8_text(cells):
     return "\n".join(lines)
 
 
+def floor_per_step():
+    """The floor of one step on these hosts (every host is this machine): one round trip on
+    127.0.0.1 (a TCP ping-pong, median of 200) plus one `sh -c true` (fork and exec of /bin/sh,
+    the mean of 200 run by one shell). Milliseconds."""
+    import socket
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    cli = socket.create_connection(srv.getsockname())
+    con, _ = srv.accept()
+    for s in (cli, con):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    rtts = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        cli.sendall(b"x")
+        con.recv(1)
+        con.sendall(b"y")
+        cli.recv(1)
+        rtts.append(time.perf_counter() - t0)
+    for s in (cli, con, srv):
+        s.close()
+    t0 = time.perf_counter()
+    subprocess.run(["/bin/sh", "-c", "i=0; while [ $i -lt 200 ]; do /bin/sh -c true; i=$((i+1)); done"], check=True)
+    sh = (time.perf_counter() - t0) / 200
+    return dict(rtt_ms=round(statistics.median(rtts) * 1000, 3), sh_true_ms=round(sh * 1000, 3),
+                floor_ms=round((statistics.median(rtts) + sh) * 1000, 3))
+
+
 def main():
     t_start = time.time()
+    fl = floor_per_step()
+    log("floor per step: %s" % json.dumps(fl))
     env = {
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cpus": os.cpu_count(), "load_at_start": open("/proc/loadavg").read().strip(),
         "quick": QUICK, "N": N, "N_SLOW": N_SLOW, "N_HEAVY": N_HEAVY, "N_W4": N_W4, "N_W6": N_W6,
         "kernel": os.uname().release,
+        "floor_per_step_ms": "%.2f (127.0.0.1 round trip %.3f + sh -c true %.2f)" % (
+            fl["floor_ms"], fl["rtt_ms"], fl["sh_true_ms"]),
         "ratchet": subprocess.run([RATCHET, "--version"], capture_output=True, text=True).stdout.strip(),
         "openssh": subprocess.run(["ssh", "-V"], capture_output=True, text=True).stderr.strip(),
         "libssh": subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libssh-4"], capture_output=True,
@@ -538,11 +580,13 @@ def main():
                 continue
             h, n = SIZES[wl]
             log("%s: %d host(s) x %d steps `%s`" % (wl, h, n, step_cmd(mode, 1)))
-            extra = []
+            # "before": the one-channel-per-command path (v0.2's only transport), in the same run
+            extra = [("ratchet --transport channel",
+                      lambda pb, h: ratchet_cmd(pb, h) + ["--transport", "channel"], "file")]
             if wl == "W2":  # transcript cost: the same run recording to /dev/null
-                extra = [("ratchet --transcript /dev/null", lambda pb, h: ratchet_cmd(pb, h), "/dev/null")]
+                extra.append(("ratchet --transcript /dev/null", lambda pb, h: ratchet_cmd(pb, h), "/dev/null"))
             if wl == "W4":
-                extra = [("ratchet --strategy free", lambda pb, h: ratchet_cmd(pb, h, "free"), "file")]
+                extra.append(("ratchet --strategy free", lambda pb, h: ratchet_cmd(pb, h, "free"), "file"))
             cs = fleet_cells(wl, group, mode, extra)
             run_cells(cs)
             cells += cs

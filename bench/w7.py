@@ -115,11 +115,11 @@ def write_files(d, port, key, kh):
                     % (j, port, key, kh))
         f.write('[groups]\nw1 = ["h1"]\nw3 = [%s]\n' % ",".join('"h%d"' % j for j in range(1, H + 1)))
     pbs = {}
-    for wl, group in (("W1", "w1"), ("W3", "w3")):
+    for wl, group, steps in (("W1", "w1", STEPS), ("W3", "w3", STEPS), ("W1-1", "w1", 1)):
         p = os.path.join(d, wl + ".toml")
         with open(p, "w") as f:
             f.write('name = "%s"\ntargets = ["%s"]\n' % (wl.lower(), group))
-            for i in range(1, STEPS + 1):
+            for i in range(1, steps + 1):
                 f.write('[[step]]\nid = "s%d"\nkind = "run"\ncommand = "true"\n' % i)
         pbs[wl] = p
     return inv, pbs
@@ -165,6 +165,13 @@ def timed(cmd, shell=False):
     return dt
 
 
+def sh_true_ms():
+    """One `sh -c true` on the host (every host is this machine): the mean of 200, ms."""
+    t0 = time.monotonic()
+    subprocess.run(["/bin/sh", "-c", "i=0; while [ $i -lt 200 ]; do /bin/sh -c true; i=$((i+1)); done"], check=True)
+    return (time.monotonic() - t0) * 1000 / 200
+
+
 def main():
     d = tempfile.mkdtemp(prefix="ratchet-w7.", dir="/tmp")
     lab = os.path.join(d, "sshd")
@@ -204,6 +211,21 @@ def main():
                     t = f()
                     if t is not None:
                         times[name].append(t)
+            if wl == "W1":  # the cost of a step: W1 against the same host with 1 step, paired
+                one = {"channel": [], "session": []}
+                for _ in range(N):
+                    for mode in one:
+                        t = timed(ratchet(mode, inv, pbs["W1-1"], d))
+                        if t is not None:
+                            one[mode].append(t)
+                floor = 2 * ONE_WAY * 1000 + sh_true_ms()
+                for mode, ts in one.items():
+                    many = times["ratchet --transport " + mode]
+                    if ts and many:
+                        per = (statistics.median(many) - statistics.median(ts)) * 1000 / (STEPS - 1)
+                        print("W1 per step, ratchet --transport %-8s %5.1f ms  (1 step: %.3f s; floor = one round "
+                              "trip %.0f ms + sh -c true: %.1f ms; %.2f x the floor)" % (
+                                  mode, per, statistics.median(ts), 2 * ONE_WAY * 1000, floor, per / floor))
             for name, _ in tools:
                 ts = times[name]
                 if ts:

@@ -65,7 +65,9 @@ static void add_connect_timeout(CLI::App* sub, Options& o) {
 }
 
 /// --transport channel|session (transport.h ExecMode); anything else is a usage error.
+/// o.exec_mode, as it is when this is called, is the subcommand's default.
 static void add_transport(CLI::App* sub, Options& o) {
+  const bool session = o.exec_mode == transport::ExecMode::session;
   sub->add_option_function<std::string>(
       "--transport",
       [&o](const std::string& text) {
@@ -73,8 +75,9 @@ static void add_transport(CLI::App* sub, Options& o) {
         else if (text == "session") o.exec_mode = transport::ExecMode::session;
         else throw CLI::ValidationError("--transport", text + ": must be channel or session");
       },
-      "session (default): one shell per host runs every command, one round trip each, falling back to "
-      "channel where it cannot start; channel: one SSH channel per command (docs/transport.md)");
+      fmt::format("session{}: one shell per host runs every command, one round trip each, falling back to "
+                  "channel where it cannot start; channel{}: one SSH channel per command (docs/transport.md)",
+                  session ? " (default)" : "", session ? "" : " (default)"));
 }
 
 static void add_selectors(CLI::App* sub, Options& o) {
@@ -317,6 +320,8 @@ int main(int argc, char** argv) {
   exec->add_flag("--lock", eo.base.lock, "take each host's lock around the command (docs/playbook.md)");
   exec->add_option("--lock-wait", eo.base.lock_wait, "with --lock: wait up to DURATION for a held lock");
   exec->add_flag("--break-lock", eo.base.break_lock, "with --lock: take a stale lock (its holder's session is gone)");
+  // One command per host: a channel costs fewer round trips than starting a session shell for it.
+  eo.base.exec_mode = transport::ExecMode::channel;
   add_transport(exec, eo.base);
 
   std::string schema_of = "playbook";

@@ -53,7 +53,8 @@ std::vector<std::string> choices(CLI::Option* o) {
   return out;
 }
 
-bool takes_value(const CLI::Option* o) { return o->get_type_size() != 0; }
+// A flag expects no value (CLI11 sets expected(0) for it; its type size may still be 1).
+bool takes_value(const CLI::Option* o) { return o->get_expected_max() != 0; }
 
 CLI::Option* find_option(CLI::App* sub, const std::string& word) {
   for (CLI::Option* o : sub->get_options()) {
@@ -96,19 +97,23 @@ std::vector<std::string> values(Want w, CLI::Option* o, const Line& line) {
       inventory_names(pb->root["inventory"], &out);
     if (!out.empty()) out.push_back("all");
   }
-  if (w == Want::steps && !line.playbook.empty()) {
+  if ((w == Want::steps || w == Want::tags) && !line.playbook.empty()) {
+    // The loaded steps, includes expanded: what --step and --tags read.
     std::vector<playbook::LoadError> errors;
     playbook::Playbook partial;
     playbook::load_playbook(line.playbook, {}, &errors, &partial);
-    for (const auto& s : partial.steps)
-      if (!s.id.empty()) out.push_back(s.id);
+    for (const auto& s : partial.steps) {
+      if (w == Want::tags) {
+        out.insert(out.end(), s.tags.begin(), s.tags.end());
+        continue;
+      }
+      if (s.id.empty()) continue;
+      out.push_back(s.id);
+      // An include's id names all the steps it brought: "free" and "free.inner" for free.inner.x.
+      for (size_t dot = s.id.find('.'); dot != std::string::npos; dot = s.id.find('.', dot + 1))
+        out.push_back(s.id.substr(0, dot));
+    }
   }
-  if (w == Want::tags)  // each step's `tags` as written: a string or an array of them
-    if (auto doc = read_doc(line.playbook); doc && doc->root.contains("step") && doc->root["step"].is_array())
-      for (const auto& s : doc->root["step"].as_array())
-        if (s.is_table() && s.contains("tags"))
-          for (const auto& t : s["tags"].as_list())
-            if (t.is_string()) out.push_back(t.as_string());
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

@@ -179,6 +179,7 @@ int cmd_exec(const ExecOptions& o) {
 
   // Several hosts: each one's output when it ends, its lines together.
   std::mutex print_mu;
+  const bool stdout_tty = isatty(1) == 1;
   std::vector<engine::AdhocResult> results(sel.hosts.size());
   g_exec_interrupted = false;
   // ^C / SIGTERM: each remote command's process group is stopped (ssh_exec.cc).
@@ -196,7 +197,8 @@ int cmd_exec(const ExecOptions& o) {
       a = engine::run_adhoc(host, *t, shared);
     }
     if (sel.single || o.base.json) return;
-    std::string out = prefixed(a.host, a.r.out.data, false), err = prefixed(a.host, a.r.err.data, true);
+    // stdout as sent when piped (a program reads it); on a terminal no host byte may drive it.
+    std::string out = prefixed(a.host, a.r.out.data, stdout_tty), err = prefixed(a.host, a.r.err.data, true);
     std::lock_guard<std::mutex> lock(print_mu);
     std::cout << out << std::flush;
     std::cerr << err << host_notes(a) << std::flush;

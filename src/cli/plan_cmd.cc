@@ -67,16 +67,7 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
   };
   os << fmt::format("{} host(s); strategy {}, serial {}, max_fail {} (run --forks sets hosts at once)\n",
                     P.hosts.size(), playbook::name(pol.strategy), count(pol.serial, "all at once"), count(pol.max_fail, "no limit"));
-  if (plan::selects_steps(P.selection)) {
-    std::vector<std::string> flags;
-    for (const auto& t : P.selection.tags) flags.push_back("--tags " + t);
-    for (const auto& t : P.selection.skip_tags) flags.push_back("--skip-tags " + t);
-    if (!P.selection.start_at.empty()) flags.push_back("--start-at " + P.selection.start_at);
-    for (const auto& t : P.selection.steps) flags.push_back("--step " + t);
-    os << fmt::format("selection: {}; {} step(s) left out{}\n", fmt::join(flags, " "), P.not_selected.size(),
-                      P.not_selected.empty() ? "" : ":");
-    for (const auto& u : P.not_selected) os << fmt::format("  not selected: {}: {}\n", u.id, u.reason);
-  }
+  os << plan::selection_lines(P);
   for (const auto& hp : P.hosts) {
     const auto& at = hp.endpoint;
     os << fmt::format("\nhost {} (address {}, port {}, user {}{})\n", hp.host.name, at.address, at.port, at.user,

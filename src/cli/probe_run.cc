@@ -13,6 +13,7 @@
 #include "cli/become_password.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "plan/codec.h"
 #include "ratchet/version.h"
 #include "steps/library.h"
 #include "transcript/value_json.h"
@@ -55,11 +56,13 @@ std::optional<ProbeRun> probe_plan(const Loaded& L, const plan::Plan& P, const O
   for (const auto& it : secrets->as_table()) vars[it.first] = "***";
   nlohmann::json targets = nlohmann::json::array();
   for (const auto& hp : P.hosts) targets.push_back(hp.host.name);
-  w->emit(transcript::events::kRunStart,
-          {{"schema", transcript::kSchemaVersion}, {"ratchet_version", RATCHET_VERSION}, {"run_id", run_id},
-           {"mode", "probe"}, {"argv", argv}, {"playbook", L.pb.name}, {"playbook_path", L.pb.path},
-           {"playbook_sha256", L.pb.sha256}, {"vars", vars}, {"targets", targets},
-           {"policy", {{"forks", o.forks}}}, {"become_password", become_password.has_value()}});
+  nlohmann::json start = {{"schema", transcript::kSchemaVersion}, {"ratchet_version", RATCHET_VERSION},
+                          {"run_id", run_id}, {"mode", "probe"}, {"argv", argv}, {"playbook", L.pb.name},
+                          {"playbook_path", L.pb.path}, {"playbook_sha256", L.pb.sha256}, {"vars", vars},
+                          {"targets", targets}, {"policy", {{"forks", o.forks}}},
+                          {"become_password", become_password.has_value()}};
+  if (auto sel = plan::step_selection_json(P); !sel.is_null()) start["selection"] = sel;
+  w->emit(transcript::events::kRunStart, start);
   w->emit(transcript::events::kHostLibrary,
           {{"sha256", steps::host_library_sha256()}, {"text", steps::host_library()}});
 

@@ -185,12 +185,8 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
                                    {"serial", count_json(pol.serial)}, {"max_fail", count_json(pol.max_fail)}}},
                        {"become_password", become_password.has_value()},
                        {"run_by", who_here()}};
-  if (plan::selects_steps(P.selection)) {  // which steps --tags, --skip-tags, --start-at, --step chose
-    nlohmann::json left = nlohmann::json::array();
-    for (const auto& u : P.not_selected) left.push_back({{"step", u.id}, {"reason", u.reason}});
-    start["selection"] = {{"tags", P.selection.tags}, {"skip_tags", P.selection.skip_tags},
-                          {"start_at", P.selection.start_at}, {"steps", P.selection.steps}, {"not_selected", left}};
-  }
+  // which steps --tags, --skip-tags, --start-at, --step chose
+  if (auto sel = plan::step_selection_json(P); !sel.is_null()) start["selection"] = sel;
   if (applied)  // the saved plan this run executes (docs/plan.md)
     start["plan"] = {{"digest", applied->digest}, {"path", applied->path}, {"made_at", P.made.at},
                      {"made_by", P.made.by}};
@@ -208,6 +204,13 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
   human << util::escaped_line(fmt::format("run {}: {} on {} host(s), strategy {}, forks {}; transcript {}",
                                            info.id, L->pb.name, P.hosts.size(), playbook::name(pol.strategy), o.forks, path))
         << "\n" << std::flush;
+  // What the selection left out, as plan prints it (a step id or tag is no host's byte; escaped all the same).
+  if (std::string sel = plan::selection_lines(P); !sel.empty())
+    for (size_t at = 0, nl; at < sel.size(); at = nl + 1) {
+      nl = sel.find('\n', at);
+      human << util::escaped_line(sel.substr(at, nl - at)) << "\n";
+    }
+  human << std::flush;
   if (applied)
     human << util::escaped_line(fmt::format("applying saved plan {} ({}), made by {} at {}", applied->digest,
                                             applied->path, P.made.by, P.made.at))

@@ -7,6 +7,7 @@
 #include "engine/artifacts.h"
 #include "steps/fetch.h"
 #include "util/clock.h"
+#include "util/text.h"
 
 namespace ratchet::engine {
 
@@ -40,7 +41,13 @@ StepOutcome run_fetch(const steps::PreparedStep& ps, Executor& ex, transcript::W
   size_t fetched = 0;
   for (const auto& it : items) {
     if (ex.interrupted()) break;
-    nlohmann::json ev = {{"host", host}, {"step", step}, {"rung", 0}, {"remote", it.path}};
+    // A path that is not UTF-8 goes as "KEY_b64" too (JSON holds only text): the exact bytes, to find the file by.
+    auto put_path = [](nlohmann::json& j, const char* key, const std::string& p) {
+      j[key] = p;
+      if (!util::valid_utf8(p)) j[std::string(key) + "_b64"] = util::base64(p);
+    };
+    nlohmann::json ev = {{"host", host}, {"step", step}, {"rung", 0}};
+    put_path(ev, "remote", it.path);
     auto refuse = [&](const std::string& why) {
       ev["ok"] = false;
       ev["error"] = why;
@@ -57,7 +64,7 @@ StepOutcome run_fetch(const steps::PreparedStep& ps, Executor& ex, transcript::W
     }
     ArtifactFile f(artifacts, artifact_rel(host, it.path));
     std::string err;
-    ev["local"] = f.path();
+    put_path(ev, "local", f.path());
     if (!f.open(&err)) {
       refuse(err);
       continue;

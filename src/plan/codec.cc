@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "plan/selection.h"
 #include "transcript/value_json.h"
 #include "util/hash.h"
 #include "util/text.h"
@@ -192,6 +193,14 @@ json plan_json(const Plan& p, bool provenance) {
   if (p.probe) j["probe"] = findings_json(*p.probe);
   j["digest"] = digest_of(j);
   return j;
+}
+
+json step_selection_json(const Plan& p) {
+  if (!selects_steps(p.selection)) return nullptr;
+  json left = json::array();
+  for (const auto& u : p.not_selected) left.push_back({{"step", u.id}, {"reason", u.reason}});
+  return {{"tags", p.selection.tags}, {"skip_tags", p.selection.skip_tags}, {"start_at", p.selection.start_at},
+          {"steps", p.selection.steps}, {"not_selected", left}};
 }
 
 std::string digest_of(const json& doc) {

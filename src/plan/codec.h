@@ -25,6 +25,10 @@ nlohmann::json host_json(const HostPlan& hp);
 /// "secrets" and "digest" (the plan file).
 nlohmann::json plan_json(const Plan& p, bool provenance);
 
+/// run_start's "selection" (docs/transcript.md): {"tags", "skip_tags", "start_at",
+/// "steps", "not_selected": [{"step", "reason"}]}; null when p chose no steps.
+nlohmann::json step_selection_json(const Plan& p);
+
 /// One step's probe findings as JSON: {"id", "kind", "name", "verdict", "ms",
 /// and what it found} (docs/plan.md#probe): `plan --probe --json` and the plan file.
 nlohmann::json finding_json(const StepFinding& s);

@@ -101,6 +101,11 @@ bool select_steps(const playbook::Playbook& pb, const Selection& sel, std::vecto
     (*keep)[i] = false;
     left_out->push_back({s.id, why});
   }
+  if (std::none_of(keep->begin(), keep->end(), [](bool k) { return k; })) {
+    *err = fmt::format("the selection keeps no step: all {} are left out (`{}`: {}); nothing would run",
+                       pb.steps.size(), left_out->front().id, left_out->front().reason);
+    return false;
+  }
   // A kept step must not read what a dropped one would have found.
   for (size_t i = 0; i < pb.steps.size(); ++i) {
     if (!(*keep)[i]) continue;
@@ -112,15 +117,31 @@ bool select_steps(const playbook::Playbook& pb, const Selection& sel, std::vecto
       auto j = step_read(pb, ref);
       if (!j || (*keep)[*j]) continue;
       const auto& why = std::find_if(left_out->begin(), left_out->end(), [&](const Unselected& u) { return u.id == pb.steps[*j].id; })->reason;
-      *err = fmt::format(
-          "the selection leaves out step `{}` ({}), but step `{}` ({}) reads its results (`{}`{}): select `{}` too "
-          "(--step {}, or a tag it has), or leave `{}` out",
-          pb.steps[*j].id, why, s.id, playbook::origin(s), ref, ref == w ? " in `when`" : "", pb.steps[*j].id,
-          pb.steps[*j].id, s.id);
+      // What would keep it: --step and --tags cannot undo --start-at.
+      const std::string fix = *j < start ? fmt::format("start at `{}` or earlier (--start-at {})", pb.steps[*j].id,
+                                                       pb.steps[*j].id)
+                                         : fmt::format("select `{}` too (--step {}, or a tag it has)", pb.steps[*j].id,
+                                                       pb.steps[*j].id);
+      *err = fmt::format("the selection leaves out step `{}` ({}), but step `{}` ({}) reads its results (`{}`{}): {}, "
+                         "or leave `{}` out",
+                         pb.steps[*j].id, why, s.id, playbook::origin(s), ref, ref == w ? " in `when`" : "", fix, s.id);
       return false;
     }
   }
   return true;
+}
+
+std::string selection_lines(const Plan& p) {
+  if (!selects_steps(p.selection)) return "";
+  std::vector<std::string> flags;
+  for (const auto& t : p.selection.tags) flags.push_back("--tags " + t);
+  for (const auto& t : p.selection.skip_tags) flags.push_back("--skip-tags " + t);
+  if (!p.selection.start_at.empty()) flags.push_back("--start-at " + p.selection.start_at);
+  for (const auto& t : p.selection.steps) flags.push_back("--step " + t);
+  std::string out = fmt::format("selection: {}; {} step(s) left out{}\n", fmt::join(flags, " "), p.not_selected.size(),
+                                p.not_selected.empty() ? "" : ":");
+  for (const auto& u : p.not_selected) out += fmt::format("  not selected: {}: {}\n", u.id, u.reason);
+  return out;
 }
 
 }  // namespace ratchet::plan

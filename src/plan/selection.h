@@ -11,6 +11,11 @@ namespace ratchet::plan {
 /// Whether `sel` chooses steps at all (any of --tags, --skip-tags, --start-at, --step).
 bool selects_steps(const Selection& sel);
 
+/// What `plan` and `run` print of p's step selection: "selection: --tags T ...;
+/// N step(s) left out:" and a line "  not selected: ID: WHY" per step left out;
+/// "" when p chose no steps. Not yet made terminal-safe.
+std::string selection_lines(const Plan& p);
+
 /// Applies `sel` to pb's steps: (*keep)[i] for pb.steps[i]; *left_out gets the
 /// steps it drops, in order, each with why. A step is kept when it is named by
 /// --step (its id, register name, or the id of the include that brought it)

@@ -79,6 +79,7 @@ json item(const FieldSpec& f) {
     case VR::paths: j["minLength"] = 1; break;
     case VR::regexes: j["minLength"] = 1, j["maxLength"] = kMaxRegex; break;
     case VR::abs_path: j["pattern"] = kAbsPath; break;
+    case VR::abs_paths: j["pattern"] = "^/"; break;  // read_abs_paths: each from /
     case VR::true_only: j = {{"const", true}}; break;
     case VR::pid: j["not"] = {{"const", 1}}; break;  // init
     case VR::signal: j["pattern"] = signal_pattern(); break;
@@ -105,8 +106,8 @@ json value(const FieldSpec& f, bool templates) {
   json j = one;
   if (f.type == T::strings || f.type == T::ints) {
     json arr = {{"type", "array"}, {"items", one}};
-    if (f.rule == VR::paths || f.rule == VR::users || f.rule == VR::units || f.rule == VR::regexes ||
-        f.rule == VR::ints || f.rule == VR::gpus)
+    if (f.rule == VR::paths || f.rule == VR::abs_paths || f.rule == VR::users || f.rule == VR::units ||
+        f.rule == VR::regexes || f.rule == VR::ints || f.rule == VR::gpus)
       arr["minItems"] = 1;
     if (f.rule == VR::gpus) arr["uniqueItems"] = true;
     j = {{"anyOf", {one, arr}}};
@@ -148,6 +149,10 @@ json no_template() {
 // A step's or rung's common key: read once, when the playbook loads, so no template (but `name`).
 json common(const FieldSpec& f) {
   json j = value(f, false);
+  if (f.name == "tags") {  // schema_rules.cc: each tag matches [a-z0-9_-]+
+    json tag = {{"type", "string"}, {"pattern", "^[a-z0-9_-]+$"}};
+    j = {{"anyOf", {tag, {{"type", "array"}, {"items", tag}}}}};
+  }
   if ((f.type == T::string || f.type == T::strings) && f.name != "name")
     j = {{"allOf", json::array({j, no_template()})}};
   return j;

@@ -73,7 +73,7 @@ bool read_mode(std::string_view key, const Value& v, bool rendered, FileMode* ou
 /// JSON Schema): rule_of<&read_word> is ValueRule::word, and so on; a reader
 /// without one here gets `plain` (its FieldType alone).
 enum class ValueRule {
-  plain, text, content, word, texts, paths, names, users, units, regex, regexes, abs_path,
+  plain, text, content, word, texts, paths, abs_paths, names, users, units, regex, regexes, abs_path,
   boolean, true_only, integer, gpus, pid, ints, duration, reboot_timeout, signal, state, mode,
   count,          ///< `serial`, `max_fail`: hosts, or "N%" (loader.cc read_count)
   guard_path,     ///< `lock_path`: an absolute path (guards.h)
@@ -98,6 +98,7 @@ template <> inline constexpr ValueRule rule_of<&read_units> = ValueRule::units;
 template <> inline constexpr ValueRule rule_of<&read_regex> = ValueRule::regex;
 template <> inline constexpr ValueRule rule_of<&read_regexes> = ValueRule::regexes;
 template <> inline constexpr ValueRule rule_of<&read_abs_path> = ValueRule::abs_path;
+template <> inline constexpr ValueRule rule_of<&read_abs_paths> = ValueRule::abs_paths;
 template <> inline constexpr ValueRule rule_of<&read_bool> = ValueRule::boolean;
 template <> inline constexpr ValueRule rule_of<&read_true> = ValueRule::true_only;
 template <> inline constexpr ValueRule rule_of<&read_int> = ValueRule::integer;

@@ -1,6 +1,7 @@
 #include "playbook/local_tree.h"
 
 #include <dirent.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <string.h>
@@ -91,7 +92,16 @@ struct Walk {
     }
     if (S_ISREG(st.st_mode)) {
       e.type = TreeEntry::Type::file;
-      if (!sha256_file(path, &e.sha256, &e.size, err)) return false;
+      // follow: a symlink to a file sends the file it names. The upload opens
+      // e.path without following a link, so it is that file's own path.
+      struct stat l{};
+      if (opt.follow && ::lstat(path.c_str(), &l) == 0 && S_ISLNK(l.st_mode)) {
+        char* real = ::realpath(path.c_str(), nullptr);
+        if (real == nullptr) return fail("cannot resolve the symlink", path);
+        e.path = real;
+        ::free(real);
+      }
+      if (!sha256_file(e.path, &e.sha256, &e.size, err)) return false;
       out->push_back(std::move(e));
       return true;
     }

@@ -67,6 +67,7 @@ constexpr Field kEvidenceFields[] = {
 constexpr Field kFetchFields[] = {
     {"host", S, req},  {"step", S, req},  {"rung", I, req},   {"remote", S, req}, {"ok", B, req},
     {"local", S, opt}, {"bytes", I, opt}, {"sha256", S, opt}, {"error", S, opt},
+    {"remote_b64", S, opt}, {"local_b64", S, opt},
 };
 constexpr Field kStepEndFields[] = {
     {"host", S, req}, {"step", S, req},   {"status", S, req},    {"rung", I, req},

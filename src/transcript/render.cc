@@ -100,6 +100,22 @@ void on_run_start(Page& p, const json& e, const std::string&, std::string&) {
     if (p.what == "probe") p.head += "read-only: each step's check sent once, no action or rung (plan --probe)\n";
   }
   p.head += fmt::format("started {}\n", str(e, "t"));
+  if (auto sel = e.find("selection"); sel != e.end() && sel->is_object()) {  // --tags, --skip-tags, --start-at, --step
+    // As plan and run print it (plan::selection_lines).
+    std::string how = list_of(*sel, "tags", " --tags ", " --tags ") +
+                      list_of(*sel, "skip_tags", " --skip-tags ", " --skip-tags ") +
+                      (str(*sel, "start_at").empty() ? "" : " --start-at " + str(*sel, "start_at")) +
+                      list_of(*sel, "steps", " --step ", " --step ");
+    std::string left;
+    size_t n = 0;
+    if (auto l = sel->find("not_selected"); l != sel->end() && l->is_array())
+      for (const auto& u : *l)
+        if (u.is_object()) {
+          left += fmt::format("  not selected: {}: {}\n", str(u, "step"), str(u, "reason"));
+          ++n;
+        }
+    p.head += fmt::format("selection:{}; {} step(s) left out{}\n{}", how, n, n ? ":" : "", left);
+  }
   if (e.contains("plan") && e["plan"].is_object()) {  // apply: the saved plan it executed
     const auto& plan = e["plan"];
     p.head += fmt::format("applied plan {} ({}), made by {} at {}\n", str(plan, "digest"),

@@ -100,3 +100,17 @@ TEST_CASE("complete: step ids and tags of the playbook on the line", "[cli][comp
   CHECK(complete({"run", p, "--tags", "stop,v"}) == V{"stop,verify"});
   CHECK(complete({"run", "--tags", ""}) == V{});  // no playbook yet
 }
+
+TEST_CASE("complete: a flag takes no value, and included steps bring their tags and include ids",
+          "[cli][complete]") {
+  std::string d = lab();
+  CHECK(complete_sh(d, "plan --probe ''") == V{":files toml"});
+  CHECK(complete_sh(d, "plan --probe pb.toml --tags ''") == V{"gpu", "stop", "verify"});
+  CHECK(complete_sh(d, "run --accept-new pb.toml --step c") == V{"check"});
+  std::string i = temp_dir("ratchet-complete-inc");
+  std::ofstream(i + "/piece.toml") << "[[step]]\nid = \"say\"\nkind = \"run\"\ncommand = \"true\"\ntags = [\"talk\"]\n";
+  std::ofstream(i + "/pb.toml") << "name = \"p\"\n[[step]]\nid = \"first\"\nkind = \"run\"\ncommand = \"true\"\n"
+                                << "tags = [\"a\"]\n[[step]]\nid = \"free\"\ninclude = \"piece.toml\"\n";
+  CHECK(complete_sh(i, "run pb.toml --tags ''") == V{"a", "talk"});
+  CHECK(complete_sh(i, "run pb.toml --step ''") == V{"first", "free", "free.say"});
+}

@@ -133,6 +133,25 @@ TEST_CASE("copy: a tree with modes a symlink and an odd name lands as its source
   }
 }
 
+TEST_CASE("copy: follow = true sends what each symlink names, as a regular file", "[ssh][e2e][copy]") {
+  Lab lab;
+  put(lab.dir + "/outside.txt", "outside\n", 0640);
+  fs::create_symlink(lab.dir + "/outside.txt", lab.dir + "/site/abs");  // absolute, out of the tree
+  const std::string pb = lab.playbook("follow = true\n");
+  auto r = lab.ratchet("run " + pb + " -i " + lab.inv + " -F none --transcript " + lab.dir + "/f.jsonl");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(statuses(lab.dir + "/f.jsonl")["site"] == "changed");
+  CHECK_FALSE(fs::is_symlink(lab.dest + "/current"));
+  CHECK(slurp(lab.dest + "/current") == "odd = true\n");  // relative: conf/a b\nc.conf
+  CHECK(mode_of(lab.dest + "/current") == 0600);
+  CHECK(slurp(lab.dest + "/abs") == "outside\n");
+  CHECK(mode_of(lab.dest + "/abs") == 0640);
+  r = lab.ratchet("run " + pb + " -i " + lab.inv + " -F none --transcript " + lab.dir + "/g.jsonl");
+  CHECK(r.code == 0);
+  CHECK(statuses(lab.dir + "/g.jsonl")["site"] == "ok");
+}
+
 TEST_CASE("copy: plan shows each upload's sha256 and a saved plan refuses a source changed since",
           "[ssh][e2e][copy]") {
   Lab lab;

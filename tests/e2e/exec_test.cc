@@ -15,6 +15,7 @@
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
 #include "transcript/reader.h"
+#include "util/shell.h"
 
 using namespace ratchet::testing;
 using nlohmann::json;
@@ -238,4 +239,36 @@ TEST_CASE("exec --user --port --identity fill in what ad hoc targets leave out",
   auto inv_user = run_sh(bin + " box -i " + dir + "/inv.toml --user root -- true");
   CHECK(inv_user.code == 2);
   CHECK(inv_user.err.find("are for ad hoc hosts") != std::string::npos);
+}
+
+TEST_CASE("exec: one channel per command by default, the session shell on --transport session", "[ssh][e2e][exec]") {
+  Lab lab;
+  // The command's parent: sshd's side of a channel, or the session shell (its argv names it).
+  const std::string parent = "one -- 'tr \"\\000\" \" \" < /proc/$PPID/cmdline'";
+  auto r = lab.exec(parent);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("ratchet-session") == std::string::npos);
+  r = lab.exec("--transport session " + parent);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("ratchet-session") != std::string::npos);
+}
+
+TEST_CASE("exec on several hosts: stdout escaped on a terminal, as sent when piped", "[ssh][e2e][exec]") {
+  Lab lab;
+  const std::string cmd = " -- 'printf \"\\033[31mred\\n\"'";
+  auto piped = lab.exec("lab --limit a,b" + cmd);
+  INFO(piped.out << piped.err);
+  REQUIRE(piped.code == 0);
+  CHECK(piped.out.find("a | \x1b[31mred\n") != std::string::npos);
+  // On a terminal (script(1) gives the command one): no host byte drives it.
+  auto tty = run_sh("script -qec " +
+                    ratchet::util::shell_quote(std::string(RATCHET_BINARY) + " exec -i " + lab.inv +
+                                                  " -F none lab --limit a,b" + cmd + " 2>/dev/null") +
+                    " /dev/null");
+  INFO(tty.out << tty.err);
+  REQUIRE(tty.code == 0);
+  CHECK(tty.out.find("a | \\x1b[31mred") != std::string::npos);
+  CHECK(tty.out.find('\x1b') == std::string::npos);
 }

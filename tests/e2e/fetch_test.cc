@@ -16,6 +16,7 @@
 #include "support/sshd_fixture.h"
 #include "transcript/reader.h"
 #include "util/hash.h"
+#include "util/text.h"
 
 using namespace ratchet::testing;
 using nlohmann::json;
@@ -117,6 +118,26 @@ TEST_CASE("fetch: a remote name with .. never leaves the artifact directory", "[
     if (e.path().string().rfind(art, 0) == 0 || e.path().string().rfind(lab.remote, 0) == 0) continue;
     CHECK(e.path().filename() != "x");
   }
+}
+
+TEST_CASE("fetch: a name that is not UTF-8 keeps its bytes in the event (remote_b64, local_b64)", "[ssh][e2e][fetch]") {
+  Lab lab;
+  const std::string odd = lab.remote + "/bin/odd\xff\x01.dat";
+  fs::create_directories(lab.remote + "/bin");
+  std::ofstream(odd) << "bytes\n";
+  const std::string art = lab.dir + "/art", t = lab.dir + "/u.jsonl";
+  auto r = lab.run("src = \"" + lab.remote + "/bin/*.dat\"\n", "--transcript " + t + " --artifacts " + art);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  auto evs = fetch_events(t);
+  REQUIRE(evs.size() == 1);
+  REQUIRE(evs[0].contains("remote_b64"));
+  std::string remote, local;
+  REQUIRE(ratchet::util::unbase64(evs[0]["remote_b64"].get<std::string>(), &remote));
+  REQUIRE(ratchet::util::unbase64(evs[0]["local_b64"].get<std::string>(), &local));
+  CHECK(remote == odd);
+  CHECK(local == art + "/box" + odd);
+  CHECK(slurp(local) == "bytes\n");  // the event names the file that is there
 }
 
 TEST_CASE("fetch: a file over max_size is not fetched and fails the step", "[ssh][e2e][fetch]") {

@@ -98,4 +98,25 @@ tags = ["service"]
       if (ev["step"] == "notes") CHECK_FALSE(ev.contains("source"));
     }
   CHECK(started == std::vector<std::string>{"free.first", "free.second", "notes"});
+
+  // show prints the selection, and a probe of the same selection records it too.
+  auto shown = run_sh(std::string(RATCHET_BINARY) + " show " + t);
+  INFO(shown.out << shown.err);
+  const std::string lines = "selection: --tags gpus --tags notes; 2 step(s) left out:\n"
+                            "  not selected: stop: its tags (service) are not in --tags gpus,notes\n"
+                            "  not selected: start: its tags (service) are not in --tags gpus,notes\n";
+  CHECK(shown.out.find(lines) != std::string::npos);
+  CHECK(r.out.find(lines) != std::string::npos);  // run printed it too, as plan does
+  const std::string tp = dir + "/probe.jsonl";
+  auto p = run_sh("cd '" + dir + "' && " + RATCHET_BINARY +
+                  " plan pb.toml -i inventory.toml -F none --probe --skip-tags service --transcript " + tp);
+  INFO(p.out << p.err);
+  REQUIRE(p.code == 0);
+  auto ptr = ratchet::transcript::read_transcript(tp);
+  REQUIRE(!ptr.events.empty());
+  const json& pstart = ptr.events.front();
+  CHECK(pstart["mode"] == "probe");
+  CHECK(pstart["selection"]["skip_tags"] == json::array({"service"}));
+  CHECK(pstart["selection"]["not_selected"].size() == 2);
+  CHECK_FALSE(fs::exists(marks + "/stop"));  // a probe runs no action
 }

@@ -132,6 +132,21 @@ TEST_CASE("selection: dropping a step whose results a kept step reads is a usage
   plan::Selection skip;
   skip.skip_tags = {"gpu"};  // drops both: nothing reads a dropped step
   CHECK(select(skip).ok);
+  // Left out by --start-at: --step cannot bring it back, starting earlier can.
+  plan::Selection late;
+  late.start_at = "use";
+  CHECK(select(late).err == "the selection leaves out step `find` (before --start-at use), but step `use` (" +
+                                scratch() + "/sel.toml:14:1) reads its results (`steps.find.stdout`): start at `find` "
+                                "or earlier (--start-at find), or leave `use` out");
+}
+
+TEST_CASE("selection: one that keeps no step is a usage error", "[plan][selection]") {
+  plan::Selection s;
+  s.start_at = "start";
+  s.steps = {"stop"};
+  auto r = select(s);
+  CHECK_FALSE(r.ok);
+  CHECK(r.err == "the selection keeps no step: all 4 are left out (`stop`: before --start-at start); nothing would run");
 }
 
 TEST_CASE("selection: a tag or step that no step has is an error with the nearest", "[plan][selection]") {

@@ -179,6 +179,38 @@ TEST_CASE("write: atomic replace with mode, the old file is whole until the rena
   CHECK(lib("ratchet_stat " + p).out.substr(65) == "640 root root\n");
 }
 
+TEST_CASE("sha256 of stdin: openssl and sha256sum give the same hex, and a copy is hashed as it lands",
+          "[steps][library]") {
+  const std::string abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n";
+  REQUIRE(run_sh("command -v openssl").code == 0);  // scripts/setup.sh installs it (libssh-dev pulls it in)
+  CHECK(lib("ratchet_sha256", "abc").out == abc);
+  std::string bin = testing::temp_dir("ratchet-nossl");  // no openssl on this PATH: sha256sum
+  for (const char* tool : {"sha256sum", "cut", "cat", "tee", "mktemp", "chmod", "mv", "stat", "rm"})
+    REQUIRE(run_sh("ln -s \"$(command -v " + std::string(tool) + ")\" " + bin + "/" + tool).code == 0);
+  auto r = run_sh("printf abc | PATH=" + bin + " /bin/sh -c " + util::shell_quote(steps::with_library("ratchet_sha256")));
+  CHECK(r.out == abc);
+  // copy_file through tee: the right bytes land, the wrong ones never do.
+  std::string d = testing::temp_dir("ratchet-copyfile");
+  r = lib("ratchet_copy_file " + d + " f " + abc.substr(0, 64) + " 0600 '' ''", "abc");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(testing::read_file(d + "/f") == "abc");
+  r = lib("ratchet_copy_file " + d + " g " + abc.substr(0, 64) + " 0600 '' ''", "abd");
+  CHECK(r.code == 1);
+  CHECK(r.err.find("the plan pins " + abc.substr(0, 64)) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(d + "/g"));
+  CHECK(run_sh("ls -A " + d).out == "f\n");  // no temp file left behind
+  // dest's parent missing: said plainly, nothing made.
+  r = lib("ratchet_copy_dir " + d + "/no/such '' 0755 '' ''");
+  CHECK(r.code == 1);
+  CHECK(r.err == "ratchet: " + d + "/no does not exist: copy makes no directory above dest (make it first: a run "
+                 "step with mkdir -p)\n");
+  r = lib("ratchet_copy_file " + d + "/no/such '' " + abc.substr(0, 64) + " 0600 '' ''", "abc");
+  CHECK(r.code == 1);
+  CHECK(r.err.find(d + "/no does not exist") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(d + "/no"));
+}
+
 TEST_CASE("write through a symlink replaces the file it names, keeping its mode", "[steps][library]") {
   std::string d = stand_ins({});
   std::ofstream(d + "/real.conf") << "old\n";

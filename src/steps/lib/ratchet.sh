@@ -730,7 +730,7 @@ ratchet_service_state() { # UNIT [UNIT_FILE_PATH] [WAIT_MS]
   printf 'enabled=%s\n' "$(systemctl is-enabled -- "$1" 2>/dev/null)"
   printf 'reload=%s\n' "$(systemctl show -p NeedDaemonReload --value -- "$1" 2>/dev/null)"
   if [ -n "${2:-}" ]; then
-    if [ -f "$2" ]; then printf 'file=%s\n' "$(sha256sum < "$2" | cut -d' ' -f1)"; else echo 'file=absent'; fi
+    if [ -f "$2" ]; then printf 'file=%s\n' "$(ratchet_sha256 < "$2")"; else echo 'file=absent'; fi
   fi
   case "$_a" in inactive|failed)
     _cg=$(systemctl show -p ControlGroup --value -- "$1" 2>/dev/null)
@@ -783,7 +783,7 @@ ratchet_need_stat() {
 ratchet_stat() { # PATH (a symlink is followed: the file it names is checked)
   ratchet_need_stat || return 5
   if [ -f "$1" ]; then
-    printf '%s %s\n' "$(sha256sum < "$1" | cut -d' ' -f1)" "$(stat -L -c '%a %U %G' -- "$1")"
+    printf '%s %s\n' "$(ratchet_sha256 < "$1")" "$(stat -L -c '%a %U %G' -- "$1")"
   elif [ -e "$1" ]; then printf '%s\n' "notfile"; else printf '%s\n' "absent"; fi
 }
 

@@ -1,4 +1,10 @@
 
+# sha256 of stdin, as lowercase hex alone: openssl when the host has it (its
+# SHA-NI code is about 5x coreutils' sha256sum), else sha256sum.
+ratchet_sha256() {
+  if command -v openssl >/dev/null 2>&1; then openssl dgst -sha256 -r; else sha256sum; fi | cut -d' ' -f1
+}
+
 # copy (docs/playbook.md#copy): each entry of the tree is ROOT/REL. Nothing is
 # ever written through a symlink between ROOT and the entry (what it names may
 # lie outside ROOT), and REL holds no "..".
@@ -27,11 +33,20 @@ ratchet_copy_stat() { # ROOT REL
   ratchet_need_stat || return 5
   ratchet_copy_under "$1" "$2" || { printf '%s\n' escape; return 0; }
   _p=$(ratchet_copy_path "$1" "$2"; printf x); _p=${_p%x}
-  if [ -L "$_p" ] && [ -n "$2" ]; then printf 'link %s\n' "$(readlink -- "$_p" | sha256sum | cut -d' ' -f1)"
-  elif [ -f "$_p" ]; then printf 'file %s %s\n' "$(sha256sum < "$_p" | cut -d' ' -f1)" "$(stat -L -c '%a %U %G' -- "$_p")"
+  if [ -L "$_p" ] && [ -n "$2" ]; then printf 'link %s\n' "$(readlink -- "$_p" | ratchet_sha256)"
+  elif [ -f "$_p" ]; then printf 'file %s %s\n' "$(ratchet_sha256 < "$_p")" "$(stat -L -c '%a %U %G' -- "$_p")"
   elif [ -d "$_p" ]; then printf 'dir %s\n' "$(stat -L -c '%a %U %G' -- "$_p")"
   elif [ -e "$_p" ] || [ -L "$_p" ]; then printf '%s\n' other
   else printf '%s\n' absent; fi
+}
+
+# PATH's directory must exist: copy makes none above dest (a clear refusal, not mkdir's or mktemp's).
+ratchet_copy_parent() { # PATH
+  local _d
+  _d=${1%/*}; [ -n "$_d" ] || _d=/
+  [ -d "$_d" ] && return 0
+  printf '%s\n' "ratchet: $_d does not exist: copy makes no directory above dest (make it first: a run step with mkdir -p)" >&2
+  return 1
 }
 
 # Sets OWNER:GROUP on PATH when either is given (-h: a symlink itself).
@@ -46,7 +61,7 @@ ratchet_copy_dir() { # ROOT REL MODE OWNER GROUP
   if { [ -L "$_p" ] && [ -n "$2" ]; } || { [ -e "$_p" ] && [ ! -d "$_p" ]; }; then
     printf '%s\n' "ratchet: $_p exists and is not a directory" >&2; return 1
   fi
-  [ -d "$_p" ] || mkdir -- "$_p" || return 1
+  [ -d "$_p" ] || { ratchet_copy_parent "$_p" && mkdir -- "$_p"; } || return 1
   chmod -- "$3" "$_p" || return 1
   ratchet_copy_own "$_p" "$4" "$5"
 }
@@ -63,14 +78,16 @@ ratchet_copy_file() { # ROOT REL SHA256 MODE OWNER GROUP
   if [ -L "$_p" ] || { [ -e "$_p" ] && [ ! -f "$_p" ]; }; then
     printf '%s\n' "ratchet: $_p exists and is not a regular file" >&2; return 1
   fi
-  if [ -f "$_p" ] && [ "$(sha256sum < "$_p" | cut -d' ' -f1)" = "$3" ]; then
+  if [ -f "$_p" ] && [ "$(ratchet_sha256 < "$_p")" = "$3" ]; then
     chmod -- "$4" "$_p" || return 1
     ratchet_copy_own "$_p" "$5" "$6"; return
   fi
+  ratchet_copy_parent "$_p" || return 1
   _tmp=$(mktemp "${_p%/*}/.ratchet-copy.XXXXXX") || return 1
   trap 'rm -f "$_tmp"' EXIT HUP INT TERM
-  cat > "$_tmp" || return 1
-  _s=$(sha256sum < "$_tmp" | cut -d' ' -f1)
+  # Hashed as it is written (tee), not read again: a temp file that could not
+  # be written whole adds a byte to what is hashed, so it is never installed.
+  _s=$({ tee -- "$_tmp" || { printf '%s\n' "ratchet: $_p: writing $_tmp failed: not installed" >&2; printf x; }; } | ratchet_sha256)
   if [ "$_s" != "$3" ]; then
     printf '%s\n' "ratchet: $_p: received sha256 $_s, the plan pins $3 (the local file changed since the plan was made?): not installed" >&2
     return 1
@@ -88,6 +105,7 @@ ratchet_copy_link() { # ROOT REL TARGET
   ratchet_copy_under "$1" "$2" || return 4
   _p=$(ratchet_copy_path "$1" "$2"; printf x); _p=${_p%x}
   if [ -d "$_p" ] && [ ! -L "$_p" ]; then printf '%s\n' "ratchet: $_p exists and is a directory, not a symlink" >&2; return 1; fi
+  ratchet_copy_parent "$_p" || return 1
   _tmp=$(mktemp -d "${_p%/*}/.ratchet-link.XXXXXX") || return 1
   trap 'rm -rf "$_tmp"' EXIT HUP INT TERM
   ln -s -- "$3" "$_tmp/l" || return 1

@@ -5,7 +5,7 @@
 # trailer; fd 3 = the commands' stderr, then each one's end marker; the
 # shell's own messages go to /dev/null (nothing but a command writes there).
 exec 3>&2 2>/dev/null;
-for t in setsid mkfifo mktemp cat dd wc rm sleep tr; do
+for t in setsid mkfifo mktemp cat dd wc rm sleep; do
   command -v "$t" >/dev/null || { echo "ratchet-session: $t not found" >&3; exit 97; };
 done;
 printf x | dd bs=1 count=1 iflag=fullblock >/dev/null || { echo "ratchet-session: dd has no iflag=fullblock" >&3; exit 97; };
@@ -13,8 +13,9 @@ d=$(mktemp -d "${TMPDIR:-/tmp}/ratchet-session.XXXXXXXXXX") || { echo "ratchet-s
 bye() { rm -rf -- "$d"; };
 trap bye EXIT;
 # The child's -c string names the directory unquoted (no quote may appear in
-# this script): a TMPDIR with any other character than these is refused.
-[ -z "$(printf %s "$d" | tr -d "[:alnum:]/._-")" ] || { echo "ratchet-session: TMPDIR has a character other than [A-Za-z0-9/._-]" >&3; exit 97; };
+# this script): a TMPDIR with any other character than these is refused
+# (a pattern: no fork).
+case "$d" in *[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-]*) echo "ratchet-session: TMPDIR has a character other than [A-Za-z0-9/._-]" >&3; exit 97 ;; esac;
 trap "bye; exit 1" HUP PIPE TERM;
 # get FILE LEN: exactly LEN bytes of stdin into FILE, never past them (the next
 # request stays unread): dd with iflag=fullblock reads until each block is full,
