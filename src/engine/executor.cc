@@ -139,6 +139,26 @@ std::string Executor::ensure_become(int rung) {
   }
   if (!r.error.empty()) return fail(fmt::format("become: the sudo probe could not run: {}", r.error));
   std::string err = one_line(w_, r.err.data);
+  // No sudo at all (`env: 'sudo': No such file or directory`, exit 127): say
+  // so, and name what the host has instead, in seconds (case R11).
+  if (r.exit_code == 127 && err.find("sudo") != std::string::npos) {
+    steps::Command look;
+    look.role = steps::Role::become_probe;
+    look.text = "for t in doas sudo-rs run0 pkexec; do command -v \"$t\" >/dev/null 2>&1 && printf '%s ' \"$t\"; done; true";
+    look.timeout = util::Millis(15'000);
+    auto found = exec_recorded(look, rung, "", {});
+    if (found.error == "interrupted") return "interrupted";
+    std::string others = found.error.empty() && found.exit_code == 0 ? found.out.data : "";
+    while (!others.empty() && others.back() == ' ') others.pop_back();
+    return fail(fmt::format("become: sudo is not installed on this host{}; ratchet becomes another user through "
+                            "sudo only (sudo said: {})",
+                            others.empty() ? "" : " (found: " + others + ")", err));
+  }
+  // A sudo that refuses a flag ratchet gives it (`-n`, `-S`, `-p`: an old sudo, an early sudo-rs).
+  if (err.find("illegal option") != std::string::npos || err.find("invalid option") != std::string::npos ||
+      err.find("unrecognized option") != std::string::npos || err.find("unexpected argument") != std::string::npos)
+    return fail(fmt::format("become: this host's sudo does not take the flags ratchet gives it (`{}`): {}",
+                            transport::sudo_argv({true, become_user_, false}, "..."), err));
   // What sudo is given for every command, so that the refusal names the rule to write.
   const std::string argv = transport::sudo_argv({true, become_user_, false}, "...");
   if (err.find("not in the sudoers") != std::string::npos || err.find("not allowed to") != std::string::npos)

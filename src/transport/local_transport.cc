@@ -2,7 +2,7 @@
 // sshd does for an exec channel without a PTY: a new session (so the command
 // leads its own process group), three pipes, exit status or signal. The typed
 // command goes through the same wire_form() as over ssh: /bin/sh -c runs the
-// wire string as the login shell would.
+// exec request as the login shell would, and reads the rest from stdin.
 #include <fcntl.h>
 #include <poll.h>
 #include <pwd.h>
@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "transport/go_split.h"
 #include "transport/stdin_feed.h"
 #include "transport/transport.h"
 #include "transport/wire.h"
@@ -137,9 +138,20 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
   int fds[3] = {in[1], out[0], err[0]};  // stdin writer, stdout, stderr readers
   for (int fd : fds) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   auto close_fd = [&](int i) { ::close(fds[i]), fds[i] = -1; };
+  // stdin's first line at once (sh reads all of it before it runs anything);
+  // the rest only after the go line, as over ssh.
+  for (size_t at = 0; at < wire.line.size() && Clock::now() < deadline;) {
+    pollfd w{fds[0], POLLOUT, 0};
+    poll(&w, 1, 100);
+    ssize_t n = write_nosigpipe(fds[0], wire.line.data() + at, wire.line.size() - at);
+    if (n > 0) at += size_t(n);
+    else if (n < 0 && errno != EAGAIN && errno != EINTR) break;  // it ended before reading it
+  }
   StdinFeed input(wire.stdin_data, req.stdin_file);
   if (std::string why; !input.open(&why)) r.error = why, close_fd(0);
-  if (input.empty()) close_fd(0);  // EOF at once
+  if (fds[0] >= 0 && input.empty()) close_fd(0);  // EOF at once
+  GoSplit go_out(wire.go_id), go_err(wire.go_id);
+  std::string after;
   CaptureBuffer cap_out(req.capture), cap_err(req.capture);
   if (req.stdout_fd >= 0) cap_out.sink_to(req.stdout_fd, req.stdout_limit);
   const bool wrapped = req.host_timeout.count() > 0;
@@ -181,6 +193,7 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
     int which[3];
     for (int i = 0; i < 3; ++i) {
       if (fds[i] < 0) continue;
+      if (i == 0 && !go_out.seen() && !go_err.seen()) continue;  // stdin waits for the go line
       p[n] = {fds[i], short(i == 0 ? POLLOUT : POLLIN), 0};
       which[n++] = i;
     }
@@ -204,12 +217,16 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
         continue;
       }
       ssize_t got = ::read(fds[i], buf, sizeof buf);
+      if (got > 0) {
+        after.clear();
+        (i == 1 ? go_out : go_err).feed(buf, size_t(got), &after);
+      }
       if (got > 0 && i == 2 && wrapped) {
         passed.clear();
-        marker.feed(buf, size_t(got), &passed);
+        marker.feed(after.data(), after.size(), &passed);
         cap_err.append(passed.data(), passed.size());
       } else if (got > 0)
-        (i == 1 ? cap_out : cap_err).append(buf, size_t(got));
+        (i == 1 ? cap_out : cap_err).append(after.data(), after.size());
       else if (got == 0 || errno != EAGAIN)
         close_fd(i);
     }
@@ -228,7 +245,14 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
     if (fd >= 0) ::close(fd);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = signal_name(WTERMSIG(status));
+  after.clear();
+  go_out.finish(&after);
+  cap_out.append(after.data(), after.size());
+  after.clear();
   passed.clear();
+  go_err.finish(&after);
+  if (wrapped) marker.feed(after.data(), after.size(), &passed);
+  else passed = after;
   marker.finish(&passed);
   cap_err.append(passed.data(), passed.size());
   r.remote_pid = marker.process().pid;
@@ -237,6 +261,12 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
   r.ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   if (!r.signal.empty() && req.host_timeout.count() > 0 && r.ms >= req.host_timeout.count())
     r.timed_out = true;
+  if (!go_out.seen() && !go_err.seen() && r.error.empty()) {  // as over ssh (ssh_exec.cc)
+    r.error = not_run_error(go_out.before(), go_err.before(),
+                            r.timed_out ? "no answer in time" : r.signal.empty() ? "exit " + std::to_string(r.exit_code)
+                                                                               : "killed by " + r.signal);
+    r.timed_out = false;
+  }
   return r;
 }
 

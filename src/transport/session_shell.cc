@@ -99,17 +99,21 @@ void SessionShell::close() {
   library_.clear();
 }
 
-std::string SessionShell::open(ssh_session s, const Target& t, util::Millis timeout, bool* no_channel) {
+std::string SessionShell::open(ssh_session s, const Target& t, util::Millis timeout, bool* no_channel,
+                               const std::atomic<bool>* cancel) {
   close();
   *no_channel = true;
+  if (cancel && cancel->load()) return "interrupted";
   auto c = std::make_unique<ShellChannel>(s);
   if (c->ch == nullptr) return fmt::format("{}: cannot create a channel: {}", t.where, ssh_get_error(s));
   if (ssh_channel_open_session(c->ch) != SSH_OK)
     return fmt::format("{}: cannot open a session channel: {}", t.where, ssh_get_error(s));
   const std::string hello = new_run_id();
-  if (ssh_channel_request_exec(c->ch, session_start_command(hello).c_str()) != SSH_OK)
+  if (ssh_channel_request_exec(c->ch, std::string(kExecRequest).c_str()) != SSH_OK)
     return fmt::format("{}: exec request refused: {}", t.where, ssh_get_error(s));
   *no_channel = false;
+  const std::string line = session_start_line(hello);
+  size_t sent = 0;
   const std::string prefix = session_ready_prefix(hello);
   const auto start = Clock::now();
   std::string out, err;
@@ -119,6 +123,19 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
   std::string why;
   char buf[4096];
   for (;;) {
+    while (sent < line.size() && !c->ended()) {
+      size_t chunk = std::min<size_t>({line.size() - sent, ssh_channel_window_size(c->ch), sizeof buf});
+      if (chunk == 0) break;
+      int w = ssh_channel_write(c->ch, line.data() + sent, uint32_t(chunk));
+      if (w <= 0) break;
+      sent += size_t(w);
+    }
+    if (cancel && cancel->load()) {
+      // Nothing but the shell was sent: closing its channel ends it (EOF on its stdin).
+      why = "interrupted";
+      *no_channel = true;
+      break;
+    }
     int n;
     while ((n = ssh_channel_read_nonblocking(c->ch, buf, sizeof buf, 0)) > 0) out.append(buf, size_t(n));
     while ((n = ssh_channel_read_nonblocking(c->ch, buf, sizeof buf, 1)) > 0) err.append(buf, size_t(n));
@@ -132,14 +149,17 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
     }
     if (c->ended()) {
       std::string said = first_line(err.substr(std::min(err.find("ratchet-session: "), err.size())));
-      why = fmt::format("the shell ended ({}){}{}", c->how(), said.empty() ? "" : ": ", said);
+      if (said.empty()) said = first_line(out);  // a forced command's answer, an rc file's
+      if (said.empty()) said = first_line(err);
+      why = fmt::format("the shell ended ({}){}{}", c->how(), said.empty() ? "" : ": ", said.substr(0, 200));
       break;
     }
     if (ms_since(start) >= timeout.count()) {
       why = fmt::format("no ready line within {} ms", timeout.count());
       break;
     }
-    if (ssh_event_dopoll(event, 100) == SSH_ERROR) {
+    const bool can_write = sent < line.size() && ssh_channel_window_size(c->ch) > 0;
+    if (ssh_event_dopoll(event, can_write ? 0 : 100) == SSH_ERROR) {
       why = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
       *no_channel = true;
       break;
@@ -196,6 +216,27 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
   };
   char buf[32768];
   std::string passed, filtered;
+  auto read_stderr = [&] {
+    int n;
+    while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 1)) > 0) {
+      passed.clear();
+      filtered.clear();
+      err_end.feed(buf, size_t(n), &passed);
+      marker.feed(passed.data(), passed.size(), &filtered);
+      err.append(filtered.data(), filtered.size());
+    }
+  };
+  // ^C or the deadline: the command by its pid line, which may still be on
+  // its way (a request just sent): up to 1 s for it, else whatever carries
+  // its run id (wire.h: the watchdog with PID 0).
+  auto stop_now = [&] {
+    for (auto until = Clock::now() + std::chrono::seconds(1); !proc.known() && written == frame.size() &&
+                                                               !ch_->gone() && Clock::now() < until;) {
+      if (ssh_event_dopoll(event, 50) == SSH_ERROR) break;
+      read_stderr();
+    }
+    return on_second_channel(0);
+  };
   for (;;) {
     // The frame, never past the window (a blocking write would stop the reads).
     while (written < frame.size()) {
@@ -211,13 +252,7 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
       out_end.feed(buf, size_t(n), &passed);
       out.append(passed.data(), passed.size());
     }
-    while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 1)) > 0) {
-      passed.clear();
-      filtered.clear();
-      err_end.feed(buf, size_t(n), &passed);
-      marker.feed(passed.data(), passed.size(), &filtered);
-      err.append(filtered.data(), filtered.size());
-    }
+    read_stderr();
     if (out_end.found() && !trailer) {
       bool bad = false;
       trailer = parse_trailer(out_end.after(), &bad);
@@ -234,11 +269,12 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
           "command ended is unknown; the next command gets a fresh session shell",
           ch_->how());
       broken = true;
-      if (proc.known()) r.watchdog = on_second_channel(0);  // it broke the shell: it ends too
+      // It broke the shell: it ends too (found by its run id when its pid line never came).
+      r.watchdog = on_second_channel(0);
       break;
     }
     if (req.cancel && req.cancel->load()) {
-      if (proc.known()) r.watchdog = on_second_channel(0);
+      r.watchdog = stop_now();
       r.error = "interrupted";
       broken = true;
       break;
@@ -253,7 +289,7 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
     if (left.count() <= 0) {
       deadline_hit = true;
       broken = true;
-      if (proc.known()) r.watchdog = on_second_channel(0);
+      r.watchdog = stop_now();
       break;
     }
     bool can_write = written < frame.size() && ssh_channel_window_size(ch) > 0;

@@ -4,6 +4,7 @@
 // of its own, so that an instant command costs one round trip.
 #include <libssh/libssh.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -24,8 +25,10 @@ class SessionShell {
   /// up to `timeout` for its ready line. "" on success, else why not (the
   /// shell's own words, or libssh's), with nothing left open; *no_channel is
   /// set when no channel could be opened or used at all (a channel per
-  /// command would fail the same way: not a reason to fall back).
-  std::string open(ssh_session s, const Target& t, util::Millis timeout, bool* no_channel);
+  /// command would fail the same way: not a reason to fall back). Returns
+  /// "interrupted" (and *no_channel set) once *cancel is set: nothing is sent.
+  std::string open(ssh_session s, const Target& t, util::Millis timeout, bool* no_channel,
+                   const std::atomic<bool>* cancel = nullptr);
   bool is_open() const;
   /// Takes in what came on the open shell's channel while no command ran:
   /// "" when the shell is still there; else how it ended ("channel closed",

@@ -12,8 +12,10 @@
 
 namespace ratchet::transport {
 
-std::string session_start_command(std::string_view hello) {
-  return fmt::format("exec /bin/sh -c {} ratchet-session {}", util::shell_quote(session_script()), hello);
+std::string session_start_line(std::string_view hello) {
+  // No go line: the ready line says it, and a go line on stderr could reach
+  // the client after the ready line, among the first command's output.
+  return fmt::format("[ \"$1\" = ratchet-wire ] || exit 121; set -- {}; {}; exit\n", hello, session_script());
 }
 
 std::string session_ready_prefix(std::string_view hello) {

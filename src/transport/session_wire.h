@@ -11,10 +11,11 @@
 
 namespace ratchet::transport {
 
-/// The exec request that starts the session shell: `exec /bin/sh -c SESSION
-/// ratchet-session HELLO` (HELLO: a fresh nonce, so that a login shell's rc
-/// file cannot print the ready line).
-std::string session_start_command(std::string_view hello);
+/// The first line on stdin that starts the session shell after the exec
+/// request kExecRequest (wire.h): the guard of exec_line, then `set -- HELLO;
+/// SESSION; exit` (HELLO: a fresh nonce, so that a login shell's rc file
+/// cannot print the ready line). The client sends nothing more until ready.
+std::string session_start_line(std::string_view hello);
 
 /// The line the shell prints once ready, without its directory:
 /// "ratchet-session HELLO ready " (then DIR and '\n').

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <optional>
 
+#include "transport/go_split.h"
 #include "transport/stdin_feed.h"
 #include "transport/ssh_transport.h"
 
@@ -76,22 +77,24 @@ class Channel {
   ssh_channel_callbacks_struct cb_{};
 };
 
-/// Drains whatever is buffered on one stream (through `filter` when not null).
-/// Returns false on a channel error; sets *eof once the server sent EOF (or
-/// closed) and the buffer is empty.
-bool drain(ssh_channel ch, int is_stderr, CaptureBuffer* cap, PidMarkerFilter* filter, bool* eof) {
+/// Drains whatever is buffered on one stream: past the go line (`go`), then
+/// through `filter` when not null. Returns false on a channel error; sets
+/// *eof once the server sent EOF (or closed) and the buffer is empty.
+bool drain(ssh_channel ch, int is_stderr, GoSplit* go, CaptureBuffer* cap, PidMarkerFilter* filter, bool* eof) {
   char buf[32768];
-  std::string passed;
+  std::string after, passed;
   for (;;) {
     int n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, is_stderr);
-    if (n > 0 && filter) {
-      passed.clear();
-      filter->feed(buf, size_t(n), &passed);
-      cap->append(passed.data(), passed.size());
-      continue;
-    }
     if (n > 0) {
-      cap->append(buf, size_t(n));
+      after.clear();
+      go->feed(buf, size_t(n), &after);
+      if (filter) {
+        passed.clear();
+        filter->feed(after.data(), after.size(), &passed);
+        cap->append(passed.data(), passed.size());
+      } else {
+        cap->append(after.data(), after.size());
+      }
       continue;
     }
     if (n == SSH_EOF) *eof = true;  // not an error: the stream ended
@@ -110,10 +113,7 @@ ExecResult run_beside(ssh_session s, const Target& t, std::string command, const
   ExecRequest q;
   q.timeout = util::Millis(10'000);
   q.capture = 4096;
-  Wire w;
-  w.command = std::move(command);
-  w.stdin_data = of.become_stdin;
-  return run_channel(s, t, q, w, false);
+  return run_channel(s, t, q, helper_wire(command, of.become_stdin), false);
 }
 
 /// Runs the watchdog for `p` on a second channel of `s` (wire.h), `left` ms
@@ -160,12 +160,14 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
   // Only a wrapped command prints the pid line (wire.h: a host deadline > 0).
   const bool wrapped = req.host_timeout.count() > 0;
   PidMarkerFilter marker(wrapped ? wire.run_id : "");
+  GoSplit out_go(wire.go_id), err_go(wire.go_id);
   StdinFeed input(wire.stdin_data, req.stdin_file);
   if (std::string why; !input.open(&why)) return fail(why.c_str());
   const RemoteProcess& proc = marker.process();
   bool armed = false;
-  bool stdin_done = input.empty(), out_eof = false, err_eof = false;
-  if (stdin_done) ssh_channel_send_eof(ch);  // nothing to send: EOF at once
+  size_t line_sent = 0;  // stdin's first line goes at once; the rest after the go line
+  bool stdin_done = false, out_eof = false, err_eof = false;
+  auto go_seen = [&] { return out_go.seen() || err_go.seen(); };
   ssh_event event = ssh_event_new();         // wakes on any packet of this session
   if (event == nullptr) return fail("cannot create an event loop");
   ssh_event_add_session(event, s);
@@ -175,7 +177,18 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
   std::optional<Clock::time_point> drain_end;
 
   for (;;) {
-    if (!stdin_done) {
+    while (line_sent < wire.line.size() && !st.remote_closed) {
+      size_t chunk = std::min<size_t>({wire.line.size() - line_sent, ssh_channel_window_size(ch), 32768});
+      if (chunk == 0) break;
+      int w = ssh_channel_write(ch, wire.line.data() + line_sent, uint32_t(chunk));
+      if (w <= 0) break;
+      line_sent += size_t(w);
+    }
+    if (!stdin_done && line_sent == wire.line.size() && input.empty()) {
+      ssh_channel_send_eof(ch);  // nothing more to send: EOF at once
+      stdin_done = true;
+    }
+    if (!stdin_done && line_sent == wire.line.size() && go_seen()) {
       // Never more than the server's window: a blocking write would stop us
       // draining stdout while the command waits for us to read. At most 1 MiB
       // per round, then the outputs are drained.
@@ -209,8 +222,8 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
         stdin_done = true;
       }
     }
-    if (!drain(ch, 0, &out, nullptr, &out_eof) ||
-        !drain(ch, 1, &err, wrapped ? &marker : nullptr, &err_eof)) {
+    if (!drain(ch, 0, &out_go, &out, nullptr, &out_eof) ||
+        !drain(ch, 1, &err_go, &err, wrapped ? &marker : nullptr, &err_eof)) {
       r.error = fmt::format("{}: channel failed: {}", t.where, ssh_get_error(s));
       break;
     }
@@ -234,9 +247,10 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
     if (req.cancel && req.cancel->load()) {
       // ^C: ask sshd to signal the command (RFC 4254 §6.9); sshd refuses that
       // for root logins and it does not reach past sudo, so also stop the
-      // process group from a second channel.
+      // process group from a second channel, or, when the pid line has not
+      // come yet, whatever carries the run id.
       ssh_channel_request_send_signal(ch, "TERM");
-      if (may_arm && proc.known()) r.watchdog = on_second_channel(0);
+      if (may_arm && wrapped && go_seen()) r.watchdog = on_second_channel(0);
       r.error = "interrupted";
       break;
     }
@@ -252,11 +266,11 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
     if (left.count() <= 0) {
       deadline_hit = true;
       // The host's deadline did not end it (no watchdog?): stop it from here.
-      if (may_arm && proc.known()) r.watchdog = on_second_channel(0);
+      if (may_arm && wrapped && go_seen()) r.watchdog = on_second_channel(0);
       break;
     }
     // Wait for the next packet (data, window adjust, status), unless stdin can go on.
-    bool can_write = !stdin_done && ssh_channel_window_size(ch) > 0;
+    bool can_write = (line_sent < wire.line.size() || (!stdin_done && go_seen())) && ssh_channel_window_size(ch) > 0;
     int wait_ms = can_write ? 0 : int(std::min<long long>(left.count(), 200));
     if (drain_end)
       wait_ms = std::clamp<int>(int(std::chrono::ceil<std::chrono::milliseconds>(*drain_end - Clock::now()).count()),
@@ -269,6 +283,13 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
   ssh_event_remove_session(event, s);
   ssh_event_free(event);
   std::string rest;
+  out_go.finish(&rest);
+  out.append(rest.data(), rest.size());
+  rest.clear();
+  std::string held_back;
+  err_go.finish(&held_back);
+  if (wrapped) marker.feed(held_back.data(), held_back.size(), &rest);
+  else rest = held_back;
   marker.finish(&rest);
   err.append(rest.data(), rest.size());
   r.remote_pid = proc.pid;
@@ -294,6 +315,16 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
                                   : fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
   if (!r.signal.empty() && req.host_timeout.count() > 0 && elapsed_ms() >= req.host_timeout.count())
     r.timed_out = true;  // the wire wrapper's deadline killed it
+  // No go line: whatever answered was not the command ratchet sent. Its
+  // exit status says nothing about ratchet's command: not a result.
+  if (!go_seen() && r.error != "interrupted" && (r.error.empty() || ended || deadline_hit)) {
+    std::string how = st.status_seen ? fmt::format("exit {}", st.exit_status)
+                      : !st.signal.empty() ? "killed by " + st.signal
+                      : deadline_hit ? fmt::format("no answer within {} ms", elapsed_ms())
+                                     : std::string("the channel closed");
+    r.error = not_run_error(out_go.before(), err_go.before(), how);
+    r.timed_out = false;
+  }
   r.out = out.finish();
   r.err = err.finish();
   r.ms = elapsed_ms();

@@ -111,7 +111,7 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     }
     if (!shell_.is_open()) {
       bool no_channel = false;
-      std::string why = shell_.open(session_, t, ep_.connect_timeout, &no_channel);
+      std::string why = shell_.open(session_, t, ep_.connect_timeout, &no_channel, req.cancel);
       if (!why.empty() && no_channel) {  // the session itself failed: a channel would too
         ExecResult r;
         r.error = why;

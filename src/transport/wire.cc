@@ -1,30 +1,42 @@
-// Wire strings. How a host-side deadline works, in words (sshd runs the login
-// shell as a session and process-group leader, and `exec` keeps that PID all the
-// way down to the command):
-//  - Every command goes out as `exec [sudo ...] /bin/sh -c RUN /bin/sh ID COMMAND`
-//    (the command sees $0 = /bin/sh, as under a plain `sh -c`). ID is the run
-//    id: 16 random hex digits, new for every command.
-//    RUN prints one line on stderr, "[ratchet-pid ID] PID PGID START_TICKS" (its
-//    own /proc/self/stat, read with the `read` builtin), exports
-//    RATCHET_RUN_ID=ID, then evals COMMAND in that same shell: the command's
-//    PID is the one sshd waits for, so sshd reports its exit status or exit
-//    signal. No fork, no other program: a command that ends quickly costs what
-//    `/bin/sh -c COMMAND` costs.
+// Wire strings. How a command reaches the host, in words (sshd runs the login
+// shell as a session and process-group leader, and `exec` keeps that PID all
+// the way down to the command):
+//  - The exec request is always kExecRequest, `exec /bin/sh -s ratchet-wire`:
+//    one string every login shell (sh, bash, zsh, fish, tcsh, ...) parses
+//    alike. Everything else travels on stdin, read by that /bin/sh: its first
+//    line (exec_line) checks `$1` (a shell that an rc file exec'd in its place
+//    reads stdin with no such argument, and stops), prints the go line
+//    "[ratchet-go ID]" on stdout and stderr, and runs the command line. The
+//    client sends the rest of stdin (sudo's password, the command's input)
+//    only after the go line came: /bin/sh may read ahead on stdin while it
+//    reads the line. Output before the go line is the login's (an rc file's),
+//    kept out of the command's; no go line at all means the host ran
+//    something else (a forced command, a replaced shell): not a result.
+//  - The command line, with a host deadline: `set -- ID COMMAND; RUN; exit`
+//    in that same shell, or under become `exec sudo ... /bin/sh -c RUN /bin/sh
+//    ID COMMAND`. ID is the run id: 16 random hex digits, new for every
+//    command. RUN prints one line on stderr, "[ratchet-pid ID] PID PGID
+//    START_TICKS" (its own /proc/self/stat, read with the `read` builtin),
+//    exports RATCHET_RUN_ID=ID, then evals COMMAND in that same shell: the
+//    command's PID is the one sshd waits for, so sshd reports its exit status
+//    or exit signal. No fork, no other program.
 //  - The client strips the first such line with its ID (remote_process.h); a
 //    line without it, or naming PID or group 1, is output. When the command is
 //    still running after arm_after(timeout), the client runs WATCHDOG on a
-//    second channel with the same become:
-//    `/bin/sh -c WATCHDOG ratchet PID PGID START_TICKS MS ID`. Nothing a host
-//    prints can widen what it signals: it first refuses (exit 3, one line on
-//    stderr) PID or group 1, its own group or session, a running PID whose
-//    argv lacks ID or whose start time differs, and a group that the command
-//    (or the sudo that runs it) does not lead. Then it double-forks (its
-//    channel closes at once), moves its stdio to /dev/null and polls every
-//    0.2 s (clock: /proc/uptime, else tick counting): command still running
-//    (same PID, same start time) at the deadline: TERM the whole process
-//    group, 1 s later KILL it; command gone: exit at once. MS = 0 stops the
-//    command now: the client does that on ^C and at its own deadline, which
-//    also reaches root logins and sudo, where sshd's signal request does not.
+//    second channel with the same become (its line: `exec /bin/sh -c WATCHDOG
+//    ratchet PID PGID START_TICKS MS ID`). It identifies the command by what
+//    the pid line recorded, never by what its argv says now (an `exec` changes
+//    that): it refuses (exit 3, one line on stderr) PID or group 1, its own
+//    group or session, a PID whose start time differs, and a group that the
+//    command (or the sudo that runs it) does not lead. Then it double-forks
+//    (its channel closes at once), moves its stdio to /dev/null and polls
+//    every 0.2 s (clock: /proc/uptime, else tick counting): command still
+//    running (same PID, same start time) at the deadline: TERM the whole
+//    process group and every process that carries RATCHET_RUN_ID=ID, 1 s
+//    later KILL them; command gone: exit at once. MS = 0 stops the command
+//    now: the client does that on ^C and at its own deadline, which also
+//    reaches root logins and sudo, where sshd's signal request does not. PID
+//    0 (the pid line never came) stops what carries RATCHET_RUN_ID=ID alone.
 //  - A command that exited while a child it started still holds its output
 //    (`nohup worker &` without redirection) is not waited for past the drain
 //    grace (transport.h): the client stops reading, names the holders (the
@@ -125,11 +137,23 @@ std::string new_run_id() {
   return fmt::format("{:016x}", v);
 }
 
+std::string go_line(std::string_view go_id) { return fmt::format("[ratchet-go {}]\n", go_id); }
+
+std::string exec_line(std::string_view go_id, std::string_view command_line) {
+  // The go line's id is hex: no quoting needed, and none that a shell other
+  // than sh could read differently before the guard stops it.
+  return fmt::format("[ \"$1\" = ratchet-wire ] || exit 121; echo \"[ratchet-go {0}]\"; echo \"[ratchet-go {0}]\" >&2; {1}\n",
+                     go_id, command_line);
+}
+
 std::string wire_command(const std::string& command, util::Millis timeout, const Become& b,
                          std::string_view run_id) {
   const std::string prefix = become_prefix(b);
   if (timeout.count() <= 0) return prefix + "/bin/sh -c " + util::shell_quote(command);
   if (!valid_run_id(run_id)) throw std::invalid_argument("wire_command: a run id is 16 hex digits");
+  // In the shell that read the line: one exec fewer. `exit` ends it there,
+  // so that nothing after the line on stdin is ever read as commands.
+  if (!b.enabled) return fmt::format("set -- {} {}; {}; exit", run_id, util::shell_quote(command), run_text());
   return fmt::format("{}/bin/sh -c {} /bin/sh {} {}", prefix, util::shell_quote(run_text()), run_id,
                      util::shell_quote(command));
 }
@@ -163,16 +187,29 @@ std::string with_library_reference(const std::string& script, const Library* lib
 Wire wire_form(const ExecRequest& req) {
   Wire w;
   if (req.host_timeout.count() > 0) w.run_id = req.run_id;
-  w.command = wire_command(with_library(req.script, req.library), req.host_timeout, req.become, req.run_id);
+  w.go_id = w.run_id.empty() ? new_run_id() : w.run_id;
+  w.line = exec_line(w.go_id, wire_command(with_library(req.script, req.library), req.host_timeout, req.become,
+                                           req.run_id));
   // sudo -S reads the first line; the rest is the command's own input.
   if (req.become.enabled && req.become.password) w.become_stdin = req.become_password + "\n";
   w.stdin_data = w.become_stdin + req.stdin_data;
   return w;
 }
 
+Wire helper_wire(const std::string& command_line, const std::string& become_stdin) {
+  Wire w;
+  w.go_id = new_run_id();
+  w.line = exec_line(w.go_id, command_line);
+  w.become_stdin = become_stdin;
+  w.stdin_data = become_stdin;
+  return w;
+}
+
 std::string sent_form(const ExecRequest& req) {
-  return wire_command(with_library_reference(req.script, req.library), req.host_timeout, req.become,
-                      req.run_id);
+  // The go id is the run id; a command without one gets a fresh id when sent.
+  const std::string go = req.host_timeout.count() > 0 ? req.run_id : std::string(16, '0');
+  return exec_line(go, wire_command(with_library_reference(req.script, req.library), req.host_timeout,
+                                    req.become, req.run_id));
 }
 
 std::string unsendable(const ExecRequest& req) {
@@ -181,7 +218,10 @@ std::string unsendable(const ExecRequest& req) {
   if (req.script.find('\0') != std::string::npos)
     return "refused: the command holds a NUL byte, which no shell command line can carry "
            "(pass the value on stdin)";
-  // Any run id has 16 digits: the size does not depend on which.
+  // Only sudo takes the command in an argument; without become it travels
+  // on stdin, where no limit applies. Any run id has 16 digits: the size
+  // does not depend on which.
+  if (!req.become.enabled) return "";
   const std::string id = valid_run_id(req.run_id) ? req.run_id : std::string(16, '0');
   const size_t bytes = wire_command(with_library(req.script, req.library), req.host_timeout, req.become, id).size();
   if (bytes > kMaxWireBytes)

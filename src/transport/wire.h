@@ -50,10 +50,28 @@ std::string sudo_argv(const Become& b, const std::string& command);
 /// (and its exit signal) normally reports first.
 inline constexpr util::Millis kClientGrace{3'000};
 
-/// Most bytes a wire_command() string may have: sshd hands it to the login
-/// shell as one argument, and Linux takes at most MAX_ARG_STRLEN (32 pages,
+/// Most bytes a wire_command() string may have under become: sudo is given
+/// it as one argument, and Linux takes at most MAX_ARG_STRLEN (32 pages,
 /// 131072 bytes, its NUL included) in one argument (execve(2), E2BIG).
 inline constexpr size_t kMaxWireBytes = 131071;
+
+/// The exec request of every command, helper and session shell: one fixed
+/// string that sh, dash, bash, zsh, ksh, fish, tcsh/csh and BusyBox ash all
+/// parse alike (no quote, no `!`, no backslash, no `$`). The login shell
+/// execs /bin/sh, which reads its first line from stdin (exec_line()).
+inline constexpr std::string_view kExecRequest = "exec /bin/sh -s ratchet-wire";
+
+/// The first line sent on stdin after kExecRequest: a guard (`$1` must be
+/// ratchet-wire: a shell that an rc file put in /bin/sh's place, reading
+/// stdin, stops there), the go line (go_line(go_id)) on stdout and stderr,
+/// then `command_line` (one sh command line; newlines only inside quotes), '\n'.
+/// The client sends nothing more until it has read the go line: /bin/sh may
+/// read ahead on stdin while it reads this line (dash, BusyBox ash do).
+std::string exec_line(std::string_view go_id, std::string_view command_line);
+
+/// "[ratchet-go ID]\n": ratchet's own first words on each stream; what comes
+/// before it is the login's (an rc file's), what comes after the command's.
+std::string go_line(std::string_view go_id);
 
 /// The client-side deadline for a command whose host deadline is `timeout`:
 /// timeout + kClientGrace (ms).
@@ -86,12 +104,13 @@ std::string new_run_id();
 /// Whether `id` is a run id (16 lowercase hex digits).
 bool valid_run_id(std::string_view id);
 
-/// The wire string for `command` (a sh command line). timeout > 0 (ms): through
-/// run_script() with `run_id` (throws std::invalid_argument unless valid), so
-/// that its deadline can be enforced on the host; <= 0: plain `/bin/sh -c`
-/// (run_id unused). Wrapped in `sudo -n -H [-u USER] --` when b.enabled
-/// (`sudo -k -S -p '' -H [-u USER] --` when b.password). Independent of the
-/// login shell: always `exec` into /bin/sh.
+/// The sh command line for `command`, run by the /bin/sh that kExecRequest
+/// starts (exec_line). timeout > 0 (ms): through run_script() with `run_id`
+/// (throws std::invalid_argument unless valid), so that its deadline can be
+/// enforced on the host: in that same shell (`set -- RUN_ID COMMAND; RUN;
+/// exit`), or under become `exec sudo -n -H [-u USER] -- /bin/sh -c RUN
+/// /bin/sh RUN_ID COMMAND` (`sudo -k -S -p '' -H ...` when b.password);
+/// <= 0: `exec [sudo ...] /bin/sh -c COMMAND` (run_id unused).
 std::string wire_command(const std::string& command, util::Millis timeout, const Become& b,
                          std::string_view run_id = {});
 
@@ -108,23 +127,30 @@ std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Be
 
 /// A typed command made ready for an exec channel (both backends use it).
 struct Wire {
-  std::string command;       ///< the exec request's string (wire_command of the script with its library)
-  std::string stdin_data;    ///< sudo -S's password line first (become.password), then the command's input
+  std::string command{kExecRequest};  ///< the exec request's string: always kExecRequest
+  std::string line;          ///< stdin's first line: exec_line(go_id, wire_command(script with its library))
+  std::string stdin_data;    ///< after the go line: sudo -S's password line (become.password), then the input
   std::string run_id;        ///< the marker's and watchdog's id; "" when not wrapped (no host deadline)
   std::string become_stdin;  ///< what a second channel's sudo reads first: the password line, or ""
+  std::string go_id;         ///< the go line's id: the run id, or a fresh one when not wrapped
 };
 
-/// req for the wire: wire_command(with_library(script), host_timeout, become,
-/// run_id). Throws std::invalid_argument for a host deadline without a valid run id.
+/// req for the wire: exec_line of wire_command(with_library(script),
+/// host_timeout, become, run_id). Throws std::invalid_argument for a host
+/// deadline without a valid run id.
 Wire wire_form(const ExecRequest& req);
 
-/// The transcript's `sent` for req: its wire command with the library's
-/// reference line in place of its text (same run id, same become).
+/// `command_line` (a helper: the watchdog, the holder query) for the wire,
+/// with `become_stdin` after its go line and a fresh go id.
+Wire helper_wire(const std::string& command_line, const std::string& become_stdin);
+
+/// The transcript's `sent` for req: its stdin line (exec_line) with the
+/// library's reference line in place of its text (same run id, same become).
 std::string sent_form(const ExecRequest& req);
 
 /// "" when req can be sent; else why not, the same words as the executor
 /// records: "refused: the command holds a NUL byte, ..." or "refused: the
-/// command is N bytes as sent; ..." (its wire command over kMaxWireBytes).
+/// command is N bytes as sent; ..." (under become, its sudo argument over kMaxWireBytes).
 std::string unsendable(const ExecRequest& req);
 
 }  // namespace ratchet::transport

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -374,4 +375,55 @@ TEST_CASE("become under a German locale: the password is still tried, and a sudo
                      "must allow /bin/sh as root (sudo said: ",
                      0) == 0);
   CHECK(reason.find("nora") != std::string::npos);  // sudo's own words, in English under LC_ALL=C
+}
+
+TEST_CASE("become: a command that execs under sudo ends at its deadline", "[systemd][e2e][become]") {
+  const std::string transport = GENERATE("session", "channel");
+  SystemdHost host;
+  REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " carol nopasswd").code == 0);
+  std::string dir = ratchet::testing::temp_dir("ratchet-become-exec");
+  std::string pb = dir + "/p.toml";
+  // `exec` replaces the wrapper's argv: the watchdog knows the command by its PID and start time.
+  std::ofstream(pb) << "name = \"exec\"\n[[step]]\nid = \"server\"\nkind = \"run\"\nbecome = true\ntimeout = \"2s\"\n"
+                       "command = \"echo $$ > /root/exec-pid; exec sleep 300\"\n";
+  std::string t = dir + "/t.jsonl";
+  auto r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + user_inventory(host, dir, "carol") +
+                  " -F none --transport " + transport + " --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  std::string pid;
+  host.ssh("cat /root/exec-pid", &pid);
+  REQUIRE(!pid.empty());
+  pid = pid.substr(0, pid.find('\n'));
+  std::string alive = "?";
+  CHECK(ratchet::testing::eventually([&] {
+    alive.clear();
+    host.ssh("test -d /proc/" + pid + " && echo alive; true", &alive);
+    return alive.empty();
+  }, 5000));
+}
+
+TEST_CASE("become on a host without sudo: the probe says so in seconds and names what the host has (R11)",
+          "[systemd][e2e][become]") {
+  SystemdHost host;
+  REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " carol nopasswd").code == 0);
+  // This instance's own overlay: sudo hidden, a doas in its place.
+  std::string out;
+  REQUIRE(host.ssh("mv /usr/bin/sudo /usr/bin/sudo.hidden && printf '#!/bin/sh\\nexit 1\\n' > /usr/local/bin/doas && "
+                   "chmod 755 /usr/local/bin/doas", &out) == 0);
+  std::string dir = ratchet::testing::temp_dir("ratchet-become-nosudo");
+  std::string pb = dir + "/p.toml";
+  std::ofstream(pb) << "name = \"nosudo\"\n[[step]]\nid = \"who\"\nkind = \"run\"\nbecome = true\n"
+                       "command = \"touch /tmp/ran\"\n";
+  std::string t = dir + "/t.jsonl";
+  auto start = std::chrono::steady_clock::now();
+  auto r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + user_inventory(host, dir, "carol") +
+                  " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  CHECK((r.out + r.err).find("become: sudo is not installed on this host (found: doas)") != std::string::npos);
+  std::string ran;
+  host.ssh("test -e /tmp/ran && echo ran; true", &ran);
+  CHECK(ran.empty());
 }

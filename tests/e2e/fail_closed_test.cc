@@ -132,8 +132,9 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
   std::string victim = start_root(host, "exec sleep 300");
   REQUIRE(!victim.empty());
   std::string vticks = on_host(host, "awk '{print $22}' /proc/" + victim + "/stat");
-  // The rc file knows this command's run id (it can read its own command line)
-  // and PID 1's numbers; it prints forged lines before the wrapper's own.
+  // The rc file tries to read this command's run id from its own command line
+  // (the exec request is fixed: there is none) and knows PID 1's numbers; it
+  // prints forged lines before the wrapper's own.
   auto write_rc = [&](bool name_victim) {
     std::string rc =
         "id=$(printf '%s' \"$BASH_EXECUTION_STRING\" | sed -n 's/.* \\/bin\\/sh \\([0-9a-f]\\{16\\}\\) .*/\\1/p')\n"
@@ -163,6 +164,18 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
     return out;
   };
 
+  // The command the watchdog must end, gone; what the step printed on stderr.
+  auto hang_ended = [&] {
+    std::string pid = on_host(host, "cat /tmp/hang.pid");
+    return ratchet::testing::eventually([&] { return on_host(host, "test -d /proc/" + pid + " || echo gone") == "gone"; });
+  };
+  auto stderr_of = [&](const std::string& t) {
+    std::string err;
+    for (const auto& e : events(t, "output"))
+      if (e["step"] == "hang" && e["stream"] == "stderr") err += e.value("data", "");
+    return err;
+  };
+
   SECTION("lines naming PID 1 are output; the command's own marker arms the watchdog, which ends it") {
     write_rc(false);
     std::string t = dir + "/pid1.jsonl";
@@ -173,23 +186,21 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
     REQUIRE(end.is_object());
     CHECK(end["status"] == "failed");
     CHECK(watchdogs(t) == std::vector<std::string>{"armed"});
-    std::string pid = on_host(host, "cat /tmp/hang.pid");
-    CHECK(ratchet::testing::eventually([&] { return on_host(host, "test -d /proc/" + pid + " || echo gone") == "gone"; }));
-    std::string err;
-    for (const auto& e : events(t, "output"))
-      if (e["step"] == "hang" && e["stream"] == "stderr") err += e.value("data", "");
+    CHECK(hang_ended());
+    const std::string err = stderr_of(t);
     CHECK(err.find("[ratchet-pid] 1 1 ") != std::string::npos);  // the forgeries stay visible as output
   }
-  SECTION("a line naming another group is refused on the host, and the refusal is recorded") {
+  SECTION("the rc file cannot learn the run id (it travels on stdin, in no argv): its line naming another group is "
+          "output, and the command's own marker arms the watchdog") {
     write_rc(true);
     std::string t = dir + "/victim.jsonl";
     auto r = run(t);
     INFO(r.out << r.err);
     CHECK(r.code == 1);
-    auto w = watchdogs(t);
-    REQUIRE(!w.empty());
-    CHECK(w[0].rfind("watchdog: exit 3: ratchet-watchdog: refused: PID " + victim + " is not the command of run ", 0) == 0);
-    on_host(host, "kill $(cat /tmp/hang.pid) 2>/dev/null; true");  // the command the refused watchdog left
+    CHECK(watchdogs(t) == std::vector<std::string>{"armed"});
+    CHECK(hang_ended());
+    const std::string err = stderr_of(t);
+    CHECK(err.find("[ratchet-pid ] " + victim + " ") != std::string::npos);  // no id to forge with: output
   }
   SECTION("on a session shell the forgeries come before its ready line: never output, never a watchdog's target") {
     write_rc(true);
@@ -198,11 +209,8 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
     INFO(r.out << r.err);
     CHECK(r.code == 1);
     CHECK(watchdogs(t) == std::vector<std::string>{"armed"});
-    std::string pid = on_host(host, "cat /tmp/hang.pid");
-    CHECK(ratchet::testing::eventually([&] { return on_host(host, "test -d /proc/" + pid + " || echo gone") == "gone"; }));
-    std::string err;
-    for (const auto& e : events(t, "output"))
-      if (e["step"] == "hang" && e["stream"] == "stderr") err += e.value("data", "");
+    CHECK(hang_ended());
+    const std::string err = stderr_of(t);
     CHECK(err.find("[ratchet-pid") == std::string::npos);
   }
   CHECK(on_host(host, "test -d /proc/" + victim + " && echo alive") == "alive");

@@ -146,12 +146,14 @@ TEST_CASE("session: the host library goes once per shell into DIR/l unless sudo 
   CHECK(other.child.find("ratchet_hi()") != std::string::npos);
 }
 
-TEST_CASE("session: nonces are 32 hex digits and the start command names its hello", "[transport]") {
+TEST_CASE("session: nonces are 32 hex digits and the start line names its hello", "[transport]") {
   std::string n = new_session_nonce();
   CHECK(n.size() == 32);
   CHECK(n.find_first_not_of("0123456789abcdef") == std::string::npos);
   CHECK(new_session_nonce() != n);
-  CHECK(session_start_command("h1").rfind("exec /bin/sh -c '", 0) == 0);
-  CHECK(session_start_command("h1").substr(session_start_command("h1").size() - 20) == "' ratchet-session h1");
+  // One line on stdin after the fixed exec request: the guard, the hello, the shell, exit.
+  const std::string line = session_start_line("h1");
+  CHECK(line == "[ \"$1\" = ratchet-wire ] || exit 121; set -- h1; " + std::string(session_script()) + "; exit\n");
+  CHECK(line.find('\n') == line.size() - 1);
   CHECK(session_ready_prefix("h1") == "ratchet-session h1 ready ");
 }

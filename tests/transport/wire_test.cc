@@ -22,12 +22,13 @@ TEST_CASE("wire_command without a deadline execs /bin/sh -c with the quoted comm
   CHECK(wire_command("true", milliseconds(0), Become{}) == "exec /bin/sh -c true");
 }
 
-TEST_CASE("wire_command with a deadline passes the command to the run wrapper", "[transport]") {
-  const std::string script = "'" + std::string(run_script()) + "'";
+TEST_CASE("wire_command with a deadline runs the wrapper in the shell that read the line, then exits",
+          "[transport]") {
+  const std::string script(run_script());
   CHECK(wire_command("sleep 30", milliseconds(60'000), Become{}, "0123456789abcdef") ==
-        "exec /bin/sh -c " + script + " /bin/sh 0123456789abcdef 'sleep 30'");
+        "set -- 0123456789abcdef 'sleep 30'; " + script + "; exit");
   CHECK(wire_command("it's", milliseconds(1500), Become{}, "0123456789abcdef") ==
-        "exec /bin/sh -c " + script + " /bin/sh 0123456789abcdef 'it'\\''s'");
+        "set -- 0123456789abcdef 'it'\\''s'; " + script + "; exit");
   // A wrapped command needs a run id: 16 lowercase hex digits.
   for (std::string_view bad : {"", "0123456789abcde", "0123456789ABCDEF", "0123456789abcdefa", "0123456789abcdeg"})
     CHECK_THROWS_AS(wire_command("true", milliseconds(1000), Become{}, bad), std::invalid_argument);
@@ -83,7 +84,7 @@ TEST_CASE("become wraps the whole wire string in sudo -n -H", "[transport]") {
   CHECK(wire_command("id -u", milliseconds(5000), Become{true, "app"}, "00000000000000aa") ==
         "exec sudo -n -H -u app -- /bin/sh -c " + script + " /bin/sh 00000000000000aa 'id -u'");
   CHECK(wire_command("id -u", milliseconds(5000), Become{false, "app"}, "00000000000000aa") ==
-        "exec /bin/sh -c " + script + " /bin/sh 00000000000000aa 'id -u'");
+        "set -- 00000000000000aa 'id -u'; " + std::string(run_script()) + "; exit");
 }
 
 TEST_CASE("become with a password: sudo -k -S with an empty prompt, never -n", "[transport]") {
@@ -164,20 +165,25 @@ TEST_CASE("wire_form of a typed command: the library ahead of a script that call
           "[transport]") {
   ExecRequest req = typed("ratchet_hi", 5000);
   Wire w = wire_form(req);
-  CHECK(w.command == wire_command("ratchet_hi() { echo hi; }\nratchet_hi", milliseconds(5000), Become{},
-                                  "0123456789abcdef"));
-  CHECK(w.run_id == "0123456789abcdef");
+  const std::string id = "0123456789abcdef";
+  CHECK(w.command == "exec /bin/sh -s ratchet-wire");  // always: no quote, `!`, `$` or backslash
+  CHECK(w.line ==
+        exec_line(id, wire_command("ratchet_hi() { echo hi; }\nratchet_hi", milliseconds(5000), Become{}, id)));
+  CHECK(w.run_id == id);
+  CHECK(w.go_id == id);
   CHECK(w.stdin_data.empty());
   CHECK(w.become_stdin.empty());
   req.script = "echo plain";  // calls nothing of it: sent alone
-  CHECK(wire_form(req).command == wire_command("echo plain", milliseconds(5000), Become{}, "0123456789abcdef"));
+  CHECK(wire_form(req).line == exec_line(id, wire_command("echo plain", milliseconds(5000), Become{}, id)));
   req.library = nullptr;
   req.script = "ratchet_hi";
-  CHECK(wire_form(req).command == wire_command("ratchet_hi", milliseconds(5000), Become{}, "0123456789abcdef"));
-  // No host deadline: plain /bin/sh -c, no run id on the wire.
+  CHECK(wire_form(req).line == exec_line(id, wire_command("ratchet_hi", milliseconds(5000), Become{}, id)));
+  // No host deadline: plain /bin/sh -c, no run id on the wire, a fresh go id.
   req = typed("echo hi", 0);
   w = wire_form(req);
-  CHECK(w.command == "exec /bin/sh -c 'echo hi'");
+  CHECK(w.command == "exec /bin/sh -s ratchet-wire");
+  CHECK(w.line == exec_line(w.go_id, "exec /bin/sh -c 'echo hi'"));
+  CHECK(valid_run_id(w.go_id));
   CHECK(w.run_id.empty());
   // A deadline needs a run id (the transports draw one when it is "").
   req = typed("echo hi", 1000);
@@ -191,16 +197,19 @@ TEST_CASE("wire_form: sudo's password line goes first on stdin and to each secon
   req.become = Become{true, "app", false};
   req.become_password = "pw";  // not asked for (sudo -n): not sent
   Wire w = wire_form(req);
-  CHECK(w.command.rfind("exec sudo -n -H -u app -- /bin/sh -c ", 0) == 0);
+  const std::string go = exec_line(req.run_id, "");
+  const std::string guard = go.substr(0, go.size() - 1);  // the line up to the command
+  CHECK(w.line.rfind(guard + "exec sudo -n -H -u app -- /bin/sh -c ", 0) == 0);
   CHECK(w.stdin_data == "payload");
   CHECK(w.become_stdin.empty());
   req.become.password = true;
   w = wire_form(req);
-  CHECK(w.command.rfind("exec sudo -k -S -p '' -H -u app -- /bin/sh -c ", 0) == 0);
+  CHECK(w.line.rfind(guard + "exec sudo -k -S -p '' -H -u app -- /bin/sh -c ", 0) == 0);
   CHECK(w.stdin_data == "pw\npayload");
   CHECK(w.become_stdin == "pw\n");
+  CHECK(w.line.find("pw") == std::string::npos);
   req.become.c_locale = true;  // the become probe
-  CHECK(wire_form(req).command.rfind("exec env LC_ALL=C sudo -k -S -p '' -H -u app -- ", 0) == 0);
+  CHECK(wire_form(req).line.rfind(guard + "exec env LC_ALL=C sudo -k -S -p '' -H -u app -- ", 0) == 0);
 }
 
 TEST_CASE("sent_form: the wire command with the library by reference and never the password", "[transport]") {
@@ -208,20 +217,23 @@ TEST_CASE("sent_form: the wire command with the library by reference and never t
   req.become = Become{true, "", true};
   req.become_password = "hunter2";
   req.stdin_data = "input";
-  CHECK(sent_form(req) == wire_command("# <lib by reference>\nratchet_hi", milliseconds(5000), req.become,
-                                       "0123456789abcdef"));
+  CHECK(sent_form(req) == exec_line(req.run_id, wire_command("# <lib by reference>\nratchet_hi", milliseconds(5000),
+                                                              req.become, "0123456789abcdef")));
   CHECK(sent_form(req).find("hunter2") == std::string::npos);
   req.script = "echo plain";
-  CHECK(sent_form(req) == wire_form(req).command);  // no library: as sent
+  CHECK(sent_form(req) == wire_form(req).line);  // no library: as sent
 }
 
-TEST_CASE("unsendable: a NUL byte or a wire string over MAX_ARG_STRLEN is refused before sending",
+TEST_CASE("unsendable: a NUL byte, or under become a sudo argument over MAX_ARG_STRLEN, is refused before sending",
           "[transport]") {
   CHECK(unsendable(typed("echo hi", 5000)).empty());
   CHECK(unsendable(typed(std::string("echo a\0b", 8), 5000)) ==
         "refused: the command holds a NUL byte, which no shell command line can carry (pass the value on stdin)");
+  // Without become the command travels on stdin: no argument limit.
+  CHECK(unsendable(typed("test -n " + std::string(140000, 'A'), 5000)).empty());
   ExecRequest big = typed("test -n " + std::string(140000, 'A'), 5000);
-  const size_t bytes = wire_form(big).command.size();
+  big.become = Become{true, "", false};
+  const size_t bytes = wire_command(big.script, big.host_timeout, big.become, big.run_id).size();
   CHECK(unsendable(big) == "refused: the command is " + std::to_string(bytes) +
                                " bytes as sent; Linux takes less than 131072 in one argument (MAX_ARG_STRLEN, "
                                "execve(2)): pass large values on stdin");
@@ -231,6 +243,7 @@ TEST_CASE("unsendable: a NUL byte or a wire string over MAX_ARG_STRLEN is refuse
   std::string lib_text(100000, '#');
   Library heavy{lib_text, "#", "ratchet_"};
   ExecRequest with = typed("ratchet_x " + std::string(40000, 'B'), 5000);
+  with.become = Become{true, "", false};
   with.library = &heavy;
   CHECK_FALSE(unsendable(with).empty());
   with.library = nullptr;

@@ -1,0 +1,45 @@
+#pragma once
+// Proof that the host ran what ratchet sent: the first line on stdin
+// (wire.h exec_line) prints "[ratchet-go ID]" on stdout and on stderr before
+// anything of the command. A GoSplit reads one stream and takes that line
+// out: what comes before it is the login's own (an rc file's output, a forced
+// command's answer), left in the output as it came and kept apart too; what
+// comes after it is the command's. A stream that ends without it carries no
+// result of ratchet's command.
+#include <string>
+#include <string_view>
+
+namespace ratchet::transport {
+
+class GoSplit {
+ public:
+  /// Looks for wire.h go_line(go_id).
+  explicit GoSplit(std::string_view go_id);
+  /// Feeds n bytes; appends them to *out without the go line (bytes that may
+  /// begin it are held back until they cannot).
+  void feed(const char* data, size_t n, std::string* out);
+  /// At the stream's end: appends what was held back to *out (and, while no go
+  /// line came, to before()).
+  void finish(std::string* out);
+  /// The go line came on this stream.
+  bool seen() const { return seen_; }
+  /// What came before the go line (or all of it, when none came): its first
+  /// kKeep bytes.
+  const std::string& before() const { return before_; }
+  static constexpr size_t kKeep = 4096;
+
+ private:
+  std::string marker_;
+  std::string tail_;    ///< the last bytes not yet known to be before the marker (< marker size)
+  std::string before_;  ///< capped at kKeep
+  bool seen_ = false;
+};
+
+/// The error for a command whose go line never came: "the host did not run
+/// the command ratchet sent: it printed `LINE` (ENDED; a forced command, or
+/// an rc file or login shell that ran something else)": LINE is the first
+/// non-empty line of `out_before`, else of `err_before` ("it printed nothing"
+/// when both are empty); ENDED how it ended, such as "exit 0".
+std::string not_run_error(const std::string& out_before, const std::string& err_before, std::string_view ended);
+
+}  // namespace ratchet::transport
