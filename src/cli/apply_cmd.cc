@@ -266,8 +266,8 @@ int cmd_apply(const ApplyOptions& a, const std::vector<std::string>& argv) {
   L->hosts = hosts;
   auto now = make_plan(*L, o);
   if (!now) return refuse(a.file, {"it can no longer be planned here (errors above)"});
-  for (size_t i = 0; i < P->hosts.size(); ++i)
-    for (auto& d : plan::host_differences(P->hosts[i], now->hosts.at(i))) why.push_back(std::move(d));
+  // The whole plan, guards and policy too, not only the steps (plan/freshness.h).
+  for (auto& d : plan::plan_differences(*P, *now)) why.push_back(std::move(d));
   if (!why.empty()) return refuse(a.file, why);
   // Each host as the inventory has it now (its endpoint and vars were checked
   // equal above); each step tied to its place in the model, for the steps that

@@ -19,6 +19,7 @@
 #include "cli/exit_codes.h"
 #include "cli/make_plan.h"
 #include "cli/usage.h"
+#include "engine/thresholds.h"
 #include "plan/build.h"
 #include "plan/codec.h"
 #include "plan/selection.h"
@@ -67,6 +68,7 @@ static void print_plan_to(std::ostream& os, const plan::Plan& P) {
   };
   os << fmt::format("{} host(s); strategy {}, serial {}, max_fail {} (run --forks sets hosts at once)\n",
                     P.hosts.size(), playbook::name(pol.strategy), count(pol.serial, "all at once"), count(pol.max_fail, "no limit"));
+  for (const auto& line : engine::threshold_lines(pol, P.hosts.size())) os << line << "\n";
   os << plan::selection_lines(P);
   for (const auto& hp : P.hosts) {
     const auto& at = hp.endpoint;

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <string_view>
+#include <vector>
+
 #include "plan/codec.h"
 #include "playbook/doc.h"
 #include "playbook/local_tree.h"
@@ -70,24 +73,102 @@ std::vector<std::string> stale_reasons(const Plan& p, const Here& here) {
   return out;
 }
 
+const std::vector<NotCompared> kNotCompared = {
+    {"hosts[].known_keys",
+     "the keys known_hosts lists now: apply connects pinned to the plan's own (another key is refused, exit 4), "
+     "whatever known_hosts has learned since"},
+    {"hosts[].steps[].source",
+     "where a step was written (file:line:col) names the playbook as given on the command line, and apply loads it "
+     "by its absolute path; the playbook's bytes are checked by sha256"},
+};
+
 namespace {
 
+using nlohmann::json;
+
+std::string member_path(const std::string& at, const std::string& key) { return at.empty() ? key : at + "." + key; }
+
 // The first path where a and b differ ("steps[2].commands[0].command"), "" if equal.
-std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
+std::string first_difference(const json& a, const json& b, const std::string& at) {
   if (a == b) return "";
   if (a.is_object() && b.is_object()) {
     for (const auto& it : a.items()) {
-      if (!b.contains(it.key())) return at + "." + it.key();
-      if (auto d = first_difference(it.value(), b[it.key()], at + "." + it.key()); !d.empty()) return d;
+      if (!b.contains(it.key())) return member_path(at, it.key());
+      if (auto d = first_difference(it.value(), b[it.key()], member_path(at, it.key())); !d.empty()) return d;
     }
     for (const auto& it : b.items())
-      if (!a.contains(it.key())) return at + "." + it.key();
+      if (!a.contains(it.key())) return member_path(at, it.key());
   }
   if (a.is_array() && b.is_array()) {
     for (size_t i = 0; i < a.size() && i < b.size(); ++i)
       if (auto d = first_difference(a[i], b[i], fmt::format("{}[{}]", at, i)); !d.empty()) return d;
   }
   return at;
+}
+
+// The value at `path` (as first_difference writes it) in j; nullptr when absent.
+const json* member_at(const json& j, const std::string& path) {
+  const json* v = &j;
+  size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '.') ++i;
+    if (path[i] == '[') {
+      size_t close = path.find(']', i);
+      size_t k = std::stoul(path.substr(i + 1, close - i - 1));
+      if (!v->is_array() || k >= v->size()) return nullptr;
+      v = &(*v)[k];
+      i = close + 1;
+      continue;
+    }
+    size_t end = path.find_first_of(".[", i);
+    std::string key = path.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    if (!v->is_object() || !v->contains(key)) return nullptr;
+    v = &(*v)[key];
+    i = end == std::string::npos ? path.size() : end;
+  }
+  return v;
+}
+
+// Removes kNotCompared's `path` from j ("a.b": member b of a; "a[].b": b of each element of a).
+void erase_member(json& j, std::string_view path) {
+  const size_t dot = path.find('.');
+  std::string head(path.substr(0, dot));
+  const bool each = head.size() > 2 && head.ends_with("[]");
+  if (each) head.resize(head.size() - 2);
+  if (!j.is_object() || !j.contains(head)) return;
+  if (dot == std::string_view::npos) {
+    j.erase(head);
+    return;
+  }
+  json& v = j[head];
+  if (!each) return erase_member(v, path.substr(dot + 1));
+  if (v.is_array())
+    for (auto& e : v) erase_member(e, path.substr(dot + 1));
+}
+
+// The plan as it is compared: its document without provenance (checked on its
+// own, above and in apply) and without kNotCompared.
+json compared(const Plan& p) {
+  json j = plan_json(p, false);
+  for (const auto& n : kNotCompared) erase_member(j, n.member);
+  return j;
+}
+
+// ": X in the plan, Y now;" for short scalars at `path`; ":" otherwise.
+std::string both_values(const json& saved, const json& now, const std::string& path) {
+  const json *a = member_at(saved, path), *b = member_at(now, path);
+  auto text = [](const json* v) { return v ? v->dump() : std::string("(none)"); };
+  if ((a && a->is_structured()) || (b && b->is_structured())) return ":";
+  std::string x = text(a), y = text(b);
+  if (x.size() > 80 || y.size() > 80) return ":";
+  return fmt::format(": {} in the plan, {} now;", x, y);
+}
+
+std::string difference_line(const std::string& prefix, const json& saved, const json& now, const std::string& path,
+                            const std::string& step) {
+  return fmt::format("{}the plan built now differs from the saved one at {}{}{} make the plan again "
+                     "(ratchet plan ... --out FILE) and review it",
+                     prefix, path, step, both_values(saved, now, path));
 }
 
 }  // namespace
@@ -118,21 +199,38 @@ std::vector<std::string> host_differences(const HostPlan& planned, const HostPla
   for (const auto& it : now.vars.as_table())
     if (!planned.vars.contains(it.first))
       out.push_back(fmt::format("host {}: var `{}` is new ({}), the plan has no such var", h, it.first, util::toml_text(it.second)));
-  if (!out.empty()) return out;
-  // Everything the steps depend on agrees: the commands must too.
-  nlohmann::json a = host_json(planned)["steps"], b = host_json(now)["steps"];
-  for (auto* steps : {&a, &b})  // where a step was written names the playbook as given: not what runs
-    for (auto& st : *steps) st.erase("source");
-  if (a != b) {
-    std::string path = first_difference(a, b, "steps");
-    std::string step;
-    size_t open = path.find('['), close = path.find(']');
-    if (open != std::string::npos && close != std::string::npos) {
-      size_t i = std::stoul(path.substr(open + 1, close - open - 1));
-      if (i < a.size() && a[i].contains("id")) step = fmt::format(" (step `{}`)", a[i]["id"].get<std::string>());
+  return out;
+}
+
+std::vector<std::string> plan_differences(const Plan& saved, const Plan& now) {
+  std::vector<std::string> out;
+  json a = compared(saved), b = compared(now);
+  json ha = a["hosts"], hb = b["hosts"];
+  a.erase("hosts");
+  b.erase("hosts");
+  // The plan's own members (policy, not_selected, ...).
+  if (std::string path = first_difference(a, b, ""); !path.empty()) out.push_back(difference_line("", a, b, path, ""));
+  if (ha.size() != hb.size() || saved.hosts.size() != ha.size()) {
+    out.push_back(fmt::format("the plan built now has {} host(s), the saved one {}: make the plan again", hb.size(),
+                              ha.size()));
+    return out;
+  }
+  for (size_t i = 0; i < ha.size(); ++i) {
+    // Endpoint and vars by name first: what the steps depend on.
+    auto named = host_differences(saved.hosts[i], now.hosts[i]);
+    if (!named.empty()) {
+      for (auto& d : named) out.push_back(std::move(d));
+      continue;
     }
-    out.push_back(fmt::format("host {}: the plan built now differs from the saved one at {}{}: make the plan again", h,
-                              path, step));
+    std::string path = first_difference(ha[i], hb[i], "");
+    if (path.empty()) continue;
+    std::string step;
+    if (path.rfind("steps[", 0) == 0) {
+      size_t k = std::stoul(path.substr(6));
+      if (k < ha[i]["steps"].size() && ha[i]["steps"][k].contains("id"))
+        step = fmt::format(" (step `{}`)", ha[i]["steps"][k]["id"].get<std::string>());
+    }
+    out.push_back(difference_line(fmt::format("host {}: ", saved.hosts[i].host.name), ha[i], hb[i], path, step));
   }
   return out;
 }

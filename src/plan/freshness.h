@@ -1,7 +1,7 @@
 #pragma once
 // Whether a saved plan still describes what would run (docs/plan.md,
 // "What apply refuses"): its files unchanged on disk, made by this ratchet,
-// young enough, and each host's endpoint and vars as they were.
+// young enough, and the plan built now from its inputs the same as the saved one.
 #include <string>
 #include <vector>
 
@@ -25,10 +25,27 @@ struct Here {
 /// missing since (each named with both sha256s). Reads those files.
 std::vector<std::string> stale_reasons(const Plan& p, const Here& here);
 
-/// One line per difference between a host's plan and the one built now from
-/// the files on disk (empty: none): endpoint fields (address, port, user,
-/// jump, identity), vars by name, then, if those agree, the first step whose
-/// commands differ.
+/// One line per difference between a host's endpoint or vars in the saved plan
+/// and in the one built now (empty: none): address, port, user, jump, identity,
+/// ssh config ProxyCommand and IdentitiesOnly, then vars by name.
 std::vector<std::string> host_differences(const HostPlan& planned, const HostPlan& now);
+
+/// The members of the plan document (codec.h plan_json without provenance)
+/// that may differ between a saved plan and the one built now from the same
+/// inputs, each with why it may: "hosts[].known_keys", ... Every other member
+/// is compared by plan_differences.
+struct NotCompared {
+  const char* member;  ///< a path: "a.b" members, "a[].b" each element of array a
+  const char* why;
+};
+extern const std::vector<NotCompared> kNotCompared;
+
+/// One line per difference between the saved plan and the one built now from
+/// its inputs (empty: none): each host's host_differences; then, where those
+/// agree, the first place the two plan documents differ outside kNotCompared
+/// (the policy, a host's lock or audit_log, a step's become or a command):
+/// "host lab: the plan built now differs from the saved one at lock ...".
+/// `saved` and `now` hold the same hosts in the same order.
+std::vector<std::string> plan_differences(const Plan& saved, const Plan& now);
 
 }  // namespace ratchet::plan

@@ -234,6 +234,7 @@ json playbook_json_schema() {
   j["properties"]["inventory"] = ref("inventory");
   j["properties"]["step"] = {{"type", "array"}, {"items", ref("step")}};
   j["required"] = {"name", "step"};
+  j["dependencies"] = {{"max_fail", {"serial"}}};  // loader.cc: max_fail is checked between batches
   j["definitions"] = definitions();
   j["$schema"] = "http://json-schema.org/draft-07/schema#";
   j["title"] = "ratchet playbook";

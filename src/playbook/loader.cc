@@ -77,6 +77,12 @@ void read_policy(const Diag& d, RunPolicy* p) {
   }
   read_count(d, "serial", &p->serial);
   read_count(d, "max_fail", &p->max_fail);
+  // fleet.cc checks max_fail before each batch: with one batch it never stops anything.
+  if (p->max_fail.set && !root.contains("serial"))
+    d.error(d.doc.at(DocPath() / "max_fail"),
+            "`max_fail` is checked between batches; set `serial` (without it every host runs in one batch, and "
+            "no failure stops another)",
+            "write serial = 1 beside it; one host at a time, a canary first; or serial = \"25%\"; or drop max_fail");
 }
 
 void read_top(const Diag& d, Playbook* pb) {

@@ -152,3 +152,67 @@ file_exists = "{{{{ base }}}}/{{{{ host.name }}}}.txt"
   CHECK(t.events.back()["event"] == "run_end");
   run_sh("rm -rf " + base);
 }
+
+TEST_CASE("fleet: serial = 1, max_fail = \"10%\" over 5 hosts, the first failing: one batch runs, 4 hosts skipped",
+          "[ssh][e2e][fleet]") {
+  SshdHost sshd;  // five inventory names for one loopback sshd
+  std::string dir = temp_dir("ratchet-max-fail");
+  std::string inv;
+  for (int i = 1; i <= 5; ++i) {
+    inv += host_entry(fmt::format("h{}", i), sshd.port(), sshd.client_key(), sshd.known_hosts());
+    if (i == 1) inv += "vars = { code = 1 }\n\n";  // the canary, first in the inventory, fails
+  }
+  std::ofstream(dir + "/inv.toml") << inv;
+  const std::string head = "name = \"canary\"\nmax_fail = \"10%\"\n";
+  const std::string steps = fmt::format(R"([vars]
+code = 0
+[[step]]
+id = "mark"
+kind = "run"
+command = "touch {}/{{{{ host.name }}}}.ran; exit {{{{ code }}}}"
+)",
+                                        dir);
+  const std::string bin = std::string(RATCHET_BINARY);
+  const std::string sel = " -i " + dir + "/inv.toml -F none";
+
+  // Without serial: refused by validate (and so by plan and run), at max_fail's place.
+  std::ofstream(dir + "/noserial.toml") << head << steps;
+  auto v = run_sh(bin + " validate " + dir + "/noserial.toml" + sel);
+  CHECK(v.code == 2);
+  CHECK(v.err.find(dir + "/noserial.toml:2:12: error: `max_fail` is checked between batches; set `serial`") !=
+        std::string::npos);
+
+  std::ofstream(dir + "/p.toml") << head << "serial = 1\n" << steps;
+  // plan says what the thresholds are in hosts.
+  auto plan = run_sh(bin + " plan " + dir + "/p.toml" + sel);
+  INFO(plan.out << plan.err);
+  REQUIRE(plan.code == 0);
+  CHECK(plan.out.find("\nserial 1: 5 batches of 1 host\n") != std::string::npos);
+  CHECK(plan.out.find("\nmax_fail 10% of 5 hosts = 0: the first failed host stops later batches\n") !=
+        std::string::npos);
+
+  auto r = run_sh(bin + " run " + dir + "/p.toml" + sel + " --json --transcript " + dir + "/t.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  json sum = json::parse(r.out);
+  REQUIRE(sum["hosts"].size() == 5);
+  CHECK(sum["hosts"][0]["host"] == "h1");
+  CHECK(sum["hosts"][0]["status"] == "failed");
+  for (int i = 1; i < 5; ++i) {
+    INFO(sum["hosts"][i].dump());
+    CHECK(sum["hosts"][i]["status"] == "skipped");
+    CHECK(sum["hosts"][i]["reason"] == "not run: 1 host(s) failed, more than max_fail = 0");
+  }
+  // Exactly one batch started, and only its host ran the step.
+  auto t = ratchet::transcript::read_transcript(dir + "/t.jsonl");
+  int batches = 0, step_starts = 0;
+  for (const auto& e : t.events) {
+    batches += e["event"] == "batch_start";
+    step_starts += e["event"] == "step_start";
+  }
+  CHECK(batches == 1);
+  CHECK(step_starts == 1);
+  CHECK(std::ifstream(dir + "/h1.ran").good());
+  for (int i = 2; i <= 5; ++i) CHECK_FALSE(std::ifstream(dir + fmt::format("/h{}.ran", i)).good());
+  run_sh("rm -rf " + dir);
+}

@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
+#include "plan/codec.h"
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
 #include "transcript/reader.h"
@@ -326,4 +328,63 @@ TEST_CASE("audit: apply writes the saved plan's digest", "[ssh][audit]") {
   CHECK(a["mode"] == "apply");
   CHECK(a["plan_digest"] == digest);
   CHECK(a["digest"] == json::parse(r.out)["hosts"][0]["digest"]);
+}
+
+TEST_CASE("apply: a plan whose lock, lock_path, audit_log or become was edited is refused as an edited step is",
+          "[ssh][lock][apply]") {
+  Lab lab;
+  std::string pb = lab.waiting_playbook();
+  const std::string bin = RATCHET_BINARY;
+  const std::string plan = lab.dir + "/p.plan";
+  auto made = run_sh(bin + " plan " + pb + " -i " + lab.inv + " -F none --out " + plan);
+  INFO(made.out << made.err);
+  REQUIRE(made.code == 0);
+  const std::string original = file_text(plan);
+  // A run holds the lock: a forged plan that drops or moves it must not get past.
+  Bg holder(lab.dir, "holder", lab.args(pb, lab.dir + "/t.jsonl"));
+  REQUIRE(eventually([&] { return exists(lab.dir + "/started"); }, 30000));
+  // The plan file edited with the codec's digest recomputed, as a forger could; apply's stderr.
+  auto forged_apply = [&](const std::function<void(json&)>& edit) {
+    json doc = json::parse(original);
+    edit(doc);
+    doc["digest"] = ratchet::plan::digest_of(doc);
+    std::ofstream(lab.dir + "/forged.plan", std::ios::trunc) << doc.dump(2) << "\n";
+    auto r = run_sh(bin + " apply " + lab.dir + "/forged.plan --transcript " + lab.dir + "/forged.jsonl");
+    INFO(r.out << r.err);
+    CHECK(r.code == 2);
+    CHECK_FALSE(exists(lab.dir + "/forged.jsonl"));
+    CHECK(r.err.find("nothing was run") != std::string::npos);
+    return r.err;
+  };
+  const std::string at = "host box: the plan built now differs from the saved one at ";
+  const std::string fix = " make the plan again (ratchet plan ... --out FILE) and review it";
+  std::string err = forged_apply([](json& d) { d["hosts"][0]["lock"] = false; });
+  CHECK(err.find(at + "lock: false in the plan, \"" + lab.lock + "\" now;" + fix) != std::string::npos);
+  err = forged_apply([&](json& d) { d["hosts"][0]["lock"] = lab.dir + "/other.lock"; });  // lock_path
+  CHECK(err.find(at + "lock: \"" + lab.dir + "/other.lock\" in the plan, \"" + lab.lock + "\" now;" + fix) !=
+        std::string::npos);
+  err = forged_apply([](json& d) { d["hosts"][0]["audit_log"] = false; });
+  CHECK(err.find(at + "audit_log: false in the plan, \"" + lab.audit + "\" now;" + fix) != std::string::npos);
+  err = forged_apply([](json& d) {
+    json& st = d["hosts"][0]["steps"][0];
+    st["become"] = "root";
+    st["become_user"] = "";
+    st["sudo_argv"] = "sudo -n --";
+  });
+  CHECK(err.find(at + "steps[0].become (step `hold`): \"root\" in the plan, false now;" + fix) != std::string::npos);
+  err = forged_apply([](json& d) { d["policy"]["serial"] = 1; });
+  CHECK(err.find("the plan built now differs from the saved one at policy.serial: 1 in the plan, null now;" + fix) !=
+        std::string::npos);
+
+  // The plan as made applies: it takes the lock, so it waits its turn behind the holder.
+  auto locked = run_sh(bin + " apply " + plan + " --json --transcript " + lab.dir + "/a1.jsonl");
+  INFO(locked.out << locked.err);
+  CHECK(locked.code == 1);
+  CHECK(locked.out.find("locked by ") != std::string::npos);
+  std::ofstream(lab.dir + "/go") << "";
+  CHECK(holder.wait() == 0);
+  auto ok = run_sh(bin + " apply " + plan + " --json --transcript " + lab.dir + "/a2.jsonl");
+  INFO(ok.out << ok.err);
+  CHECK(ok.code == 0);
+  CHECK(events_named(lab.dir + "/a2.jsonl", "lock").size() == 2);  // taken and released
 }

@@ -1,4 +1,4 @@
-// plan::stale_reasons / host_differences: each cause that makes apply refuse.
+// plan::stale_reasons / host_differences / plan_differences: each cause that makes apply refuse.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -74,17 +74,84 @@ TEST_CASE("freshness: a host's endpoint field or var that changed is named", "[p
   CHECK(d[1] == "host box: its user is `ops` now, `root` in the plan");
   CHECK(d[2] == "host box: var `gpus` is 4 now, 8 in the plan");
   CHECK(d[3] == "host box: var `unit` is no longer defined (it was \"x\" in the plan)");
-  // Same endpoint and vars, other commands: the first differing place.
-  plan::HostPlan c = a;
+}
+
+namespace {
+
+// A plan of one host `box` with one step `stop` that checks `true`.
+plan::Plan one_step_plan() {
+  plan::Plan P;
+  P.sources = {{"playbook", "", "/x/pb.toml", "abc"}};
+  plan::HostPlan h;
+  h.host.name = "box";
+  h.endpoint = {"10.0.0.1", 22, "root", "", "", "", false, {"SHA256:k1"}};
   plan::Step st;
   st.id = "stop";
+  st.source = "pb.toml:3:1";
   st.prepared.rungs.resize(1);
   st.prepared.rungs[0].check.push_back(steps::check_command("true", util::Millis(1000), steps::Judge::exit0));
   st.rung_facts.resize(1);
-  a.steps = {st};
-  c.steps = {st};
-  c.steps[0].prepared.rungs[0].check[0].text = "false";
-  d = plan::host_differences(a, c);
+  h.steps = {st};
+  P.hosts = {h};
+  return P;
+}
+
+}  // namespace
+
+TEST_CASE("freshness: the whole plan is compared, each difference named by its path", "[plan]") {
+  const plan::Plan saved = one_step_plan();
+  CHECK(plan::plan_differences(saved, saved).empty());
+  plan::Plan now = saved;
+  const std::string fix = " make the plan again (ratchet plan ... --out FILE) and review it";
+  // A guard: the lock, its path, the audit line.
+  now.hosts[0].guards.lock = true;
+  CHECK(plan::plan_differences(saved, now) ==
+        std::vector<std::string>{"host box: the plan built now differs from the saved one at lock: false in the plan, "
+                                 "\"/run/lock/ratchet.lock\" now;" + fix});
+  plan::Plan locked = now;
+  now.hosts[0].guards.lock_path = "/tmp/other.lock";
+  CHECK(plan::plan_differences(locked, now) ==
+        std::vector<std::string>{"host box: the plan built now differs from the saved one at lock: "
+                                 "\"/run/lock/ratchet.lock\" in the plan, \"/tmp/other.lock\" now;" + fix});
+  now = saved;
+  now.hosts[0].guards.audit_log = "";
+  CHECK(plan::plan_differences(saved, now) ==
+        std::vector<std::string>{"host box: the plan built now differs from the saved one at audit_log: "
+                                 "\"/var/log/ratchet/runs.log\" in the plan, false now;" + fix});
+  // A step's become, and its commands.
+  now = saved;
+  now.hosts[0].steps[0].become = true;
+  now.hosts[0].steps[0].become_shown = "root";
+  auto d = plan::plan_differences(saved, now);
   REQUIRE(d.size() == 1);
-  CHECK(d[0] == "host box: the plan built now differs from the saved one at steps[0].commands[0].command (step `stop`): make the plan again");
+  CHECK(d[0] == "host box: the plan built now differs from the saved one at steps[0].become (step `stop`): "
+                "false in the plan, \"root\" now;" + fix);
+  now = saved;
+  now.hosts[0].steps[0].prepared.rungs[0].check[0].text = "false";
+  CHECK(plan::plan_differences(saved, now) ==
+        std::vector<std::string>{"host box: the plan built now differs from the saved one at "
+                                 "steps[0].commands[0].command (step `stop`): \"true\" in the plan, \"false\" now;" + fix});
+  // The policy: the plan's own members, before the hosts'.
+  now = saved;
+  now.policy.max_fail = {true, 10, true};
+  now.hosts[0].guards.lock = true;
+  d = plan::plan_differences(saved, now);
+  REQUIRE(d.size() == 2);
+  CHECK(d[0] == "the plan built now differs from the saved one at policy.max_fail: null in the plan, \"10%\" now;" + fix);
+  CHECK(d[1].rfind("host box: the plan built now differs from the saved one at lock: ", 0) == 0);
+}
+
+TEST_CASE("freshness: what may differ is listed, and only that is not compared", "[plan]") {
+  const plan::Plan saved = one_step_plan();
+  plan::Plan now = saved;
+  REQUIRE(plan::kNotCompared.size() == 2);
+  for (const auto& n : plan::kNotCompared) CHECK(std::string(n.why).size() > 20);  // each says why
+  now.hosts[0].endpoint.known_keys = {"SHA256:k1", "SHA256:k2"};  // known_hosts learned a key since
+  now.hosts[0].steps[0].source = "/x/pb.toml:3:1";                // the playbook by its absolute path
+  CHECK(plan::plan_differences(saved, now).empty());
+  // Endpoint and vars are named as such, before any other place.
+  now.hosts[0].endpoint.port = 2222;
+  now.hosts[0].guards.lock = true;
+  CHECK(plan::plan_differences(saved, now) ==
+        std::vector<std::string>{"host box: its port is `2222` now, `22` in the plan"});
 }

@@ -611,6 +611,15 @@ TEST_CASE("loader: strategy, serial and max_fail at the top level", "[playbook]"
             "pb.toml:2:12: error: `max_fail` must be a number of hosts (0..1000000) or a percentage (0%..100%)") == 0);
   CHECK(errors_of(std::string(kHead) + "serial = \"abc%\"\n" + kOneStep).find("pb.toml:2:10: error: `serial`") == 0);
   CHECK(errors_of(std::string(kHead) + "serail = 2\n" + kOneStep).find("did you mean `serial`?") != std::string::npos);
+  // max_fail is checked between batches: without serial there is one batch, and it would stop nothing.
+  CHECK(errors_of(std::string(kHead) + "max_fail = \"10%\"\n" + kOneStep) ==
+        "pb.toml:2:12: error: `max_fail` is checked between batches; set `serial` (without it every host runs in one "
+        "batch, and no failure stops another) (write serial = 1 beside it; one host at a "
+        "time, a canary first; or serial = \"25%\"; or drop max_fail)\n"
+        "    max_fail = \"10%\"\n"
+        "               ^\n");
+  // A serial that is itself wrong is the one error.
+  CHECK(errors_of(std::string(kHead) + "serial = 0\nmax_fail = 1\n" + kOneStep).find("max_fail") == std::string::npos);
 }
 
 TEST_CASE("integer keys are range-checked at load with file:line:col, never wrapped", "[playbook]") {
