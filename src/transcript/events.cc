@@ -34,7 +34,7 @@ constexpr Field kConnectFields[] = {
     {"after_reboot", B, opt},
 };
 constexpr Field kUnreachableFields[] = {
-    {"host", S, req}, {"cause", S, req}, {"message", S, req}, {"methods_tried", A, opt}};
+    {"host", S, req}, {"cause", S, req}, {"message", S, req}, {"methods_tried", A, opt}, {"retries", A, opt}};
 constexpr Field kRebootWaitFields[] = {
     {"host", S, req}, {"step", S, req}, {"attempt", I, req}, {"message", S, req}, {"cause", S, opt}};
 constexpr Field kReconnectFields[] = {

@@ -8,12 +8,14 @@ nlohmann::json connect_fields(const std::string& host, const transport::ConnectI
                        {"auth_method", info.auth_method}, {"ms", info.ms}};
   if (after_reboot) ev["after_reboot"] = true;
   if (!info.via.empty()) ev["via"] = info.via;  // jump hosts, first hop first
+  if (!info.retries.empty()) ev["retries"] = info.retries;  // resets before authentication
   return ev;
 }
 
 nlohmann::json unreachable_fields(const std::string& host, const transport::ConnectError& err) {
   nlohmann::json ev = {{"host", host}, {"cause", transport::cause_name(err.kind)}, {"message", err.message}};
   if (!err.methods_tried.empty()) ev["methods_tried"] = err.methods_tried;
+  if (!err.retries.empty()) ev["retries"] = err.retries;
   return ev;
 }
 

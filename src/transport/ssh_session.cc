@@ -51,6 +51,15 @@ ConnectError classify_connect_failure(ssh_session s, const Target& t, long timeo
         "{}: cannot resolve host name {} ({}); check the inventory "
         "address or the ssh config HostName",
         t.where, t.host, why);
+  } else if (has("reset by peer") || has("Socket error: disconnected") || has("Connection closed") ||
+             has("Remote host closed") || has("kex_exchange_identification")) {
+    // sshd drops unauthenticated connections past MaxStartups (and a jump
+    // host's sshd those it forwards): the next try may well get in.
+    e.kind = FailureKind::other;
+    e.reset_before_auth = true;
+    e.message = fmt::format("{}: the server closed the connection before authentication ({}): sshd's "
+                            "MaxStartups, or too many connections at once; lower --forks or raise MaxStartups",
+                            t.where, why);
   } else if (has("refused")) {
     e.kind = FailureKind::refused;
     e.message = fmt::format("{}: connection refused; is sshd running and listening on port {}?",

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <random>
+#include <thread>
 
 #include "transport/session_shell.h"
 #include "transport/ssh_config_scan.h"
@@ -58,10 +60,28 @@ class SshTransport final : public Transport {
 };
 
 std::optional<ConnectError> SshTransport::connect(ConnectInfo* info) {
-  close();
-  auto err = open(info);
-  if (err) close();  // a failed connect holds nothing: no session, no hop, no pump thread
-  return err;
+  std::vector<std::string> retries;
+  std::mt19937 jitter(std::random_device{}());
+  util::Millis wait{250};
+  for (int attempt = 0;; ++attempt) {
+    close();
+    auto err = open(info);
+    if (!err) {
+      if (info) info->retries = retries;
+      return err;
+    }
+    close();  // a failed connect holds nothing: no session, no hop, no pump thread
+    if (!err->reset_before_auth || attempt >= kResetRetries) {
+      err->retries = retries;
+      if (!retries.empty()) err->message += fmt::format(" (after {} tries)", attempt + 1);
+      return err;
+    }
+    // Spread the next tries of a fleet that was reset together.
+    const util::Millis pause = wait + util::Millis(std::uniform_int_distribution<long>(0, wait.count() / 2)(jitter));
+    retries.push_back(fmt::format("{}: tried again after {} ms", err->message, pause.count()));
+    std::this_thread::sleep_for(pause);
+    wait = std::min(wait * 2, util::Millis(2'000));
+  }
 }
 
 std::optional<ConnectError> SshTransport::open(ConnectInfo* info) {

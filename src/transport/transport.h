@@ -49,6 +49,10 @@ struct ConnectInfo {
   std::string auth_method;       ///< "publickey (agent)", "publickey (FILE)", ...
   std::vector<std::string> via;  ///< jump hops gone through, "user@host:port", first hop first
   long long ms = 0;              ///< the whole connect, hops included
+  /// Each earlier try that the server reset before authentication (sshd's
+  /// MaxStartups, a jump host's), and the wait before the next: "reset before
+  /// authentication (...): tried again after 250 ms". Empty when the first try held.
+  std::vector<std::string> retries;
 };
 
 enum class FailureKind { dns, refused, timeout, host_key_unknown, host_key_changed, auth, other };
@@ -59,7 +63,16 @@ struct ConnectError {
   FailureKind kind = FailureKind::other;
   std::string message;                     ///< one line, names the host and the fix
   std::vector<std::string> methods_tried;  ///< for auth failures
+  /// The server (or a jump host) closed the connection before authentication:
+  /// sshd's MaxStartups drops such connections at random under load. connect()
+  /// tries again, a bounded number of times (kResetRetries).
+  bool reset_before_auth = false;
+  std::vector<std::string> retries;  ///< as ConnectInfo::retries, for the tries before this failure
 };
+
+/// How many times connect() tries again after a reset before authentication,
+/// waiting 250 ms, then twice as long each time (up to 2 s), with jitter.
+inline constexpr int kResetRetries = 4;
 
 /// "dns", "refused", "timeout", "host_key", "auth", "other" (transcript `cause`).
 std::string cause_name(FailureKind k);

@@ -1,9 +1,13 @@
 // Connection failures against a real sshd: host keys, auth, refused, timeout, dns.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
@@ -157,4 +161,65 @@ TEST_CASE("ssh: an unresolvable name is a dns failure", "[ssh]") {
   CHECK(err->kind == FailureKind::dns);
   CHECK(cause_name(err->kind) == "dns");
   CHECK(err->message.find("no-such-host.invalid:22: cannot resolve host name") == 0);
+}
+
+namespace {
+
+/// Holds one unauthenticated TCP connection to 127.0.0.1:port open until the
+/// object goes: under `MaxStartups 1:100:1` sshd resets every other new one.
+class HeldStartup {
+ public:
+  explicit HeldStartup(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    char banner[256];
+    REQUIRE(::read(fd_, banner, sizeof banner) > 0);  // sshd counts it from here on
+  }
+  ~HeldStartup() { release(); }
+  void release() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+TEST_CASE("ssh: a connection reset before authentication (MaxStartups) is tried again and the tries are recorded",
+          "[ssh]") {
+  SshdHost sshd("SSHD_MAX_STARTUPS=1:100:1");
+  Endpoint ep = sshd.endpoint();
+  SECTION("the slot frees within the tries: connected, each reset named") {
+    HeldStartup held(sshd.port());
+    std::thread release([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      held.release();
+    });
+    ConnectInfo info;
+    auto err = try_connect(ep, &info);
+    release.join();
+    INFO((err ? err->message : std::string("connected")));
+    CHECK_FALSE(err.has_value());
+    REQUIRE_FALSE(info.retries.empty());
+    CHECK(info.retries.size() <= static_cast<size_t>(kResetRetries));
+    CHECK(info.retries[0].find("the server closed the connection before authentication") != std::string::npos);
+    CHECK(info.retries[0].find("tried again after ") != std::string::npos);
+  }
+  SECTION("it never frees: a bounded number of tries, then unreachable with the reason") {
+    HeldStartup held(sshd.port());
+    auto start = std::chrono::steady_clock::now();
+    auto err = try_connect(ep);
+    REQUIRE(err.has_value());
+    CHECK(err->reset_before_auth);
+    CHECK(err->retries.size() == static_cast<size_t>(kResetRetries));
+    CHECK(err->message.find("MaxStartups") != std::string::npos);
+    CHECK(err->message.find("(after 5 tries)") != std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(15));
+  }
 }

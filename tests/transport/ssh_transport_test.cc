@@ -374,3 +374,18 @@ TEST_CASE("ssh: cancel stops the remote command and its children, also for a roo
   for (pid_t p : pids) CHECK(ratchet::testing::wait_pid_gone(p, 5000));
   CHECK(t->exec(wired("echo after", 5000)).out.data == "after\n");  // the session goes on
 }
+
+TEST_CASE("ssh: a silent command outlives sshd's ClientAliveInterval 1 and CountMax 1 (keepalives answered, R25)",
+          "[ssh]") {
+  const ExecMode mode = GENERATE(ExecMode::channel, ExecMode::session);
+  SshdHost sshd("EXTRA_SSHD_CONFIG='ClientAliveInterval 1\\nClientAliveCountMax 1'");
+  auto t = connected(in_mode(sshd.endpoint(), mode));
+  // Four intervals of silence: sshd asks keepalive@openssh.com each second and
+  // drops the client after one unanswered request.
+  ExecResult r = t->exec(wired("sleep 4; echo done", 20'000));
+  INFO(r.error << r.err.data);
+  CHECK(r.error.empty());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.data == "done\n");
+  CHECK(t->connected());
+}
