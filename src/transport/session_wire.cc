@@ -13,7 +13,9 @@
 namespace ratchet::transport {
 
 std::string session_start_command(std::string_view hello) {
-  return fmt::format("exec /bin/sh -c {} ratchet-session {}", util::shell_quote(session_script()), hello);
+  // The shell and what it starts carry kSelfEnv, but for the child (session.sh).
+  return fmt::format("exec env {} /bin/sh -c {} ratchet-session {}", kSelfEnv, util::shell_quote(session_script()),
+                     hello);
 }
 
 std::string session_ready_prefix(std::string_view hello) {

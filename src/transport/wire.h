@@ -55,6 +55,13 @@ inline constexpr util::Millis kClientGrace{3'000};
 /// 131072 bytes, its NUL included) in one argument (execve(2), E2BIG).
 inline constexpr size_t kMaxWireBytes = 131071;
 
+/// The environment entry that ratchet's own helper processes on a host carry
+/// (the session shell, its readers, the watchdog; never a command): the host
+/// library never selects a process whose /proc/PID/environ holds it
+/// (docs/host-library.md, "What is never selected"). Set with `env` as they
+/// are started: no argv holds it, so no kill pattern matches or forges it.
+inline constexpr std::string_view kSelfEnv = "RATCHET_SELF=1";
+
 /// The client-side deadline for a command whose host deadline is `timeout`:
 /// timeout + kClientGrace (ms).
 util::Millis client_deadline(util::Millis timeout);

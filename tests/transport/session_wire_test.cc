@@ -151,7 +151,7 @@ TEST_CASE("session: nonces are 32 hex digits and the start command names its hel
   CHECK(n.size() == 32);
   CHECK(n.find_first_not_of("0123456789abcdef") == std::string::npos);
   CHECK(new_session_nonce() != n);
-  CHECK(session_start_command("h1").rfind("exec /bin/sh -c '", 0) == 0);
+  CHECK(session_start_command("h1").rfind("exec env RATCHET_SELF=1 /bin/sh -c '", 0) == 0);
   CHECK(session_start_command("h1").substr(session_start_command("h1").size() - 20) == "' ratchet-session h1");
   CHECK(session_ready_prefix("h1") == "ratchet-session h1 ready ");
 }
