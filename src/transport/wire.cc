@@ -169,7 +169,7 @@ std::string held_output_query(std::string_view run_id, const Become& b) {
 
 std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b,
                              std::string_view run_id) {
-  return fmt::format("{}/bin/sh -c {} ratchet {} {} {} {} {}", become_prefix(b),
+  return fmt::format("{}env {} /bin/sh -c {} ratchet {} {} {} {} {}", become_prefix(b), kSelfEnv,
                      util::shell_quote(watchdog_text()), p.pid, p.pgid, p.start_ticks,
                      std::max<long long>(0, left.count()), util::shell_quote(run_id));
 }

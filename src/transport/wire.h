@@ -73,6 +73,13 @@ std::string exec_line(std::string_view go_id, std::string_view command_line);
 /// before it is the login's (an rc file's), what comes after the command's.
 std::string go_line(std::string_view go_id);
 
+/// The environment entry that ratchet's own helper processes on a host carry
+/// (the session shell, its readers, the watchdog; never a command): the host
+/// library never selects a process whose /proc/PID/environ holds it
+/// (docs/host-library.md, "What is never selected"). Set with `env` as they
+/// are started: no argv holds it, so no kill pattern matches or forges it.
+inline constexpr std::string_view kSelfEnv = "RATCHET_SELF=1";
+
 /// The client-side deadline for a command whose host deadline is `timeout`:
 /// timeout + kClientGrace (ms).
 util::Millis client_deadline(util::Millis timeout);

@@ -2,23 +2,29 @@
 // never widens. Bad PID files, a glob that matches nothing, a pattern that
 // matches ratchet's own commands, a recycled PID, PID 1 and the SSH session's
 // own processes each kill nothing and the step says why; holders_of honours
-// `exclude` and `user`. Only processes these tests start are ever signalled
+// `exclude` and `user`; another ratchet run's session shell and its readers
+// are never selected (issue 26, item 5). Only processes these tests start are ever signalled
 // (stand-in device files under the test's temp dir); where a protection could
 // fail against a process not ours, the signal is CONT, which harms nothing.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <set>
+#include <sstream>
 
 #include "support/files.h"
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
 #include "transcript/reader.h"
+#include "transport/transport.h"
+#include "transport/wire.h"
 
 using namespace ratchet::testing;
 using nlohmann::json;
@@ -76,6 +82,23 @@ std::set<long> signalled(const std::string& t, const std::string& step) {
     if (ev["event"] == "evidence" && ev["step"] == step && ev.contains("signalled"))
       for (const auto& p : ev["signalled"]) out.insert(std::stol(p["pid"].is_string() ? p["pid"].get<std::string>()
                                                                                         : p["pid"].dump()));
+  return out;
+}
+
+/// Number of descriptors of `pid` that name `path`.
+long fd_count_of(long pid, const std::string& path) {
+  return std::stol(run_local("find /proc/" + std::to_string(pid) + "/fd -lname '" + path + "' | wc -l"));
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < s.size()) {
+    size_t nl = s.find('\n', at);
+    if (nl == std::string::npos) nl = s.size();
+    out.push_back(s.substr(at, nl - at));
+    at = nl + 1;
+  }
   return out;
 }
 
@@ -353,4 +376,119 @@ TEST_CASE("a pattern that matches ratchet's own remote shell and library selects
   for (const auto& ev : ratchet::transcript::read_transcript(t).events)
     if (ev["event"] == "exit") CHECK_FALSE(ev.contains("signal"));
   CHECK(ends["after"]["status"] == "changed");
+}
+
+TEST_CASE("another run's session shell and its readers are never selected, its command is",
+          "[ssh][kill_safety]") {
+  Env e;
+  const std::string transport = GENERATE("channel", "session");
+  // A second ratchet session on the same host: a session shell opened through
+  // the transport, running the stand-in (a sleep this test starts, holding a
+  // stand-in device).
+  std::string standin = e.device("standin");
+  ratchet::transport::Endpoint ep = e.sshd.endpoint();
+  ep.exec_mode = ratchet::transport::ExecMode::session;
+  auto other = ratchet::transport::make_ssh_transport(ep);
+  ratchet::transport::ConnectInfo info;
+  REQUIRE_FALSE(other->connect(&info));
+  ratchet::transport::ExecRequest req;
+  req.run_id = ratchet::transport::new_run_id();
+  req.script = "echo $PPID >" + e.dir + "/shell; exec sleep 300 3<" + standin;
+  req.host_timeout = std::chrono::milliseconds(60'000);
+  req.timeout = ratchet::transport::client_deadline(req.host_timeout);
+  auto running = std::async(std::launch::async, [&] { return other->exec(req); });
+  long shell = 0, stand = 0;
+  std::set<long> readers;
+  // Whatever happens below, the stand-in ends (by its PID, else by its
+  // deadline) and the exec returns before the transport goes.
+  struct Reap {
+    long* stand;
+    std::future<ratchet::transport::ExecResult>* f;
+    ~Reap() {
+      if (f->valid() && f->wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        if (*stand > 0) kill(pid_t(*stand), SIGKILL);
+        f->wait();
+      }
+    }
+  } reap{&stand, &running};
+  REQUIRE(eventually([&] {
+    std::string s = run_local("cat " + e.dir + "/shell 2>/dev/null");
+    if (s.empty()) return false;
+    shell = std::stol(s);
+    readers.clear();
+    for (const std::string& l : split_lines(run_local("ps -o pid=,comm= --ppid " + std::to_string(shell)))) {
+      std::istringstream in(l);
+      long p = 0;
+      std::string comm;
+      if (!(in >> p >> comm)) continue;
+      if (comm == "cat") readers.insert(p);
+      if (comm == "sleep") stand = p;
+    }
+    return readers.size() == 2 && stand > 0 && fd_count_of(stand, standin) == 1;
+  }));
+  std::string hello = run_local("tr '\\000' '\\n' </proc/" + std::to_string(shell) + "/cmdline | tail -n 1");
+  hello.pop_back();
+  REQUIRE(hello.size() == 16);
+  std::string dir = run_local("readlink /proc/" + std::to_string(*readers.begin()) + "/fd/0");
+  dir = dir.substr(0, dir.rfind('/'));
+  REQUIRE(dir.find("/ratchet-session.") != std::string::npos);
+  // CONT for the patterns: they match whatever else on this machine runs a cat,
+  // harmlessly; KILL only for the stand-in, selected by its device.
+  std::string pb =
+      "name = \"others\"\n" + kill_step("pat_cat", "pattern = \"^cat$\"", "signal = \"CONT\"") +
+      kill_step("pat_session", "pattern = \"ratchet-session\"", "signal = \"CONT\"") +
+      "[[step]]\nid = \"absent\"\nkind = \"verify\"\non_failure = \"continue\"\nabsent = [\"ratchet-session " + hello + "\"]\n" +
+      "[[step]]\nid = \"held\"\nkind = \"verify\"\non_failure = \"continue\"\nno_holders = [\"" + dir + "/o\", \"" +
+      dir + "/e\"]\n" +
+      kill_step("by_fifo", "holders_of = [\"" + dir + "/o\", \"" + dir + "/e\"]", "signal = \"CONT\"") +
+      kill_step("by_device", "holders_of = [\"" + standin + "\"]", "signal = \"KILL\"");
+  std::string t = e.dir + "/t.jsonl";
+  auto r = e.run(e.playbook("others.toml", pb), t, "--transport " + transport);
+  INFO(r.out << r.err);
+  auto ends = step_ends(t);
+  const std::set<long> own = [&] {
+    std::set<long> o = readers;
+    o.insert(shell);
+    return o;
+  }();
+  // The step's reason is its first line; the commands' stderr has every one.
+  auto said = [&](const std::string& step, long pid, const std::string& why) {
+    std::string text;
+    for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+      if (ev.value("step", "") == step) text += ev.dump() + "\n";
+    INFO(step << ": " << text);
+    CHECK(text.find("ratchet: PID " + std::to_string(pid) + " (") != std::string::npos);
+    CHECK(text.find(why) != std::string::npos);
+  };
+  const std::string mark = "is ratchet's own (RATCHET_SELF=1: a session shell, its reader or a watchdog of a ratchet "
+                           "run): never selected";
+  for (const char* step : {"pat_cat", "pat_session", "by_fifo", "by_device"})
+    for (long p : signalled(t, step)) {
+      INFO(step << " signalled " << p);
+      CHECK(own.count(p) == 0);
+    }
+  for (long p : readers) said("pat_cat", p, mark);
+  said("pat_session", shell, mark);
+  CHECK(ends["absent"]["status"] == "ok");
+  said("absent", shell, mark);
+  // The readers hold the fifos; so does the command (its stdout): it alone counts.
+  CHECK(ends["held"]["status"] == "failed");
+  CHECK(ends["held"]["reason"] == "1 process(es) hold the files");
+  for (long p : readers) said("held", p, mark);
+  CHECK(signalled(t, "by_fifo") == std::set<long>{stand});
+  CHECK(signalled(t, "by_device") == std::set<long>{stand});
+  CHECK(ends["by_device"]["status"] == "changed");
+  // The other run's command ended by the KILL; its session shell is still there.
+  REQUIRE(running.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  auto done = running.get();
+  CHECK(done.signal == "KILL");
+  CHECK(pid_alive(shell));
+  auto again = other->exec([&] {
+    ratchet::transport::ExecRequest q = req;
+    q.run_id = ratchet::transport::new_run_id();
+    q.script = "echo $PPID";
+    return q;
+  }());
+  CHECK(again.warning.empty());
+  CHECK(again.out.data == std::to_string(shell) + "\n");
 }

@@ -363,6 +363,64 @@ TEST_CASE("holders: a thread that holds the file after its group leader exited i
   CHECK(lib("ratchet_no_holders -- '" + d + "/gpu0'").code == 0);
 }
 
+TEST_CASE("ratchet's own processes (RATCHET_SELF=1 in their environment) are never selected, and the step says so",
+          "[steps][library]") {
+  // With the GNU tools and with BusyBox's (grep, tr, awk: the library's only
+  // readers of an environment).
+  const bool busybox = GENERATE(false, true);
+  std::string path;
+  if (busybox) {
+    if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");
+    std::string bin = testing::temp_dir("ratchet-busybox");
+    for (const char* tool : {"sh", "find", "stat", "sleep", "awk", "sed", "grep", "tr", "cut", "readlink", "sort",
+                             "head", "wc", "cat", "date", "id", "mktemp", "rm"})
+      REQUIRE(run_sh("ln -s \"$(command -v busybox)\" " + bin + "/" + tool).code == 0);
+    path = "PATH=" + bin + " " + bin + "/sh -c ";
+  }
+  auto run = [&](const std::string& cmd) {
+    return busybox ? run_sh(path + util::shell_quote(steps::with_library(cmd))) : lib(cmd);
+  };
+  std::string d = stand_ins({"gpu0"});
+  // Ours in name only: a value or a name that is not exactly RATCHET_SELF=1.
+  OwnedProcess own("exec env RATCHET_SELF=1 sleep 131 3<" + d + "/gpu0");
+  OwnedProcess other_value("exec env RATCHET_SELF=10 sleep 131 3<" + d + "/gpu0");
+  OwnedProcess other_name("exec env XRATCHET_SELF=1 sleep 131 3<" + d + "/gpu0");
+  REQUIRE(eventually([&] {
+    return fd_count(own.pid(), d) == 1 && fd_count(other_value.pid(), d) == 1 && fd_count(other_name.pid(), d) == 1;
+  }));
+  const std::string said = "ratchet: PID " + std::to_string(own.pid()) +
+                           " (sleep) is ratchet's own (RATCHET_SELF=1: a session shell, its reader or a watchdog of "
+                           "a ratchet run): never selected\n";
+  const std::set<long long> others{other_value.pid(), other_name.pid()};
+  auto pids = [](const std::vector<steps::Holder>& h) {
+    std::set<long long> out;
+    for (const auto& x : h) out.insert(x.pid);
+    return out;
+  };
+  auto r = run("ratchet_no_holders -- '" + d + "/gpu0'");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(pids(steps::parse_process_lines(r.out, "holder")) == others);
+  CHECK(r.err == said);
+  r = run("ratchet_select '' '' pattern '^sleep 131$'");
+  CHECK(r.code == 0);
+  CHECK(pids(steps::parse_process_lines(r.out, "")) == others);
+  CHECK(r.err == said);
+  r = run("ratchet_select '' '' pid " + std::to_string(own.pid()));
+  CHECK(r.out.empty());
+  CHECK(r.err == said);
+  r = run("ratchet_absent '^sleep 131$'");
+  CHECK(r.code == 1);
+  CHECK(pids(steps::parse_process_lines(r.out, "process")) == others);
+  // The kill: the lookalikes, not the marked one.
+  r = run("ratchet_kill --signal KILL --wait-ms 2000 holders_of '" + d + "/gpu0'");
+  CHECK(r.code == 0);
+  CHECK(pids(steps::parse_process_lines(r.out, "signalled")) == others);
+  CHECK(r.err == said);
+  CHECK(own.alive());
+  CHECK(eventually([&] { return !other_value.alive() && !other_name.alive(); }));
+}
+
 TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same holders and selections",
           "[steps][library]") {
   if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");

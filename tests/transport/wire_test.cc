@@ -66,11 +66,11 @@ TEST_CASE("watchdog_command passes pid, group, start time and the ms left", "[tr
   RemoteProcess p{4242, 4240, 987654};
   const std::string id = "0123456789abcdef";
   CHECK(watchdog_command(p, milliseconds(1500), Become{}, id) ==
-        "exec /bin/sh -c " + script + " ratchet 4242 4240 987654 1500 " + id);
+        "exec env RATCHET_SELF=1 /bin/sh -c " + script + " ratchet 4242 4240 987654 1500 " + id);
   CHECK(watchdog_command(p, milliseconds(-20), Become{true, "app"}, id) ==
-        "exec sudo -n -H -u app -- /bin/sh -c " + script + " ratchet 4242 4240 987654 0 " + id);
+        "exec sudo -n -H -u app -- env RATCHET_SELF=1 /bin/sh -c " + script + " ratchet 4242 4240 987654 0 " + id);
   CHECK(watchdog_command(p, milliseconds(0), Become{true, "", true}, id) ==
-        "exec sudo -k -S -p '' -H -- /bin/sh -c " + script + " ratchet 4242 4240 987654 0 " + id);
+        "exec sudo -k -S -p '' -H -- env RATCHET_SELF=1 /bin/sh -c " + script + " ratchet 4242 4240 987654 0 " + id);
 }
 
 TEST_CASE("become wraps the whole wire string in sudo -n -H", "[transport]") {

@@ -141,7 +141,36 @@ ratchet_protected() {
 # processes running this library, such as an earlier command's deadline
 # watchdog. Never for holders: a process could fake that text to hide.
 ratchet_own_commands() {
-  grep -s -l -a -F '# ratchet host library v1' /proc/[0-9]*/cmdline | sed 's|^/proc/||; s|/cmdline$||'
+  grep -s -l -a -F -e '# ratchet host library v1' -e 'ratchet-session: the host library ' /proc/[0-9]*/cmdline |
+    sed 's|^/proc/||; s|/cmdline$||'
+}
+
+# True when PID's environment holds the entry RATCHET_SELF=1 (entries are
+# NUL-separated: the whole entry, not a part of another).
+ratchet_marked() { tr '\000' '\n' 2>/dev/null < "/proc/$1/environ" | grep -q -x -F 'RATCHET_SELF=1'; }
+
+# ratchet's own processes among PID...: one "PID KIND" line each. KIND `self`:
+# its environment holds RATCHET_SELF=1, which ratchet sets (with env, in no
+# argv: a pattern neither matches nor forges it) on its session shell, all the
+# shell starts but the command (its readers, timers, queries) and its
+# watchdog, never on a command. KIND `wrapper`: a session shell's child (its
+# parent carries the mark) running ratchet's host library commands (the
+# script DIR/w that its argv names sources the library DIR/l). Reading an
+# environment or DIR/w takes root or the same user: another user's helpers
+# stay selectable (and cannot be signalled without root anyway).
+ratchet_self() { # PID...
+  local _c _d _p
+  # Each candidate read through tr: BusyBox grep stops a line at its first NUL.
+  for _p in "$@"; do
+    if ratchet_marked "$_p"; then printf '%s self\n' "$_p"; continue; fi
+    _c=$(tr '\000' ' ' 2>/dev/null < "/proc/$_p/cmdline") || continue
+    case "$_c" in "/bin/sh -c exec 2>/"*"/e; . /"*"/w /bin/sh "*) ;; *) continue ;; esac
+    _d=${_c#"/bin/sh -c exec 2>"}; _d=${_d%%"/e; . "*}
+    case "$_c" in "/bin/sh -c exec 2>$_d/e; . $_d/w /bin/sh "????????????????" ") ;; *) continue ;; esac
+    ratchet_marked "$(awk '$1 == "PPid:" { print $2; exit }' "/proc/$_p/status" 2>/dev/null)" || continue
+    grep -q -F "ratchet-session: the host library $_d/l is gone" "$_d/w" 2>/dev/null && printf '%s wrapper\n' "$_p"
+  done
+  return 0
 }
 
 # Prints the process line for PID (see header); nothing when it is gone.
@@ -193,24 +222,30 @@ ratchet_opts() {
 # (matched against comm, which the kernel truncates to 15 bytes, and argv[0]'s
 # basename) and, with users, processes of other users.
 ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
-  local _kt _own _prot
+  local _in _kt _own _prot _self
+  _in=$(cat)
+  [ -n "$_in" ] || return 0
   # ratchet_holders works them out once for its two filters (RATCHET_PROT, RATCHET_KT).
   if [ "${RATCHET_PROT+set}" = set ]; then _prot=$RATCHET_PROT; else _prot=$(ratchet_protected); fi
   if [ "${RATCHET_KT+set}" = set ]; then _kt=$RATCHET_KT; else _kt=$(ratchet_kthreads); fi
   _own=
   if [ "${3:-}" = own ]; then _own=$(ratchet_own_commands); fi
-  RU=$1 RX=$2 RP=$_prot RO=$_own RK=$_kt RQ=${RATCHET_QUIET:-0} awk -F '\t' '
+  # shellcheck disable=SC2046  # one PID a word
+  _self=$(ratchet_self $(printf '%s\n' "$_in" | cut -f"$RATCHET_COL_PID"))
+  printf '%s\n' "$_in" | RU=$1 RX=$2 RP=$_prot RO=$_own RK=$_kt RS=$_self RQ=${RATCHET_QUIET:-0} awk -F '\t' '
     BEGIN { user = ENVIRON["RU"]; ex = ENVIRON["RX"]; prot = ENVIRON["RP"]; q = ENVIRON["RQ"] == 1
             n = split(ex, e, ","); for (i = 1; i <= n; i++) if (e[i] != "") { x[e[i]] = 1; x[substr(e[i], 1, 15)] = 1 }
             k = split(user, us, ","); for (i = 1; i <= k; i++) if (us[i] != "") U[us[i]] = 1
             m = split(prot, p, "\n"); for (i = 1; i <= m; i++) P[p[i]] = 1
             m = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= m; i++) O[o[i]] = 1
-            m = split(ENVIRON["RK"], kt, "\n"); for (i = 1; i <= m; i++) K[kt[i]] = 1 }
+            m = split(ENVIRON["RK"], kt, "\n"); for (i = 1; i <= m; i++) K[kt[i]] = 1
+            m = split(ENVIRON["RS"], s, "\n"); for (i = 1; i <= m; i++) { c = index(s[i], " "); if (c) S[substr(s[i], 1, c - 1)] = substr(s[i], c + 1) } }
     { pid = $1; owner = $2; comm = $5; cmd = $6  # the process line (header)
       if (pid == 1) { if (!q) print "ratchet: PID 1 (" comm ") is never selected" > "/dev/stderr"; next }
       if (pid in K) { if (!q) print "ratchet: PID " pid " (" comm ") is a kernel thread: never selected" > "/dev/stderr"; next }
       if (pid in P) { if (!q) print "ratchet: PID " pid " (" comm ") is part of this SSH session (ratchet itself): never selected" > "/dev/stderr"; next }
-      if (pid in O) { if (!q) print "ratchet: PID " pid " (" comm ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
+      if ((pid in S) && S[pid] == "self") { if (!q) print "ratchet: PID " pid " (" comm ") is ratchet'"'"'s own (RATCHET_SELF=1: a session shell, its reader or a watchdog of a ratchet run): never selected" > "/dev/stderr"; next }
+      if ((pid in O) || (pid in S)) { if (!q) print "ratchet: PID " pid " (" comm ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
       if (user != "" && !(owner in U)) next
       a0 = cmd; sub(/ .*/, "", a0); sub(/.*\//, "", a0)
       if ((comm in x) || (a0 in x)) next

@@ -68,8 +68,10 @@ while read -r k wl il g ll id pf && read -r q; do
   # login environment it was itself started with. The child opens its stderr
   # itself: this shell's notes ("Killed") stay on its own, /dev/null. Its $0
   # is /bin/sh, as on a channel, and the run id is in its argv (the watchdog
-  # looks for it there); DIR/w sets its arguments.
-  setsid /bin/sh -c "exec 2>$d/e; . $d/w" /bin/sh "$id" <&4 >"$d/o" 3>&- 4<&-;
+  # looks for it there); DIR/w sets its arguments. RATCHET_SELF=1, which this
+  # shell and all else it starts carry (ratchet's own: never selected by the
+  # host library), is not the child's: the command stays selectable.
+  ( unset RATCHET_SELF; exec setsid /bin/sh -c "exec 2>$d/e; . $d/w" /bin/sh "$id" ) <&4 >"$d/o" 3>&- 4<&-;
   s=$?;
   exec 4<&-;
   if [ -n "$pp" ]; then kill "$pp"; wait "$pp"; fi;
