@@ -52,6 +52,9 @@ static std::string first_line(const std::string& s) {
 
 static std::string status_text(const transport::ExecResult& r) {
   if (!r.error.empty()) return r.error;
+  // The watchdog could not start (sshd's MaxSessions 1, ...): nothing ended it.
+  if (r.timed_out && r.watchdog.rfind("watchdog: ", 0) == 0)
+    return "timed out, and it may still run on the host (" + r.watchdog + ")";
   if (r.timed_out) return "timed out";
   if (!r.signal.empty()) return "killed by SIG" + r.signal;
   return fmt::format("exit {}", r.exit_code);

@@ -56,7 +56,7 @@ constexpr Field kOutputFields[] = {
 constexpr Field kExitFields[] = {
     {"host", S, req},  {"step", S, req},     {"rung", I, req},     {"ms", I, req},      {"timed_out", B, req},
     {"code", I, opt},  {"signal", S, opt},   {"error", S, opt},    {"pid", I, opt},     {"watchdog", S, opt},
-    {"warning", S, opt},
+    {"warning", S, opt}, {"login_output", S, opt},
 };
 constexpr Field kEvidenceFields[] = {
     {"host", S, req},           {"step", S, req},          {"rung", I, req},      {"role", S, opt},

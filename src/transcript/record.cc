@@ -44,6 +44,7 @@ void record_result(Writer& w, const CommandRef& at, const transport::ExecResult&
   if (r.remote_pid > 0) ex["pid"] = r.remote_pid;
   if (!r.watchdog.empty()) ex["watchdog"] = r.watchdog;
   if (!r.warning.empty()) ex["warning"] = r.warning;
+  if (!r.login_output.empty()) ex["login_output"] = redact ? std::string("***") : w.mask(r.login_output);
   w.emit(events::kExit, ex);
 }
 

@@ -1,11 +1,10 @@
 #pragma once
 // Proof that the host ran what ratchet sent: the first line on stdin
 // (wire.h exec_line) prints "[ratchet-go ID]" on stdout and on stderr before
-// anything of the command. A GoSplit reads one stream and takes that line
-// out: what comes before it is the login's own (an rc file's output, a forced
-// command's answer), left in the output as it came and kept apart too; what
-// comes after it is the command's. A stream that ends without it carries no
-// result of ratchet's command.
+// anything of the command. A GoSplit reads one stream: what comes before that
+// line is the login's own (an rc file's output, a forced command's answer),
+// kept apart and never the command's output; what comes after it is the
+// command's. A stream that ends without it carries no result of ratchet's command.
 #include <string>
 #include <string_view>
 
@@ -15,16 +14,16 @@ class GoSplit {
  public:
   /// Looks for wire.h go_line(go_id).
   explicit GoSplit(std::string_view go_id);
-  /// Feeds n bytes; appends them to *out without the go line (bytes that may
-  /// begin it are held back until they cannot).
+  /// Feeds n bytes; appends what comes after the go line to *out (a second go
+  /// line right after it, from an rc file's `exec 2>&1`, is taken out too).
   void feed(const char* data, size_t n, std::string* out);
-  /// At the stream's end: appends what was held back to *out (and, while no go
-  /// line came, to before()).
+  /// At the stream's end: what was held back goes to before() (no go line
+  /// came) or to *out (the command's bytes that looked like a second go line).
   void finish(std::string* out);
   /// The go line came on this stream.
   bool seen() const { return seen_; }
   /// What came before the go line (or all of it, when none came): its first
-  /// kKeep bytes.
+  /// kKeep bytes, for the transcript (ExecResult::login_output) and the error.
   const std::string& before() const { return before_; }
   static constexpr size_t kKeep = 4096;
 
@@ -33,6 +32,7 @@ class GoSplit {
   std::string tail_;    ///< the last bytes not yet known to be before the marker (< marker size)
   std::string before_;  ///< capped at kKeep
   bool seen_ = false;
+  bool second_pending_ = false;  ///< right after the go line: a second one may follow
 };
 
 /// The error for a command whose go line never came: "the host did not run

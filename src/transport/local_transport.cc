@@ -249,8 +249,9 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
   go_out.finish(&after);
   cap_out.append(after.data(), after.size());
   after.clear();
-  passed.clear();
   go_err.finish(&after);
+  r.login_output = go_out.before() + go_err.before();
+  passed.clear();
   if (wrapped) marker.feed(after.data(), after.size(), &passed);
   else passed = after;
   marker.finish(&passed);

@@ -14,6 +14,7 @@
 #include <chrono>
 
 #include "transport/session_wire.h"
+#include "transport/wire.h"
 
 namespace ratchet::transport::ssh {
 
@@ -112,7 +113,14 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
   if (ssh_channel_request_exec(c->ch, std::string(kExecRequest).c_str()) != SSH_OK)
     return fmt::format("{}: exec request refused: {}", t.where, ssh_get_error(s));
   *no_channel = false;
-  const std::string line = session_start_line(hello);
+  // The bootstrap line at once; the shell itself (the payload) only after its
+  // go line came on stdout; ready once the ready line came and the go line on
+  // stderr too (so it cannot reach the first command's stderr).
+  const std::string go_id = new_run_id();
+  const std::string go = go_line(go_id);
+  const std::string payload = session_start_payload(hello);
+  const std::string line = exec_line(go_id, payload.size()) + payload;
+  const size_t first = line.size() - payload.size();
   size_t sent = 0;
   const std::string prefix = session_ready_prefix(hello);
   const auto start = Clock::now();
@@ -123,8 +131,10 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
   std::string why;
   char buf[4096];
   for (;;) {
-    while (sent < line.size() && !c->ended()) {
-      size_t chunk = std::min<size_t>({line.size() - sent, ssh_channel_window_size(c->ch), sizeof buf});
+    const bool go_seen = out.find(go) != std::string::npos;
+    const size_t may_send = go_seen ? line.size() : first;
+    while (sent < may_send && !c->ended()) {
+      size_t chunk = std::min<size_t>({may_send - sent, ssh_channel_window_size(c->ch), sizeof buf});
       if (chunk == 0) break;
       int w = ssh_channel_write(c->ch, line.data() + sent, uint32_t(chunk));
       if (w <= 0) break;
@@ -141,7 +151,7 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
     while ((n = ssh_channel_read_nonblocking(c->ch, buf, sizeof buf, 1)) > 0) err.append(buf, size_t(n));
     size_t at = out.find(prefix);
     size_t nl = at == std::string::npos ? at : out.find('\n', at);
-    if (nl != std::string::npos) {
+    if (nl != std::string::npos && err.find(go) != std::string::npos) {
       dir_ = out.substr(at + prefix.size(), nl - at - prefix.size());
       // Anything after the ready line would be a command's: there is none yet.
       if (nl + 1 != out.size() || dir_.empty()) why = "unexpected output after the ready line";
@@ -158,7 +168,8 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
       why = fmt::format("no ready line within {} ms", timeout.count());
       break;
     }
-    const bool can_write = sent < line.size() && ssh_channel_window_size(c->ch) > 0;
+    const bool can_write = sent < (out.find(go) != std::string::npos ? line.size() : first) &&
+                           ssh_channel_window_size(c->ch) > 0;
     if (ssh_event_dopoll(event, can_write ? 0 : 100) == SSH_ERROR) {
       why = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
       *no_channel = true;

@@ -12,14 +12,12 @@
 
 namespace ratchet::transport {
 
-std::string session_start_line(std::string_view hello) {
-  // No go line: the ready line says it, and a go line on stderr could reach
-  // the client after the ready line, among the first command's output. The
-  // shell execs itself once more under `env`, so that it and what it starts
-  // carry kSelfEnv in their environment (but for the child: session.sh), with
-  // an argv that names it: `/bin/sh -c SESSION ratchet-session HELLO`.
-  return fmt::format("[ \"$1\" = ratchet-wire ] || exit 121; exec env {} /bin/sh -c {} ratchet-session {}\n",
-                     kSelfEnv, util::shell_quote(session_script()), hello);
+std::string session_start_payload(std::string_view hello) {
+  // The shell execs itself once more under `env`, so that it and what it
+  // starts carry kSelfEnv in their environment (but for the child:
+  // session.sh), with an argv that names it.
+  return payload_of(fmt::format("exec env {} /bin/sh -c {} ratchet-session {}", kSelfEnv,
+                                util::shell_quote(session_script()), hello));
 }
 
 std::string session_ready_prefix(std::string_view hello) {

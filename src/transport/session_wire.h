@@ -11,11 +11,12 @@
 
 namespace ratchet::transport {
 
-/// The first line on stdin that starts the session shell after the exec
-/// request kExecRequest (wire.h): the guard of exec_line, then `set -- HELLO;
-/// SESSION; exit` (HELLO: a fresh nonce, so that a login shell's rc file
-/// cannot print the ready line). The client sends nothing more until ready.
-std::string session_start_line(std::string_view hello);
+/// The payload that starts the session shell after the exec request and the
+/// bootstrap line (wire.h kExecRequest, exec_line): payload_of(`exec env
+/// RATCHET_SELF=1 /bin/sh -c SESSION ratchet-session HELLO`) (HELLO: a fresh
+/// nonce, so that a login shell's rc file cannot print the ready line). The
+/// client sends it once the go line came, and nothing more until ready.
+std::string session_start_payload(std::string_view hello);
 
 /// The line the shell prints once ready, without its directory:
 /// "ratchet-session HELLO ready " (then DIR and '\n').

@@ -286,12 +286,14 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
   out_go.finish(&rest);
   out.append(rest.data(), rest.size());
   rest.clear();
-  std::string held_back;
-  err_go.finish(&held_back);
-  if (wrapped) marker.feed(held_back.data(), held_back.size(), &rest);
-  else rest = held_back;
+  err_go.finish(&rest);
+  std::string passed;
+  if (wrapped) marker.feed(rest.data(), rest.size(), &passed);
+  else passed = rest;
+  rest = std::move(passed);
   marker.finish(&rest);
   err.append(rest.data(), rest.size());
+  r.login_output = out_go.before() + err_go.before();
   r.remote_pid = proc.pid;
 
   if (st.status_seen) r.exit_code = st.exit_status;

@@ -169,6 +169,10 @@ struct ExecResult {
   /// output was still held open after the exit status (which processes hold
   /// it, left running). "" = none.
   std::string warning;
+  /// What the login printed before ratchet's go line (an rc file's output, a
+  /// forced command's answer), stdout's then stderr's, at most 4 KiB each: never
+  /// the command's output. "" = nothing.
+  std::string login_output;
 };
 
 class Transport {

@@ -137,13 +137,24 @@ std::string new_run_id() {
   return fmt::format("{:016x}", v);
 }
 
-std::string go_line(std::string_view go_id) { return fmt::format("[ratchet-go {}]\n", go_id); }
+std::string go_line(std::string_view go_id) {
+  return fmt::format("[ratchet-go {}-{}]\n", go_id.substr(0, 8), go_id.substr(8));
+}
 
-std::string exec_line(std::string_view go_id, std::string_view command_line) {
-  // The go line's id is hex: no quoting needed, and none that a shell other
-  // than sh could read differently before the guard stops it.
-  return fmt::format("[ \"$1\" = ratchet-wire ] || exit 121; echo \"[ratchet-go {0}]\"; echo \"[ratchet-go {0}]\" >&2; {1}\n",
-                     go_id, command_line);
+std::string payload_of(std::string_view command_line) { return std::string(command_line) + std::string(kPayloadEnd); }
+
+std::string exec_line(std::string_view go_id, size_t payload_bytes) {
+  // The id is hex: nothing to quote. Its first half is set before the guard,
+  // so that a line whose first bytes an rc file read prints no go line.
+  // `$(...; echo .)` keeps trailing newlines; a payload cut short (EOF before
+  // payload_bytes) lacks kPayloadEnd and is not run.
+  const std::string head(go_id.substr(0, 8)), tail(go_id.substr(8));
+  return fmt::format(
+      "__g={0}; [ \"$1\" = ratchet-wire ] || exit 121; echo \"[ratchet-go $__g-{1}]\"; "
+      "echo \"[ratchet-go $__g-{1}]\" >&2; __c=$(dd bs={2} count=1 iflag=fullblock 2>/dev/null; echo .); "
+      "case $__c in *\"#ratchet-end.\") ;; *) echo \"ratchet: the command came short (dd with iflag=fullblock is "
+      "needed)\" >&2; exit 122;; esac; unset __g; eval \"${{__c%#ratchet-end.}}\"; exit\n",
+      head, tail, payload_bytes);
 }
 
 std::string wire_command(const std::string& command, util::Millis timeout, const Become& b,
@@ -188,28 +199,27 @@ Wire wire_form(const ExecRequest& req) {
   Wire w;
   if (req.host_timeout.count() > 0) w.run_id = req.run_id;
   w.go_id = w.run_id.empty() ? new_run_id() : w.run_id;
-  w.line = exec_line(w.go_id, wire_command(with_library(req.script, req.library), req.host_timeout, req.become,
-                                           req.run_id));
-  // sudo -S reads the first line; the rest is the command's own input.
+  const std::string payload =
+      payload_of(wire_command(with_library(req.script, req.library), req.host_timeout, req.become, req.run_id));
+  w.line = exec_line(w.go_id, payload.size());
+  // sudo -S reads the first line after the payload; the rest is the command's own input.
   if (req.become.enabled && req.become.password) w.become_stdin = req.become_password + "\n";
-  w.stdin_data = w.become_stdin + req.stdin_data;
+  w.stdin_data = payload + w.become_stdin + req.stdin_data;
   return w;
 }
 
 Wire helper_wire(const std::string& command_line, const std::string& become_stdin) {
   Wire w;
   w.go_id = new_run_id();
-  w.line = exec_line(w.go_id, command_line);
+  const std::string payload = payload_of(command_line);
+  w.line = exec_line(w.go_id, payload.size());
   w.become_stdin = become_stdin;
-  w.stdin_data = become_stdin;
+  w.stdin_data = payload + become_stdin;
   return w;
 }
 
 std::string sent_form(const ExecRequest& req) {
-  // The go id is the run id; a command without one gets a fresh id when sent.
-  const std::string go = req.host_timeout.count() > 0 ? req.run_id : std::string(16, '0');
-  return exec_line(go, wire_command(with_library_reference(req.script, req.library), req.host_timeout,
-                                    req.become, req.run_id));
+  return wire_command(with_library_reference(req.script, req.library), req.host_timeout, req.become, req.run_id);
 }
 
 std::string unsendable(const ExecRequest& req) {

@@ -61,17 +61,27 @@ inline constexpr size_t kMaxWireBytes = 131071;
 /// execs /bin/sh, which reads its first line from stdin (exec_line()).
 inline constexpr std::string_view kExecRequest = "exec /bin/sh -s ratchet-wire";
 
-/// The first line sent on stdin after kExecRequest: a guard (`$1` must be
+/// The first line sent on stdin after kExecRequest, the bootstrap: it holds
+/// no part of the command. `__g=HEAD;` first, then a guard (`$1` must be
 /// ratchet-wire: a shell that an rc file put in /bin/sh's place, reading
-/// stdin, stops there), the go line (go_line(go_id)) on stdout and stderr,
-/// then `command_line` (one sh command line; newlines only inside quotes), '\n'.
-/// The client sends nothing more until it has read the go line: /bin/sh may
-/// read ahead on stdin while it reads this line (dash, BusyBox ash do).
-std::string exec_line(std::string_view go_id, std::string_view command_line);
+/// stdin, stops there), then the go line "[ratchet-go HEAD-TAIL]" on stdout
+/// and stderr (an rc file that read the line's first bytes took `__g=HEAD`
+/// with them: no go line), then it reads exactly `payload_bytes` bytes of
+/// stdin (dd iflag=fullblock), checks that they end with kPayloadEnd, and
+/// evals them; `exit` after. The client sends the payload (payload_of) and the
+/// rest of stdin only once it has read the go line: nothing of the command
+/// ever reaches a host that did not run this line whole.
+std::string exec_line(std::string_view go_id, size_t payload_bytes);
 
-/// "[ratchet-go ID]\n": ratchet's own first words on each stream; what comes
-/// before it is the login's (an rc file's), what comes after the command's.
+/// "[ratchet-go HEAD-TAIL]\n" (go_id's two halves): ratchet's own first words
+/// on each stream; what comes before it is the login's (an rc file's).
 std::string go_line(std::string_view go_id);
+
+/// The last bytes of every payload: a payload cut short is never run.
+inline constexpr std::string_view kPayloadEnd = "\n#ratchet-end";
+
+/// `command_line` as the bootstrap reads it: the line, then kPayloadEnd.
+std::string payload_of(std::string_view command_line);
 
 /// The environment entry that ratchet's own helper processes on a host carry
 /// (the session shell, its readers, the watchdog; never a command): the host
@@ -112,7 +122,7 @@ std::string new_run_id();
 bool valid_run_id(std::string_view id);
 
 /// The sh command line for `command`, run by the /bin/sh that kExecRequest
-/// starts (exec_line). timeout > 0 (ms): through run_script() with `run_id`
+/// starts (exec_line's payload). timeout > 0 (ms): through run_script() with `run_id`
 /// (throws std::invalid_argument unless valid), so that its deadline can be
 /// enforced on the host: in that same shell (`set -- RUN_ID COMMAND; RUN;
 /// exit`), or under become `exec sudo -n -H [-u USER] -- /bin/sh -c RUN
@@ -135,23 +145,25 @@ std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Be
 /// A typed command made ready for an exec channel (both backends use it).
 struct Wire {
   std::string command{kExecRequest};  ///< the exec request's string: always kExecRequest
-  std::string line;          ///< stdin's first line: exec_line(go_id, wire_command(script with its library))
-  std::string stdin_data;    ///< after the go line: sudo -S's password line (become.password), then the input
+  std::string line;          ///< stdin's first line: exec_line(go_id, size of the payload)
+  /// After the go line: the payload (payload_of(wire_command(script with its
+  /// library))), sudo -S's password line (become.password), then the input.
+  std::string stdin_data;
   std::string run_id;        ///< the marker's and watchdog's id; "" when not wrapped (no host deadline)
   std::string become_stdin;  ///< what a second channel's sudo reads first: the password line, or ""
   std::string go_id;         ///< the go line's id: the run id, or a fresh one when not wrapped
 };
 
-/// req for the wire: exec_line of wire_command(with_library(script),
-/// host_timeout, become, run_id). Throws std::invalid_argument for a host
-/// deadline without a valid run id.
+/// req for the wire: exec_line, then as stdin the payload of
+/// wire_command(with_library(script), host_timeout, become, run_id). Throws
+/// std::invalid_argument for a host deadline without a valid run id.
 Wire wire_form(const ExecRequest& req);
 
 /// `command_line` (a helper: the watchdog, the holder query) for the wire,
 /// with `become_stdin` after its go line and a fresh go id.
 Wire helper_wire(const std::string& command_line, const std::string& become_stdin);
 
-/// The transcript's `sent` for req: its stdin line (exec_line) with the
+/// The transcript's `sent` for req: its payload's command line with the
 /// library's reference line in place of its text (same run id, same become).
 std::string sent_form(const ExecRequest& req);
 

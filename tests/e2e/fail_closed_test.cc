@@ -169,14 +169,21 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
     std::string pid = on_host(host, "cat /tmp/hang.pid");
     return ratchet::testing::eventually([&] { return on_host(host, "test -d /proc/" + pid + " || echo gone") == "gone"; });
   };
+  // What the command printed on stderr, and what the login printed before it (exit.login_output).
   auto stderr_of = [&](const std::string& t) {
     std::string err;
     for (const auto& e : events(t, "output"))
       if (e["step"] == "hang" && e["stream"] == "stderr") err += e.value("data", "");
     return err;
   };
+  auto login_of = [&](const std::string& t) {
+    std::string said;
+    for (const auto& e : events(t, "exit"))
+      if (e["step"] == "hang") said += e.value("login_output", "");
+    return said;
+  };
 
-  SECTION("lines naming PID 1 are output; the command's own marker arms the watchdog, which ends it") {
+  SECTION("lines naming PID 1 come before the go line: the login's, not output - the command's own marker arms the watchdog, which ends it") {
     write_rc(false);
     std::string t = dir + "/pid1.jsonl";
     auto r = run(t);
@@ -188,10 +195,11 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
     CHECK(watchdogs(t) == std::vector<std::string>{"armed"});
     CHECK(hang_ended());
     const std::string err = stderr_of(t);
-    CHECK(err.find("[ratchet-pid] 1 1 ") != std::string::npos);  // the forgeries stay visible as output
+    CHECK(err.find("[ratchet-pid") == std::string::npos);  // the forgeries are not the command's output
+    CHECK(login_of(t).find("[ratchet-pid] 1 1 ") != std::string::npos);  // but on record, as the login's
   }
   SECTION("the rc file cannot learn the run id (it travels on stdin, in no argv): its line naming another group is "
-          "output, and the command's own marker arms the watchdog") {
+          "the login's, and the command's own marker arms the watchdog") {
     write_rc(true);
     std::string t = dir + "/victim.jsonl";
     auto r = run(t);
@@ -200,7 +208,8 @@ TEST_CASE("a login shell's rc file that forges the marker line never points the 
     CHECK(watchdogs(t) == std::vector<std::string>{"armed"});
     CHECK(hang_ended());
     const std::string err = stderr_of(t);
-    CHECK(err.find("[ratchet-pid ] " + victim + " ") != std::string::npos);  // no id to forge with: output
+    CHECK(err.find("[ratchet-pid") == std::string::npos);
+    CHECK(login_of(t).find("[ratchet-pid ] " + victim + " ") != std::string::npos);  // no id to forge with
   }
   SECTION("on a session shell the forgeries come before its ready line: never output, never a watchdog's target") {
     write_rc(true);

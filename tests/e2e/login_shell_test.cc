@@ -51,6 +51,13 @@ struct Lab {
     write_file(keys, key_options + (key_options.empty() ? "" : " ") + read_file(sshd.client_key() + ".pub"));
     chmod(keys.c_str(), 0644);
   }
+  /// A bash user whose ~/.bashrc is `rc` (one line, written with echo "RC": escape `"` and `$`).
+  void add_bash_user(const std::string& name, const std::string& rc) {
+    add_user(name, "/bin/bash");
+    ShellResult r = as_root("echo \"" + rc + "\" > /home/" + name + "/.bashrc");
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+  }
   std::string inventory(const std::string& user) {
     std::string p = dir + "/inv-" + user + ".toml";
     write_file(p, "[hosts.box]\naddress = \"127.0.0.1\"\nport = " + std::to_string(sshd.port()) + "\nuser = \"" +
@@ -67,8 +74,9 @@ struct Lab {
                    const std::string& t) {
     return " run " + pb + " -i " + inventory(user) + " -F none --transport " + transport + " --transcript " + t;
   }
-  ShellResult run(const std::string& pb, const std::string& user, const std::string& transport, const std::string& t) {
-    return run_sh(std::string(RATCHET_BINARY) + args(pb, user, transport, t));
+  ShellResult run(const std::string& pb, const std::string& user, const std::string& transport, const std::string& t,
+                  const std::string& extra = "") {
+    return run_sh(std::string(RATCHET_BINARY) + args(pb, user, transport, t) + extra);
   }
 };
 
@@ -86,6 +94,16 @@ int actions(const std::string& t) {
     n += ev["event"] == "command" && ev.value("role", std::string()) != "check" &&
          ev.value("role", std::string()) != "become_probe";
   return n;
+}
+
+/// fn(user, transport, tag) for each user over each transport (tag: "USER-TRANSPORT"), named in INFO.
+template <class F>
+void each_login(std::initializer_list<const char*> users, std::initializer_list<const char*> transports, F fn) {
+  for (const char* transport : transports)
+    for (const char* user : users) {
+      INFO(user << " over " << transport);
+      fn(std::string(user), std::string(transport), std::string(user) + "-" + transport);
+    }
 }
 
 /// True once /proc/PID is gone or a zombie, within 10 s.
@@ -153,13 +171,10 @@ TEST_CASE("an rc file that replaces the shell or prints, and a forced command: a
   // A restricted account: every command answers with the wrapper's own words and exit 0.
   lab.add_user("dave", "/bin/bash", "command=\"echo restricted account; exit 0\"");
   // An rc file that prints before every command: not a reason to refuse anything.
-  lab.add_user("erin", "/bin/bash");
-  REQUIRE(lab.as_root("echo \"echo erin-rc-line; echo erin-rc-err >&2\" > /home/erin/.bashrc").code == 0);
+  lab.add_bash_user("erin", "echo erin-rc-line; echo erin-rc-err >&2");
 
-  for (const char* transport : {"session", "channel"}) {
-    for (const char* user : {"carol", "dave", "erin"}) {
-      INFO(user << " over " << transport);
-      const std::string tag = std::string(user) + "-" + transport;
+  each_login({"carol", "dave", "erin"}, {"session", "channel"}, [&](const std::string& user, const std::string& transport,
+                                                                     const std::string& tag) {
       const std::string flag = lab.dir + "/flag-" + tag;
       std::string pb = lab.playbook(
           "rc-" + tag + ".toml",
@@ -170,23 +185,22 @@ TEST_CASE("an rc file that replaces the shell or prints, and a forced command: a
       const std::string t = lab.dir + "/" + tag + ".jsonl";
       ShellResult r = lab.run(pb, user, transport, t);
       INFO(r.out << r.err);
-      if (std::string(user) == "erin") {
+      if (user == "erin") {
         // It really ran: the check failed (no flag), the action made its file, its check then still fails, the rung runs.
         CHECK(std::filesystem::exists(flag + "-action"));
-        continue;
+        return;
       }
       CHECK(r.code == 1);
       json end = step_end(t, "flag");
       CHECK(end.value("status", std::string()) == "failed");
       CHECK(reason_of(end).find("could not check: ") != std::string::npos);
       CHECK(reason_of(end).find("the host did not run the command ratchet sent") != std::string::npos);
-      if (std::string(user) == "dave") CHECK(reason_of(end).find("it printed `restricted account`") != std::string::npos);
-      if (std::string(user) == "carol") CHECK(reason_of(end).find("carol-rc-says-hi") != std::string::npos);
+      if (user == "dave") CHECK(reason_of(end).find("it printed `restricted account`") != std::string::npos);
+      if (user == "carol") CHECK(reason_of(end).find("carol-rc-says-hi") != std::string::npos);
       CHECK(actions(t) == 0);
       CHECK_FALSE(std::filesystem::exists(flag + "-action"));
       CHECK_FALSE(std::filesystem::exists(flag + "-rung"));
-    }
-  }
+  });
   // The probe says the same, and changes nothing.
   const std::string pb = lab.playbook("probe.toml", "name = \"rc\"\ntargets = [\"box\"]\n[[step]]\nid = \"flag\"\n"
                                                     "kind = \"run\"\ncheck = \"test -e " + lab.dir + "/x\"\n"
@@ -238,8 +252,7 @@ TEST_CASE("^C while a slow rc file still runs sends nothing more: the command ne
           "[ssh][e2e]") {
   Lab lab;
   // 3 s of rc file before every command the login shell runs (R05's slow variant).
-  lab.add_user("slow", "/bin/bash");
-  REQUIRE(lab.as_root("echo \"echo slow-rc-start > " + lab.dir + "/rc-started-\\$\\$; sleep 3\" > /home/slow/.bashrc").code == 0);
+  lab.add_bash_user("slow", "echo slow-rc-start > " + lab.dir + "/rc-started-\\$\\$; sleep 3");
   for (const char* transport : {"session", "channel"}) {
     INFO(transport);
     const std::string flag = lab.dir + "/ran-" + transport;
@@ -277,4 +290,91 @@ TEST_CASE("a command that kills the session shell first, then execs, is still en
   CHECK(r.code == 1);
   CHECK(reason_of(step_end(t, "server")).find("the session shell ended during the command") != std::string::npos);
   CHECK(ends(read_file(p1).substr(0, read_file(p1).find('\n'))));
+}
+
+TEST_CASE("an rc file that reads stdin, all of a line or a few bytes, never runs a piece of the command",
+          "[ssh][e2e]") {
+  Lab lab;
+  lab.add_bash_user("liner", "read -r line");
+  lab.add_bash_user("nibbler", "read -r -n 3 x");
+  each_login({"liner", "nibbler"}, {"channel", "session"}, [&](const std::string& user, const std::string& transport,
+                                                                 const std::string& tag) {
+      const std::string pwn = lab.dir + "/pwn-" + tag;
+      // A multi-line check, and quotes that a cut could turn inside out.
+      std::string pb = lab.playbook(
+          "read-" + tag + ".toml",
+          "name = \"read\"\ntargets = [\"box\"]\naudit_log = false\n[[step]]\nid = \"s\"\nkind = \"run\"\ntimeout = \"2s\"\n"
+          "check = '''\necho start\ntouch " + pwn + "-line2\n'''\n"
+          "command = '''echo \"x; touch " + pwn + "-quoted; echo 'y'\"'''\n");
+      const std::string t = lab.dir + "/" + tag + ".jsonl";
+      // The rc file waits for a line that never comes: bounded by the connect
+      // timeout (the session shell) and the step's timeout (a channel command).
+      ShellResult r = lab.run(pb, user, transport, t, " --connect-timeout 2s");
+      INFO(r.out << r.err);
+      CHECK(r.code == 1);
+      CHECK(reason_of(step_end(t, "s")).find("the host did not run the command ratchet sent") != std::string::npos);
+      CHECK_FALSE(std::filesystem::exists(pwn + "-line2"));
+      CHECK_FALSE(std::filesystem::exists(pwn + "-quoted"));
+  });
+}
+
+TEST_CASE("what an rc file prints is never the command's output: a check cannot match it, a write converges",
+          "[ssh][e2e]") {
+  Lab lab;
+  lab.add_bash_user("chatty", "echo active; echo rc-err >&2");
+  for (const char* transport : {"channel", "session"}) {
+    INFO(transport);
+    const std::string note = lab.dir + std::string("/note-") + transport;
+    std::string pb = lab.playbook(std::string("chatty-") + transport + ".toml",
+                                  "name = \"chatty\"\ntargets = [\"box\"]\n"
+                                  "[[step]]\nid = \"status\"\nkind = \"verify\"\non_failure = \"continue\"\n"
+                                  "command = 'cat " + lab.dir + "/no-such-status 2>/dev/null; true'\n"
+                                  "stdout_matches = \"^active$\"\n"
+                                  "[[step]]\nid = \"note\"\nkind = \"write\"\npath = \"" + note + "\"\n"
+                                  "content = \"hello\\n\"\n");
+    const std::string t = lab.dir + std::string("/chatty-") + transport + ".jsonl";
+    ShellResult r = lab.run(pb, "chatty", transport, t);
+    INFO(r.out << r.err);
+    CHECK(step_end(t, "status").value("status", std::string()) == "failed");
+    CHECK(step_end(t, "note").value("status", std::string()) == "changed");
+    CHECK(read_file(note) == "hello\n");
+    // The rc file's lines are on record, apart from any command's output.
+    bool recorded = false;
+    for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+      if (ev["event"] == "exit" && ev.value("login_output", std::string()).find("active") != std::string::npos)
+        recorded = true;
+    if (std::string(transport) == "channel") CHECK(recorded);
+  }
+}
+
+TEST_CASE("a slow rc file that ignores SIGPIPE: after the deadline or ^C the command never runs", "[ssh][e2e]") {
+  Lab lab;
+  lab.add_bash_user("stubborn", "trap \\\"\\\" PIPE TERM HUP INT; sleep 6");
+  const std::string flag = lab.dir + "/late";
+  std::string pb = lab.playbook("stubborn.toml", "name = \"late\"\ntargets = [\"box\"]\n[[step]]\nid = \"s\"\n"
+                                                 "kind = \"run\"\ntimeout = \"1s\"\ncommand = \"touch " + flag + "\"\n");
+  const std::string t = lab.dir + "/stubborn.jsonl";
+  ShellResult r = lab.run(pb, "stubborn", "channel", t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  // Well past the rc file's 6 s: the command never came, so it never ran.
+  CHECK_FALSE(eventually([&] { return std::filesystem::exists(flag); }, 9000));
+}
+
+TEST_CASE("^C over a channel stops the setsid grandchild too, for a login sshd may signal", "[ssh][e2e]") {
+  Lab lab;
+  lab.add_user("plain", "/bin/sh");
+  const std::string p1 = lab.dir + "/gc1", p2 = lab.dir + "/gc2";
+  std::string pb = lab.playbook("gc.toml", "name = \"gc\"\ntargets = [\"box\"]\n[[step]]\nid = \"s\"\nkind = \"run\"\n"
+                                           "timeout = \"5m\"\ncommand = \"echo $$ > " + p1 + "; ( setsid sleep 300 & "
+                                           "echo $! > " + p2 + " ); exec sleep 301\"\n");
+  const std::string t = lab.dir + "/gc.jsonl";
+  BackgroundRatchet bg(lab.dir, lab.args(pb, "plain", "channel", t), "gc");
+  REQUIRE(eventually([&] { return read_file(p2).find('\n') != std::string::npos; }));
+  kill(bg.pid, SIGINT);
+  int status = bg.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(ends(read_file(p1).substr(0, read_file(p1).find('\n'))));
+  CHECK(ends(read_file(p2).substr(0, read_file(p2).find('\n'))));
 }

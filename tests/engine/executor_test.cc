@@ -34,7 +34,7 @@ TEST_CASE("executor: the library is sent, the transcript names it by hash, event
   const auto& req = t.requests[0];
   CHECK(req.script == "ratchet_no_holders -- /dev/nvidia0");  // as the step asked, unwrapped
   CHECK(req.library == &steps::wire_library());                // the library travels with it
-  CHECK(transport::wire_form(req).line.find("ratchet_no_holders()") != std::string::npos);
+  CHECK(transport::wire_form(req).stdin_data.find("ratchet_no_holders()") != std::string::npos);
   CHECK(req.capture == 4096);
   CHECK(req.host_timeout.count() == 5000);
   CHECK(req.timeout.count() == 8000);  // + client grace
@@ -138,7 +138,11 @@ TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin 
     CHECK((cmd.become.enabled && !cmd.become.password && !cmd.become.c_locale));
     CHECK(cmd.become_password.empty());  // sudo -n: the password never travels
     CHECK(cmd.stdin_data == "data");
-    CHECK(transport::wire_form(cmd).stdin_data == "data");
+    // After the go line: the command (the payload), then its input.
+    const std::string sent = transport::wire_form(cmd).stdin_data;
+    CHECK(sent.substr(sent.size() - 4) == "data");
+    CHECK(sent.substr(0, sent.size() - 4).rfind(transport::kPayloadEnd) ==
+          sent.size() - 4 - transport::kPayloadEnd.size());
   }
   SECTION("password needed: checked once with sudo -S, then every command gets it first") {
     {
@@ -166,7 +170,10 @@ TEST_CASE("executor: become probes sudo -n once, a password goes first on stdin 
     CHECK((cmd.become.user == "app" && cmd.become.password && !cmd.become.c_locale));
     CHECK(cmd.become_password == pw);
     CHECK(cmd.stdin_data == "payload");  // the command's own input; the password goes first on the wire
-    CHECK(transport::wire_form(cmd).stdin_data == pw + "\npayload");
+    // After the go line: the command (the payload), sudo's password line, then the input.
+    const std::string sent = transport::wire_form(cmd).stdin_data;
+    const std::string tail = std::string(transport::kPayloadEnd) + pw + "\npayload";
+    CHECK(sent.substr(sent.size() - tail.size()) == tail);
     std::ifstream in(path);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(text.find(pw) == std::string::npos);

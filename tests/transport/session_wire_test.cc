@@ -152,11 +152,9 @@ TEST_CASE("session: nonces are 32 hex digits and the start line names its hello"
   CHECK(n.size() == 32);
   CHECK(n.find_first_not_of("0123456789abcdef") == std::string::npos);
   CHECK(new_session_nonce() != n);
-  // One line on stdin after the fixed exec request: the guard, then the
-  // shell under its own name, marked as ratchet's own (kSelfEnv).
-  const std::string line = session_start_line("h1");
-  CHECK(line == "[ \"$1\" = ratchet-wire ] || exit 121; exec env RATCHET_SELF=1 /bin/sh -c " +
-                    util::shell_quote(session_script()) + " ratchet-session h1\n");
-  CHECK(line.find('\n') == line.size() - 1);
+  // Sent after the bootstrap's go line: the shell under its own name, marked
+  // as ratchet's own (kSelfEnv), then the payload's end.
+  CHECK(session_start_payload("h1") == "exec env RATCHET_SELF=1 /bin/sh -c " + util::shell_quote(session_script()) +
+                                           " ratchet-session h1\n#ratchet-end");
   CHECK(session_ready_prefix("h1") == "ratchet-session h1 ready ");
 }

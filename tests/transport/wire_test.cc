@@ -53,7 +53,7 @@ TEST_CASE("the run, watchdog and session scripts travel single-quoted as is", "[
   }
   std::string_view s = run_script();
   // Ends by running the command in the same shell, with nothing of its own left.
-  const std::string_view tail = "eval \"unset __rg __rs __rc; $__rc\"";
+  const std::string_view tail = "eval \"unset __rg __rs __rc __c; $__rc\"";
   CHECK(s.substr(s.size() - tail.size()) == tail);
   CHECK(s.find("fork") == std::string_view::npos);
   CHECK(s.find("& ") == s.find("&& ") + 1);  // no background job: only one && and >&2
@@ -167,22 +167,26 @@ TEST_CASE("wire_form of a typed command: the library ahead of a script that call
   Wire w = wire_form(req);
   const std::string id = "0123456789abcdef";
   CHECK(w.command == "exec /bin/sh -s ratchet-wire");  // always: no quote, `!`, `$` or backslash
-  CHECK(w.line ==
-        exec_line(id, wire_command("ratchet_hi() { echo hi; }\nratchet_hi", milliseconds(5000), Become{}, id)));
+  const std::string payload =
+      payload_of(wire_command("ratchet_hi() { echo hi; }\nratchet_hi", milliseconds(5000), Become{}, id));
+  // The first line holds nothing of the command; the command follows the go line.
+  CHECK(w.line == exec_line(id, payload.size()));
+  CHECK(w.line.find("ratchet_hi") == std::string::npos);
+  CHECK(w.stdin_data == payload);
   CHECK(w.run_id == id);
   CHECK(w.go_id == id);
-  CHECK(w.stdin_data.empty());
   CHECK(w.become_stdin.empty());
   req.script = "echo plain";  // calls nothing of it: sent alone
-  CHECK(wire_form(req).line == exec_line(id, wire_command("echo plain", milliseconds(5000), Become{}, id)));
+  CHECK(wire_form(req).stdin_data == payload_of(wire_command("echo plain", milliseconds(5000), Become{}, id)));
   req.library = nullptr;
   req.script = "ratchet_hi";
-  CHECK(wire_form(req).line == exec_line(id, wire_command("ratchet_hi", milliseconds(5000), Become{}, id)));
+  CHECK(wire_form(req).stdin_data == payload_of(wire_command("ratchet_hi", milliseconds(5000), Become{}, id)));
   // No host deadline: plain /bin/sh -c, no run id on the wire, a fresh go id.
   req = typed("echo hi", 0);
   w = wire_form(req);
   CHECK(w.command == "exec /bin/sh -s ratchet-wire");
-  CHECK(w.line == exec_line(w.go_id, "exec /bin/sh -c 'echo hi'"));
+  CHECK(w.stdin_data == payload_of("exec /bin/sh -c 'echo hi'"));
+  CHECK(w.line == exec_line(w.go_id, w.stdin_data.size()));
   CHECK(valid_run_id(w.go_id));
   CHECK(w.run_id.empty());
   // A deadline needs a run id (the transports draw one when it is "").
@@ -191,37 +195,48 @@ TEST_CASE("wire_form of a typed command: the library ahead of a script that call
   CHECK_THROWS_AS(wire_form(req), std::invalid_argument);
 }
 
-TEST_CASE("wire_form: sudo's password line goes first on stdin and to each second channel", "[transport]") {
+TEST_CASE("exec_line: one line, the go id split around the guard, the payload's size", "[transport]") {
+  const std::string line = exec_line("0123456789abcdef", 1234);
+  CHECK(line.find('\n') == line.size() - 1);
+  CHECK(line.rfind("__g=01234567; [ \"$1\" = ratchet-wire ] || exit 121; ", 0) == 0);
+  CHECK(line.find("0123456789abcdef") == std::string::npos);  // no whole go id before the guard ran
+  CHECK(line.find("[ratchet-go $__g-89abcdef]") != std::string::npos);
+  CHECK(line.find("dd bs=1234 count=1 iflag=fullblock") != std::string::npos);
+  CHECK(go_line("0123456789abcdef") == "[ratchet-go 01234567-89abcdef]\n");
+  CHECK(payload_of("true") == "true\n#ratchet-end");
+}
+
+TEST_CASE("wire_form: the payload, then sudo's password line on stdin, and to each second channel", "[transport]") {
   ExecRequest req = typed("id -u", 5000);
-  req.stdin_data = "payload";
+  req.stdin_data = "input";
   req.become = Become{true, "app", false};
   req.become_password = "pw";  // not asked for (sudo -n): not sent
   Wire w = wire_form(req);
-  const std::string go = exec_line(req.run_id, "");
-  const std::string guard = go.substr(0, go.size() - 1);  // the line up to the command
-  CHECK(w.line.rfind(guard + "exec sudo -n -H -u app -- /bin/sh -c ", 0) == 0);
-  CHECK(w.stdin_data == "payload");
+  const std::string payload = payload_of(wire_command("id -u", milliseconds(5000), req.become, req.run_id));
+  CHECK(payload.rfind("exec sudo -n -H -u app -- /bin/sh -c ", 0) == 0);
+  CHECK(w.stdin_data == payload + "input");
   CHECK(w.become_stdin.empty());
   req.become.password = true;
   w = wire_form(req);
-  CHECK(w.line.rfind(guard + "exec sudo -k -S -p '' -H -u app -- /bin/sh -c ", 0) == 0);
-  CHECK(w.stdin_data == "pw\npayload");
+  const std::string with_pw = payload_of(wire_command("id -u", milliseconds(5000), req.become, req.run_id));
+  CHECK(with_pw.rfind("exec sudo -k -S -p '' -H -u app -- /bin/sh -c ", 0) == 0);
+  CHECK(w.stdin_data == with_pw + "pw\ninput");
   CHECK(w.become_stdin == "pw\n");
   CHECK(w.line.find("pw") == std::string::npos);
   req.become.c_locale = true;  // the become probe
-  CHECK(wire_form(req).line.rfind(guard + "exec env LC_ALL=C sudo -k -S -p '' -H -u app -- ", 0) == 0);
+  CHECK(wire_form(req).stdin_data.rfind("exec env LC_ALL=C sudo -k -S -p '' -H -u app -- ", 0) == 0);
 }
 
-TEST_CASE("sent_form: the wire command with the library by reference and never the password", "[transport]") {
+TEST_CASE("sent_form: the command line with the library by reference and never the password", "[transport]") {
   ExecRequest req = typed("ratchet_hi", 5000);
   req.become = Become{true, "", true};
   req.become_password = "hunter2";
   req.stdin_data = "input";
-  CHECK(sent_form(req) == exec_line(req.run_id, wire_command("# <lib by reference>\nratchet_hi", milliseconds(5000),
-                                                              req.become, "0123456789abcdef")));
+  CHECK(sent_form(req) == wire_command("# <lib by reference>\nratchet_hi", milliseconds(5000), req.become,
+                                       "0123456789abcdef"));
   CHECK(sent_form(req).find("hunter2") == std::string::npos);
   req.script = "echo plain";
-  CHECK(sent_form(req) == wire_form(req).line);  // no library: as sent
+  CHECK(payload_of(sent_form(req)) + "hunter2\ninput" == wire_form(req).stdin_data);  // no library: as sent
 }
 
 TEST_CASE("unsendable: a NUL byte, or under become a sudo argument over MAX_ARG_STRLEN, is refused before sending",

@@ -15,4 +15,4 @@ export RATCHET_RUN_ID;
 # The command runs in this same shell: same PID, no exec, nothing of ours left.
 __rc=$2;
 shift 2;
-eval "unset __rg __rs __rc; $__rc"
+eval "unset __rg __rs __rc __c; $__rc"

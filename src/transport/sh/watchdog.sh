@@ -24,7 +24,9 @@ read -r _ _ _ _ wg ws _ </proc/self/stat;
 if [ "$g" = "$wg" ] || [ "$g" = "$ws" ]; then no "group $g is the session of the watchdog itself"; fi;
 # shellcheck disable=SC2086  # the stat fields, split at spaces on purpose
 alive() { { read -r l <"/proc/$m/stat"; } 2>/dev/null || return 1; l=${l##*") "}; set -- $l; [ "$1" != Z ] && [ "${20}" = "$s" ]; };
-alive || exit 0;
+# Stop now (^C, the client's deadline) when the command already ended (a
+# signal sshd delivered first): what it started and carries the run id still goes.
+if ! alive; then [ "$k" = 0 ] && ( ( exec </dev/null >/dev/null 2>&1; trap "" TERM HUP INT PIPE; reap TERM; sleep 1; reap KILL ) & ); exit 0; fi;
 read -r l <"/proc/$m/stat";
 l=${l##*") "};
 # shellcheck disable=SC2086
