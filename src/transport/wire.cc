@@ -3,15 +3,18 @@
 // the way down to the command):
 //  - The exec request is always kExecRequest, `exec /bin/sh -s ratchet-wire`:
 //    one string every login shell (sh, bash, zsh, fish, tcsh, ...) parses
-//    alike. Everything else travels on stdin, read by that /bin/sh: its first
-//    line (exec_line) checks `$1` (a shell that an rc file exec'd in its place
-//    reads stdin with no such argument, and stops), prints the go line
-//    "[ratchet-go ID]" on stdout and stderr, and runs the command line. The
-//    client sends the rest of stdin (sudo's password, the command's input)
-//    only after the go line came: /bin/sh may read ahead on stdin while it
-//    reads the line. Output before the go line is the login's (an rc file's),
-//    kept out of the command's; no go line at all means the host ran
-//    something else (a forced command, a replaced shell): not a result.
+//    alike. Everything else travels on stdin, read by that /bin/sh: first the
+//    bootstrap line (exec_line), which holds no part of the command: it sets
+//    the go id's first half, checks `$1` (a shell that an rc file exec'd in
+//    its place reads stdin with no such argument, and stops), prints the go
+//    line "[ratchet-go HEAD-TAIL]" on stdout and stderr, reads exactly the
+//    payload's bytes with dd and evals them. The client sends the payload (the
+//    command line, payload_of), sudo's password and the command's input only
+//    after the go line came: /bin/sh may read ahead on stdin while it reads
+//    its line, and a host that did not run the bootstrap whole (an rc file
+//    that read some of it, a forced command) must never get the command.
+//    Output before the go line is the login's (an rc file's), kept out of the
+//    command's; no go line at all means the host ran something else: not a result.
 //  - The command line, with a host deadline: `set -- ID COMMAND; RUN; exit`
 //    in that same shell, or under become `exec sudo ... /bin/sh -c RUN /bin/sh
 //    ID COMMAND`. ID is the run id: 16 random hex digits, new for every
@@ -19,12 +22,12 @@
 //    START_TICKS" (its own /proc/self/stat, read with the `read` builtin),
 //    exports RATCHET_RUN_ID=ID, then evals COMMAND in that same shell: the
 //    command's PID is the one sshd waits for, so sshd reports its exit status
-//    or exit signal. No fork, no other program.
+//    or exit signal. No fork, no other program (the bootstrap's dd read it).
 //  - The client strips the first such line with its ID (remote_process.h); a
 //    line without it, or naming PID or group 1, is output. When the command is
 //    still running after arm_after(timeout), the client runs WATCHDOG on a
-//    second channel with the same become (its line: `exec /bin/sh -c WATCHDOG
-//    ratchet PID PGID START_TICKS MS ID`). It identifies the command by what
+//    second channel with the same become (its line: `exec env RATCHET_SELF=1
+//    /bin/sh -c WATCHDOG ratchet PID PGID START_TICKS MS ID`). It identifies the command by what
 //    the pid line recorded, never by what its argv says now (an `exec` changes
 //    that): it refuses (exit 3, one line on stderr) PID or group 1, its own
 //    group or session, a PID whose start time differs, and a group that the
