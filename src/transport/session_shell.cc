@@ -122,19 +122,19 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
   const std::string line = exec_line(go_id, payload.size()) + payload;
   const size_t first = line.size() - payload.size();
   size_t sent = 0;
+  std::string out, err;
+  // How much of `line` may go: the bootstrap, and the payload once the go line came.
+  auto may_send = [&] { return out.find(go) != std::string::npos ? line.size() : first; };
   const std::string prefix = session_ready_prefix(hello);
   const auto start = Clock::now();
-  std::string out, err;
   ssh_event event = ssh_event_new();
   if (event == nullptr) return "cannot create an event loop";
   ssh_event_add_session(event, s);
   std::string why;
   char buf[4096];
   for (;;) {
-    const bool go_seen = out.find(go) != std::string::npos;
-    const size_t may_send = go_seen ? line.size() : first;
-    while (sent < may_send && !c->ended()) {
-      size_t chunk = std::min<size_t>({may_send - sent, ssh_channel_window_size(c->ch), sizeof buf});
+    while (sent < may_send() && !c->ended()) {
+      size_t chunk = std::min<size_t>({may_send() - sent, ssh_channel_window_size(c->ch), sizeof buf});
       if (chunk == 0) break;
       int w = ssh_channel_write(c->ch, line.data() + sent, uint32_t(chunk));
       if (w <= 0) break;
@@ -168,8 +168,7 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
       why = fmt::format("no ready line within {} ms", timeout.count());
       break;
     }
-    const bool can_write = sent < (out.find(go) != std::string::npos ? line.size() : first) &&
-                           ssh_channel_window_size(c->ch) > 0;
+    const bool can_write = sent < may_send() && ssh_channel_window_size(c->ch) > 0;
     if (ssh_event_dopoll(event, can_write ? 0 : 100) == SSH_ERROR) {
       why = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
       *no_channel = true;

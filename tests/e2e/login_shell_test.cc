@@ -106,10 +106,25 @@ void each_login(std::initializer_list<const char*> users, std::initializer_list<
     }
 }
 
+/// ^C to a background run once `started` names a PID (its file has a line):
+/// it exits 130, and the PIDs in each of `pid_files` end.
+void interrupt_and_expect_ended(BackgroundRatchet& bg, const std::string& started,
+                                std::initializer_list<std::string> pid_files);
+
 /// True once /proc/PID is gone or a zombie, within 10 s.
 bool ends(const std::string& pid_text) {
   if (pid_text.empty()) return false;
   return eventually([&] { return !pid_alive(std::stol(pid_text)); });
+}
+
+void interrupt_and_expect_ended(BackgroundRatchet& bg, const std::string& started,
+                                std::initializer_list<std::string> pid_files) {
+  REQUIRE(eventually([&] { return read_file(started).find('\n') != std::string::npos; }));
+  kill(bg.pid, SIGINT);
+  int status = bg.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  for (const auto& f : pid_files) CHECK(ends(read_file(f).substr(0, read_file(f).find('\n'))));
 }
 
 }  // namespace
@@ -237,13 +252,7 @@ TEST_CASE("a command that execs, and what it started in a session of its own, en
                                          "kind = \"run\"\ntimeout = \"5m\"\ncommand = \"" + command + "\"\n");
       const std::string t = lab.dir + "/int-" + transport + ".jsonl";
       BackgroundRatchet bg(lab.dir, lab.args(long_pb, "root", transport, t), std::string("int-") + transport);
-      REQUIRE(eventually([&] { return read_file(p2).find('\n') != std::string::npos; }));
-      kill(bg.pid, SIGINT);
-      int status = bg.wait();
-      CHECK(WIFEXITED(status));
-      CHECK(WEXITSTATUS(status) == 130);
-      CHECK(ends(read_file(p1).substr(0, read_file(p1).find('\n'))));
-      CHECK(ends(read_file(p2).substr(0, read_file(p2).find('\n'))));
+      interrupt_and_expect_ended(bg, p2, {p1, p2});
     }
   }
 }
@@ -370,11 +379,5 @@ TEST_CASE("^C over a channel stops the setsid grandchild too, for a login sshd m
                                            "echo $! > " + p2 + " ); exec sleep 301\"\n");
   const std::string t = lab.dir + "/gc.jsonl";
   BackgroundRatchet bg(lab.dir, lab.args(pb, "plain", "channel", t), "gc");
-  REQUIRE(eventually([&] { return read_file(p2).find('\n') != std::string::npos; }));
-  kill(bg.pid, SIGINT);
-  int status = bg.wait();
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 130);
-  CHECK(ends(read_file(p1).substr(0, read_file(p1).find('\n'))));
-  CHECK(ends(read_file(p2).substr(0, read_file(p2).find('\n'))));
+  interrupt_and_expect_ended(bg, p2, {p1, p2});
 }
