@@ -2,9 +2,11 @@
 // frame (session_wire.h), the command's stdout and stderr come back raw on
 // the channel's two streams, each ended by the request's nonce, and the
 // trailer after it on stdout says how the command ended. Anything else (the
-// shell gone, a garbled trailer, a deadline, ^C) ends the shell too: the
-// next command starts a fresh one. The deadline and ^C reach the command as
-// on the channel path: the watchdog on a second channel (ssh_exec.cc).
+// shell gone, a garbled trailer, a helper left unread) ends the shell too:
+// the next command starts a fresh one. The deadline and ^C reach the command
+// through the watchdog, as on the channel path, but in band: the shell's
+// guard reads it from this same channel (session.sh), so sshd's MaxSessions 1
+// does not stop it; a second channel only where the guard cannot take it.
 #include "transport/session_shell.h"
 
 #include <fmt/format.h>
@@ -108,7 +110,7 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
   auto c = std::make_unique<ShellChannel>(s);
   if (c->ch == nullptr) return fmt::format("{}: cannot create a channel: {}", t.where, ssh_get_error(s));
   if (ssh_channel_open_session(c->ch) != SSH_OK)
-    return fmt::format("{}: cannot open a session channel: {}", t.where, ssh_get_error(s));
+    return fmt::format("{}: cannot open a session channel: {}", t.where, ssh_get_error(s));  // channel_refused
   const std::string hello = new_run_id();
   if (ssh_channel_request_exec(c->ch, std::string(kExecRequest).c_str()) != SSH_OK)
     return fmt::format("{}: exec request refused: {}", t.where, ssh_get_error(s));
@@ -211,6 +213,11 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
   size_t written = 0;
   bool armed = false, deadline_hit = false, broken = false;
   const auto deadline = start + req.timeout;
+  // The guard's helpers (session.sh): sent after the frame on this channel.
+  std::string helpers;
+  size_t helpers_written = 0;
+  int helpers_sent = 0;
+  std::optional<Clock::time_point> stop_until;  // an in-band stop was sent: the trailer by then
   ssh_event event = ssh_event_new();
   if (event == nullptr) {
     r.error = "cannot create an event loop";
@@ -223,6 +230,18 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
     std::string how = arm_watchdog(s, t, req, wire, proc, left);
     ssh_event_add_session(event, s);
     return how;
+  };
+  // A helper goes in band once the whole frame is out (the guard reads what
+  // follows it) and while the shell is there; sudo's password only as one line.
+  const bool password_line =
+      !(req.become.enabled && req.become.password) ||
+      req.become_password.find_first_of(std::string("\n\0", 2)) == std::string::npos;
+  auto in_band = [&] { return written == frame.size() && password_line && !ch_->gone(); };
+  auto send_helper = [&](long long left) {
+    std::optional<std::string> pw;
+    if (req.become.enabled && req.become.password) pw = req.become_password;
+    helpers += session_helper_frame(nonce, watchdog_command(proc, util::Millis(left), req.become, req.run_id), pw);
+    ++helpers_sent;
   };
   char buf[32768];
   std::string passed, filtered;
@@ -238,24 +257,41 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
   };
   // ^C or the deadline: the command by its pid line, which may still be on
   // its way (a request just sent): up to 1 s for it, else whatever carries
-  // its run id (wire.h: the watchdog with PID 0).
+  // its run id (wire.h: the watchdog with PID 0). In band when it can: then
+  // the exchange goes on until the trailer (the watchdog KILLs 1 s after its
+  // TERM), for at most 3 s; else on a second channel, and the shell closes.
+  // A frame not wholly sent started nothing: the shell reads all of it first.
   auto stop_now = [&] {
-    for (auto until = Clock::now() + std::chrono::seconds(1); !proc.known() && written == frame.size() &&
-                                                               !ch_->gone() && Clock::now() < until;) {
+    if (written < frame.size()) {
+      broken = true;
+      return;
+    }
+    for (auto until = Clock::now() + std::chrono::seconds(1);
+         !proc.known() && !ch_->gone() && Clock::now() < until;) {
       if (ssh_event_dopoll(event, 50) == SSH_ERROR) break;
       read_stderr();
     }
-    return on_second_channel(0);
+    if (in_band()) {
+      send_helper(0);
+      stop_until = Clock::now() + std::chrono::seconds(3);
+      return;
+    }
+    r.watchdog = on_second_channel(0);
+    broken = true;
   };
   for (;;) {
-    // The frame, never past the window (a blocking write would stop the reads).
-    while (written < frame.size()) {
-      size_t chunk = std::min<size_t>({frame.size() - written, ssh_channel_window_size(ch), sizeof buf});
-      if (chunk == 0) break;
-      int w = ssh_channel_write(ch, frame.data() + written, uint32_t(chunk));
-      if (w <= 0) break;
-      written += size_t(w);
-    }
+    // The frame, then any helper, never past the window (a blocking write would stop the reads).
+    auto write_out = [&](const std::string& bytes, size_t* done) {
+      while (*done < bytes.size()) {
+        size_t chunk = std::min<size_t>({bytes.size() - *done, ssh_channel_window_size(ch), sizeof buf});
+        if (chunk == 0) break;
+        int w = ssh_channel_write(ch, bytes.data() + *done, uint32_t(chunk));
+        if (w <= 0) break;
+        *done += size_t(w);
+      }
+    };
+    write_out(frame, &written);
+    if (written == frame.size()) write_out(helpers, &helpers_written);
     int n;
     while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 0)) > 0) {
       passed.clear();
@@ -273,6 +309,11 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
       }
     }
     if (trailer && err_end.found()) break;
+    if (ch_->gone() && !ssh_is_connected(s)) {  // the socket went, and the channel with it
+      r.error = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
+      broken = true;
+      break;
+    }
     if (ch_->gone()) {
       r.error = fmt::format(
           "the session shell ended during the command ({}): the command may have ended it, and how the "
@@ -283,27 +324,36 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
       r.watchdog = on_second_channel(0);
       break;
     }
-    if (req.cancel && req.cancel->load()) {
-      r.watchdog = stop_now();
-      r.error = "interrupted";
+    if (stop_until && Clock::now() >= *stop_until) {
+      // The guard did not answer (a command that holds the frame's end?): as before.
+      r.watchdog = on_second_channel(0);
       broken = true;
       break;
+    }
+    if (!stop_until && req.cancel && req.cancel->load()) {
+      r.error = "interrupted";
+      stop_now();
+      if (broken) break;
+      continue;
     }
     const long long el = ms_since(start);
-    if (req.host_timeout.count() > 0 && !armed && proc.known() && !trailer &&
+    if (req.host_timeout.count() > 0 && !armed && proc.known() && !trailer && !stop_until &&
         el >= arm_after(req.host_timeout).count()) {
       armed = true;
-      r.watchdog = on_second_channel(req.host_timeout.count() - el);
+      const long long left = req.host_timeout.count() - el;
+      if (in_band()) send_helper(left);
+      else r.watchdog = on_second_channel(left);
     }
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
+    if (!stop_until && left.count() <= 0) {
       deadline_hit = true;
-      broken = true;
-      r.watchdog = stop_now();
-      break;
+      stop_now();
+      if (broken) break;
+      continue;
     }
-    bool can_write = written < frame.size() && ssh_channel_window_size(ch) > 0;
-    if (ssh_event_dopoll(event, can_write ? 0 : int(std::min<long long>(left.count(), 200))) == SSH_ERROR) {
+    if (stop_until) left = std::chrono::ceil<std::chrono::milliseconds>(*stop_until - Clock::now());
+    bool can_write = (written < frame.size() || helpers_written < helpers.size()) && ssh_channel_window_size(ch) > 0;
+    if (ssh_event_dopoll(event, can_write ? 0 : int(std::clamp<long long>(left.count(), 0, 200))) == SSH_ERROR) {
       r.error = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
       broken = true;
       break;
@@ -319,9 +369,13 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
     r.exit_code = trailer->exit_code;
     r.signal = trailer->signal;
     if (trailer->held) r.warning = held_output_warning(req.drain_grace.count(), trailer->holders);
+    // The guard ran what it reports; a helper it did not report may still be
+    // unread on the shell's stdin: then the shell is not used again.
+    if (!trailer->helpers.empty()) r.watchdog = helper_outcome(trailer->helpers.back());
+    if (int(trailer->helpers.size()) != helpers_sent) broken = true;
   }
   const bool ended = trailer.has_value() && err_end.found();
-  r.timed_out = deadline_hit && !ended;
+  r.timed_out = deadline_hit;
   if (!r.signal.empty() && req.host_timeout.count() > 0 && ms_since(start) >= req.host_timeout.count())
     r.timed_out = true;  // the watchdog's deadline killed it
   if (broken || !ended) close();

@@ -86,6 +86,21 @@ std::string session_frame(std::string_view nonce, const SessionRequest& r) {
   return out;
 }
 
+std::string session_helper_frame(std::string_view nonce, const std::string& command_line,
+                                 const std::optional<std::string>& password) {
+  std::string out = fmt::format("{} {} {}\n", nonce, command_line.size(), password ? 1 : 0);
+  if (password) out += *password + '\n';
+  return out + command_line;
+}
+
+std::string helper_outcome(std::string_view line) {
+  const size_t sp = line.find(' ');
+  const std::string_view code = line.substr(0, sp);
+  const std::string_view said = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+  if (code == "0") return "armed";
+  return fmt::format("watchdog: exit {}{}{}", code, said.empty() ? "" : ": ", said);
+}
+
 void MarkerSplit::feed(const char* data, size_t n, std::string* out) {
   if (found_) {
     after_.append(data, n);
@@ -117,10 +132,10 @@ std::optional<SessionTrailer> parse_trailer(std::string_view after, bool* bad) {
   std::istringstream in{std::string(after.substr(0, nl))};
   std::string end, kind, value, rest;
   int held = -1;
-  long long hlen = -1;
-  in >> end >> kind >> value >> held >> hlen;
+  long long hlen = -1, glen = -1;
+  in >> end >> kind >> value >> held >> hlen >> glen;
   if (!in || (in >> rest) || end != "end" || (kind != "exit" && kind != "signal") || (held != 0 && held != 1) ||
-      hlen < 0) {
+      hlen < 0 || glen < 0) {
     *bad = true;
     return std::nullopt;
   }
@@ -135,8 +150,14 @@ std::optional<SessionTrailer> parse_trailer(std::string_view after, bool* bad) {
     t.signal = value;
   }
   t.held = held == 1;
-  if (after.size() - nl - 1 < size_t(hlen)) return std::nullopt;
+  if (after.size() - nl - 1 < size_t(hlen) + size_t(glen)) return std::nullopt;
   t.holders = std::string(after.substr(nl + 1, size_t(hlen)));
+  std::string_view reports = after.substr(nl + 1 + size_t(hlen), size_t(glen));
+  while (!reports.empty()) {
+    const size_t end_of = reports.find('\n');
+    t.helpers.emplace_back(reports.substr(0, end_of));
+    reports.remove_prefix(end_of == std::string_view::npos ? reports.size() : end_of + 1);
+  }
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "transport/transport.h"
 #include "util/duration.h"
@@ -79,13 +80,26 @@ class MarkerSplit {
   bool found_ = false;
 };
 
-/// The trailer that follows the end marker on stdout:
-/// " end exit N HELD HLEN\n" or " end signal NAME HELD HLEN\n", then HLEN bytes.
+/// A helper (the watchdog's command line) for the guard that reads the
+/// shell's stdin while the child runs: "NONCE LEN PW\n", sudo -S's password
+/// and "\n" when given (PW 1), then the LEN bytes of `command_line`. Sent on
+/// the shell's own channel: no second channel (docs/transport.md).
+std::string session_helper_frame(std::string_view nonce, const std::string& command_line,
+                                 const std::optional<std::string>& password);
+
+/// What one of the guard's report lines ("STATUS FIRST-STDERR-LINE") says, in
+/// the words of the second channel's watchdog: "armed", or "watchdog: exit N: ...".
+std::string helper_outcome(std::string_view report_line);
+
+/// The trailer that follows the end marker on stdout: " end exit N HELD HLEN
+/// GLEN\n" or " end signal NAME HELD HLEN GLEN\n", then HLEN and GLEN bytes.
 struct SessionTrailer {
   int exit_code = -1;   ///< -1 with a signal
   std::string signal;   ///< "TERM", ... ("" = it exited)
   bool held = false;    ///< output was still held open after the grace
   std::string holders;  ///< the query's output: "PID COMM" lines
+  /// The guard's reports, one line per helper it ran, in order (helper_outcome).
+  std::vector<std::string> helpers;
 };
 
 /// Parses `after` (MarkerSplit::after of stdout). nullopt while incomplete;

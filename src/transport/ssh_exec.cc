@@ -19,6 +19,10 @@
 namespace ratchet::transport::ssh {
 
 namespace {
+constexpr const char* kNoSessionChannel = "cannot open a session channel";
+}  // namespace
+
+namespace {
 
 using Clock = std::chrono::steady_clock;
 
@@ -151,7 +155,7 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
   Channel channel(s);
   ssh_channel ch = channel.get();
   if (ch == nullptr) return fail("cannot create a channel");
-  if (ssh_channel_open_session(ch) != SSH_OK) return fail("cannot open a session channel");
+  if (ssh_channel_open_session(ch) != SSH_OK) return fail(kNoSessionChannel);
   if (ssh_channel_request_exec(ch, wire.command.c_str()) != SSH_OK)
     return fail("exec request refused");
 
@@ -334,6 +338,10 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
 }
 
 }  // namespace
+
+bool channel_refused(const std::string& error) {
+  return error.find(std::string(": ") + kNoSessionChannel + ": ") != std::string::npos;
+}
 
 ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) {
   if (req.host_timeout.count() > 0 && req.run_id.empty()) {  // the caller left it to us

@@ -118,6 +118,16 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     r.error = fmt::format("{}: not connected", t.where.empty() ? ep_.name : t.where);
     return r;
   }
+  // sshd's MaxSessions: a channel just closed holds its session until sshd has
+  // reaped what ran on it, and an idle session shell holds one for good. A
+  // refused channel is asked for again (nothing was sent), after the idle
+  // shell is closed (it ends at its EOF), for up to 5 s.
+  const auto until = Clock::now() + std::min<util::Millis>(ep_.connect_timeout, util::Millis(5'000));
+  auto again = [&](const std::string& error) {
+    if (!ssh::channel_refused(error) || Clock::now() >= until || (req.cancel && req.cancel->load())) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return true;
+  };
   std::string note;
   // A streamed file (copy) needs a channel's flow control: the shell frames a known-size input.
   if (ep_.exec_mode == ExecMode::session && fallback_.empty() && req.stdin_file.empty() && req.stdout_fd < 0) {
@@ -131,7 +141,9 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     }
     if (!shell_.is_open()) {
       bool no_channel = false;
-      std::string why = shell_.open(session_, t, ep_.connect_timeout, &no_channel, req.cancel);
+      std::string why;
+      do why = shell_.open(session_, t, ep_.connect_timeout, &no_channel, req.cancel);
+      while (no_channel && again(why));
       if (!why.empty() && no_channel) {  // the session itself failed: a channel would too
         ExecResult r;
         r.error = why;
@@ -149,6 +161,8 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     }
   }
   ExecResult r = ssh::exec_channel(session_, t, req);
+  if (shell_.is_open() && ssh::channel_refused(r.error)) shell_.close();  // the next command starts a fresh one
+  while (again(r.error)) r = ssh::exec_channel(session_, t, req);
   if (!note.empty()) r.warning = r.warning.empty() ? note : note + "; " + r.warning;
   return r;
 }

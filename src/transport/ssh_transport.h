@@ -126,4 +126,9 @@ std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req,
 /// and closes that channel before returning. Channel failures set ExecResult::error.
 ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req);
 
+/// Whether `error` (exec_channel's, SessionShell::open's) says that sshd
+/// would not open a session channel (its MaxSessions reached, for one):
+/// nothing was sent.
+bool channel_refused(const std::string& error);
+
 }  // namespace ratchet::transport::ssh

@@ -49,30 +49,47 @@ TEST_CASE("session: output that could begin the marker is held back until it can
 
 TEST_CASE("session: trailers parse and garbled ones are refused", "[transport]") {
   bool bad = false;
-  auto t = parse_trailer(" end exit 3 0 0\n", &bad);
+  auto t = parse_trailer(" end exit 3 0 0 0\n", &bad);
   REQUIRE(t);
   CHECK(t->exit_code == 3);
   CHECK(t->signal.empty());
   CHECK_FALSE(t->held);
-  t = parse_trailer(" end signal KILL 0 0\n", &bad);
+  CHECK(t->helpers.empty());
+  t = parse_trailer(" end signal KILL 0 0 0\n", &bad);
   REQUIRE(t);
   CHECK(t->exit_code == -1);
   CHECK(t->signal == "KILL");
   // Held output: the holders follow the line, HLEN bytes.
-  CHECK_FALSE(parse_trailer(" end exit 0 1 8\n12 sle", &bad));
+  CHECK_FALSE(parse_trailer(" end exit 0 1 8 0\n12 sle", &bad));
   CHECK_FALSE(bad);
-  t = parse_trailer(" end exit 0 1 9\n12 sleep\n", &bad);
+  t = parse_trailer(" end exit 0 1 9 0\n12 sleep\n", &bad);
   REQUIRE(t);
   CHECK(t->held);
   CHECK(t->holders == "12 sleep\n");
+  // The guard's reports follow the holders, GLEN bytes, a line each.
+  CHECK_FALSE(parse_trailer(" end signal TERM 1 9 23\n12 sleep\n0 \n3 ratchet-watch", &bad));
+  CHECK_FALSE(bad);
+  t = parse_trailer(" end signal TERM 1 9 26\n12 sleep\n0 \n3 ratchet-watchdog: no\n", &bad);
+  REQUIRE(t);
+  CHECK(t->holders == "12 sleep\n");
+  REQUIRE(t->helpers.size() == 2);
+  CHECK(helper_outcome(t->helpers[0]) == "armed");
+  CHECK(helper_outcome(t->helpers[1]) == "watchdog: exit 3: ratchet-watchdog: no");
   CHECK_FALSE(parse_trailer(" end exit 0", &bad));  // not yet a line
   CHECK_FALSE(bad);
-  for (const char* garbled : {" end exit x 0 0\n", " end quit 0 0 0\n", " fin exit 0 0 0\n", " end exit 0 2 0\n",
-                              " end exit 0 0 0 0\n", " end exit 256 0 0\n", " end exit 0 0 -1\n"}) {
+  for (const char* garbled : {" end exit x 0 0 0\n", " end quit 0 0 0 0\n", " fin exit 0 0 0 0\n",
+                              " end exit 0 2 0 0\n", " end exit 0 0 0 0 0\n", " end exit 256 0 0 0\n",
+                              " end exit 0 0 -1 0\n", " end exit 0 0 0 -1\n", " end exit 0 0 0\n"}) {
     INFO(garbled);
     CHECK_FALSE(parse_trailer(garbled, &bad));
     CHECK(bad);
   }
+}
+
+TEST_CASE("session: a helper for the guard is its line then the password line and the command", "[transport]") {
+  CHECK(session_helper_frame("n1", "kill 0", std::nullopt) == "n1 6 0\nkill 0");
+  CHECK(session_helper_frame("n1", "kill 0", std::string("pw")) == "n1 6 1\npw\nkill 0");
+  CHECK(helper_outcome("2") == "watchdog: exit 2");
 }
 
 TEST_CASE("session: a request is its header line then the library, child and stdin bytes", "[transport]") {

@@ -71,8 +71,40 @@ while read -r k wl il g ll id pf && read -r q; do
   # looks for it there); DIR/w sets its arguments. RATCHET_SELF=1, which this
   # shell and all else it starts carry (ratchet's own: never selected by the
   # host library), is not the child's: the command stays selectable.
+  # The guard: while the child runs, a fork of this shell reads stdin for the
+  # client's helpers on this same channel (the watchdog: the deadline and ^C
+  # need no second channel, which sshd MaxSessions 1 refuses). A helper is
+  # "NONCE LEN PW", with PW 1 sudo -S's password line (to it through a pipe
+  # from printf, in no file), then LEN bytes of a command line for /bin/sh.
+  # Its exit status and its stderr's first line go to DIR/g, one line each,
+  # which the trailer carries: the client counts them to know that nothing it
+  # sent is left unread. Any other line ends the guard. (Its stdin comes
+  # through fd 6: an async list gets /dev/null for it, before redirections.)
+  exec 6<&0;
+  ( exec 3>&- 4<&- 5<&- 6<&-;
+  while read -r gk gl gp; do
+    [ "$gk" = "$k" ] || exit 0;
+    gw=;
+    if [ "$gp" = 1 ]; then IFS= read -r gw || exit 0; fi;
+    echo 1 >"$d/gb";
+    get "$d/h" "$gl" || { : >"$d/gb"; exit 0; };
+    if [ "$gp" = 1 ]; then { printf %s "$gw"; echo; } | /bin/sh "$d/h" >/dev/null 2>"$d/he"; else /bin/sh "$d/h" </dev/null >/dev/null 2>"$d/he"; fi;
+    gx=$?;
+    gw=;
+    ge=;
+    read -r ge <"$d/he";
+    echo "$gx $ge" >>"$d/g";
+    : >"$d/gb";
+  done ) <&6 & gp=$!;
+  exec 6<&-;
   ( unset RATCHET_SELF; exec setsid /bin/sh -c "exec 2>$d/e; . $d/w" /bin/sh "$id" ) <&4 >"$d/o" 3>&- 4<&-;
   s=$?;
+  # A helper the guard is running (the watchdog that ended the child) finishes
+  # and reports first (at most 5 s); then the guard goes.
+  gw=0;
+  while [ -s "$d/gb" ] && [ "$gw" -lt 50 ]; do sleep 0.1 || sleep 1; gw=$((gw + 1)); done;
+  kill "$gp";
+  wait "$gp";
   exec 4<&-;
   if [ -n "$pp" ]; then kill "$pp"; wait "$pp"; fi;
   # sh reads a death by signal N as status 128+N; the command's EXIT trap
@@ -96,12 +128,16 @@ while read -r k wl il g ll id pf && read -r q; do
     hd=1;
     [ -n "$q" ] && /bin/sh -c "$q" </dev/null >"$d/hq" && h=$(wc -c <"$d/hq");
   fi;
-  echo "$k end $x $hd $((h))";
+  gn=0;
+  [ -s "$d/g" ] && gn=$(wc -c <"$d/g");
+  echo "$k end $x $hd $((h)) $((gn))";
   [ "$((h))" -gt 0 ] && cat "$d/hq";
+  [ "$((gn))" -gt 0 ] && cat "$d/g";
   printf %s "$k" >&3;
   # Off the round trip: the status file emptied (the shell writes nothing
   # else), and, only when output was held open, new fifos for the next
   # command (a reader that saw its end of file saw every writer gone).
   : >"$d/s";
+  [ "$((gn))" -gt 0 ] && : >"$d/g";
   if [ "$hd" = 1 ]; then rm -f "$d/o" "$d/e" "$d/hq"; mkfifo "$d/o" "$d/e" || exit 98; fi;
 done

@@ -1,0 +1,143 @@
+// sshd's `MaxSessions 1` (issue 26, item 4): the session shell takes the
+// only session a connection may have, so nothing may need a second channel.
+// The deadline and ^C reach a command that `exec`s and starts a `setsid`
+// child through the shell's own channel (its guard, session.sh); copy and
+// fetch, which stream on a channel of their own, get the slot the idle shell
+// gives back. Everything runs against a real sshd on 127.0.0.1 and kills only
+// what the test started, by PID.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/local_proc.h"
+#include "support/sshd_fixture.h"
+#include "transcript/reader.h"
+
+using namespace ratchet::testing;
+using nlohmann::json;
+
+namespace {
+
+struct Lab {
+  SshdHost sshd{"SSHD_MAX_SESSIONS=1"};
+  std::string dir = temp_dir("ratchet-one-session");
+  std::string inv = dir + "/inventory.toml";
+  std::string pids = dir + "/pids";
+  std::string transcript = dir + "/t.jsonl";
+
+  Lab() {
+    std::ofstream(inv) << "[hosts.box]\naddress = \"127.0.0.1\"\nport = " << sshd.port()
+                       << "\nuser = \"root\"\nidentity = \"" << sshd.client_key() << "\"\nknown_hosts = \""
+                       << sshd.known_hosts() << "\"\n";
+  }
+  ~Lab() {
+    for (pid_t p : listed()) ::kill(p, SIGKILL);  // only if a test failed: ours, by PID
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string playbook(const std::string& body) {
+    std::string p = dir + "/p.toml";
+    std::ofstream(p) << "name = \"one-session\"\n" << body;
+    return p;
+  }
+  std::string args(const std::string& pb) const {
+    return " run " + pb + " -i " + inv + " -F none --transcript " + transcript + " --artifacts " + dir + "/art";
+  }
+  /// The PIDs the step wrote: its own shell (which `exec`s) and a `setsid` child.
+  std::vector<pid_t> listed() const {
+    std::ifstream in(pids);
+    std::vector<pid_t> out;
+    for (pid_t p; in >> p;) out.push_back(p);
+    return out;
+  }
+};
+
+/// A step whose command is what services do: a child in a session of its own,
+/// then `exec` (the argv the shell had is gone).
+std::string exec_step(const std::string& pids, const std::string& extra) {
+  return "[[step]]\nid = \"server\"\nkind = \"run\"\n" + extra +
+         "command = \"setsid sleep 300 & echo $! >> " + pids + "; echo $$ >> " + pids + "; exec sleep 300\"\n";
+}
+
+std::vector<json> events_named(const ratchet::transcript::ReadResult& tr, const std::string& name) {
+  std::vector<json> out;
+  for (const auto& e : tr.events)
+    if (e["event"] == name) out.push_back(e);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("one session: under MaxSessions 1 the deadline ends a command that execs and its setsid child",
+          "[ssh][session]") {
+  Lab lab;
+  std::string pb = lab.playbook(exec_step(lab.pids, "timeout = \"2s\"\n") +
+                                "[[step]]\nid = \"after\"\nkind = \"run\"\ncommand = \"true\"\n");
+  auto r = run_sh(RATCHET_BINARY + lab.args(pb));
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  auto list = lab.listed();
+  REQUIRE(list.size() == 2);
+  for (pid_t p : list) CHECK(wait_pid_gone(p, 5000));
+  auto tr = ratchet::transcript::read_transcript(lab.transcript);
+  auto exits = events_named(tr, "exit");
+  REQUIRE(exits.size() == 1);
+  CHECK(exits[0]["timed_out"] == true);
+  CHECK(exits[0]["signal"] == "TERM");
+  CHECK(exits[0]["watchdog"] == "armed");  // in band: no second channel was there to open
+}
+
+TEST_CASE("one session: under MaxSessions 1 ^C ends a command that execs and its setsid child", "[ssh][session]") {
+  Lab lab;
+  std::string pb = lab.playbook(exec_step(lab.pids, ""));
+  BackgroundRatchet bg(lab.dir, lab.args(pb));
+  REQUIRE(eventually([&] { return lab.listed().size() == 2; }));
+  auto t0 = std::chrono::steady_clock::now();
+  ::kill(bg.pid, SIGINT);
+  int status = bg.wait();
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(6));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  for (pid_t p : lab.listed()) CHECK(wait_pid_gone(p, 5000));
+  auto tr = ratchet::transcript::read_transcript(lab.transcript);
+  CHECK(tr.note == "");
+  auto exits = events_named(tr, "exit");
+  REQUIRE(exits.size() == 1);
+  CHECK(exits[0]["watchdog"] == "armed");
+  REQUIRE_FALSE(tr.events.empty());
+  CHECK(tr.events.back()["event"] == "run_end");
+  CHECK(tr.events.back()["status"] == "interrupted");
+}
+
+TEST_CASE("one session: under MaxSessions 1 copy and fetch run between session shell commands", "[ssh][session]") {
+  Lab lab;
+  std::filesystem::create_directories(lab.dir + "/src");
+  std::ofstream(lab.dir + "/src/notes.md") << "production notes\n";
+  const std::string dest = lab.dir + "/dest";
+  std::string pb = lab.playbook(
+      "[[step]]\nid = \"before\"\nkind = \"run\"\ncommand = \"echo before\"\n"
+      "[[step]]\nid = \"put\"\nkind = \"copy\"\nsrc = \"src\"\ndest = \"" + dest + "\"\n"
+      "[[step]]\nid = \"between\"\nkind = \"run\"\ncommand = \"cat " + dest + "/notes.md\"\n"
+      "[[step]]\nid = \"get\"\nkind = \"fetch\"\nsrc = \"" + dest + "/notes.md\"\n"
+      "[[step]]\nid = \"after\"\nkind = \"run\"\ncommand = \"echo after\"\n");
+  auto r = run_sh(RATCHET_BINARY + lab.args(pb));
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  std::ifstream copied(dest + "/notes.md");
+  std::string line;
+  CHECK(std::getline(copied, line));
+  CHECK(line == "production notes");
+  std::ifstream fetched(lab.dir + "/art/box" + dest + "/notes.md");
+  CHECK(std::getline(fetched, line));
+  CHECK(line == "production notes");
+  auto tr = ratchet::transcript::read_transcript(lab.transcript);
+  auto ends = events_named(tr, "step_end");
+  REQUIRE(ends.size() == 5);
+  for (const auto& e : ends) CHECK(e["status"] != "failed");
+}
