@@ -15,6 +15,8 @@ PACKAGES=(
   openssh-server openssh-client systemd-container debootstrap zstd psmisc procps iproute2 util-linux
   # the host library is tested with BusyBox's tools too (no GNU find -printf); shellcheck lints it
   busybox-static shellcheck
+  # R25: the keepalive test drops packets in a network namespace of its own
+  iptables
   # login shells a lab's users really have: the exec request and every kind are tested under each
   zsh fish tcsh csh mksh
   # the live-progress test drives ratchet in a tmux pane (a pseudo-terminal)
