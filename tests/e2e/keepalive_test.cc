@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,8 +79,13 @@ TEST_CASE("R25: keepalives from the ssh config notice a path that drops silently
     CHECK(step_statuses(quiet)["quiet"] == "changed");
 
     const std::string started = lab.dir + "/started", t = lab.dir + "/cut.jsonl";
-    pid_t pid = lab.start("echo go > " + started + "; sleep 50", transport, t);
-    REQUIRE(eventually([&] { return read_file(started) == "go\n"; }));
+    // The sleep's PID, to end it here: the cut session's watchdog would only at 60 s.
+    pid_t pid = lab.start("sleep 50 & echo $! > " + started + "; wait", transport, t);
+    REQUIRE(eventually([&] { return read_file(started).find('\n') != std::string::npos; }));
+    struct EndSleep {
+      pid_t pid;
+      ~EndSleep() { kill(pid, SIGKILL); }
+    } end_sleep{pid_t(std::stol(read_file(started)))};
     const auto cut = std::chrono::steady_clock::now();
     ShellResult drop = run_sh(lab.ns.exec_prefix() + " iptables -A INPUT -p tcp --sport " +
                               std::to_string(lab.sshd.port()) + " -j DROP");
