@@ -14,7 +14,9 @@ PACKAGES=(
   # tests and demo: real sshd hosts and a real systemd host (systemd-nspawn)
   openssh-server openssh-client systemd-container debootstrap zstd psmisc procps iproute2 util-linux
   # the host library is tested with BusyBox's tools too (no GNU find -printf); shellcheck lints it
-  busybox shellcheck
+  busybox-static shellcheck
+  # R25: the keepalive test drops packets in a network namespace of its own
+  iptables
   # login shells a lab's users really have: the exec request and every kind are tested under each
   zsh fish tcsh csh mksh
   # the live-progress test drives ratchet in a tmux pane (a pseudo-terminal)

@@ -62,6 +62,26 @@ static void add_connect_timeout(CLI::App* sub, Options& o) {
       },
       "give up on a host whose connection (TCP, key exchange, login) takes longer, e.g. 5s "
       "(default 10s; per jump hop too)");
+  // --keepalive INTERVAL[:COUNT], parsed at once: a bad value is a usage error (exit 2).
+  sub->add_option_function<std::string>(
+      "--keepalive",
+      [&o](const std::string& text) {
+        const auto colon = text.find(':');
+        std::string err;
+        auto d = util::parse_duration(text.substr(0, colon), &err);
+        int count = 3;
+        if (colon != std::string::npos) {
+          const std::string n = text.substr(colon + 1);
+          count = n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos ? 0 : std::stoi(n);
+          if (count < 1) err = "COUNT must be a number from 1";
+        }
+        if (d && d->count() <= 0) err = "INTERVAL must be more than 0";
+        if (!d || !err.empty())
+          throw CLI::ValidationError("--keepalive", text + ": " + err + " (e.g. 15s, or 15s:3)");
+        o.keepalive = transport::Keepalive{*d, count};
+      },
+      "send a keepalive after INTERVAL with nothing from a host; COUNT unanswered in a row (default 3) "
+      "lose the connection, e.g. 15s:3 (default: the ssh config's ServerAliveInterval, ServerAliveCountMax)");
 }
 
 /// --transport channel|session (transport.h ExecMode); anything else is a usage error.

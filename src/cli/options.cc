@@ -63,6 +63,7 @@ transport::Endpoint endpoint_for(const playbook::Host& h, const Options& o) {
   e.accept_new = o.accept_new;
   e.jump = h.jump;  // wins over the ssh config's ProxyJump
   e.connect_timeout = o.connect_timeout;
+  e.keepalive = o.keepalive;
   e.exec_mode = o.exec_mode;
   return e;
 }

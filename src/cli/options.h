@@ -39,6 +39,9 @@ struct Options {
   /// --connect-timeout DURATION: TCP connect plus SSH handshake and auth, per
   /// session (the target and each jump hop), as OpenSSH's ConnectTimeout bounds connect.
   util::Millis connect_timeout{10'000};
+  /// --keepalive INTERVAL[:COUNT]: as ServerAliveInterval and ServerAliveCountMax
+  /// (transport.h Keepalive); an interval of 0 = the ssh config's.
+  transport::Keepalive keepalive;
   bool lock = false;                    ///< --lock: take the lock on every host (docs/playbook.md, "Lock and audit")
   std::string lock_wait = "0";          ///< --lock-wait DURATION: wait for a held lock ("0" = fail at once)
   bool break_lock = false;              ///< --break-lock: take a stale lock (its holder's session gone)

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "transport/keepalive.h"
 #include "transport/session_wire.h"
 #include "transport/wire.h"
 
@@ -187,7 +188,7 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
   return "";
 }
 
-ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest& in) {
+ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest& in, KeepaliveWatch* ka) {
   ExecResult r;
   const auto start = Clock::now();
   if (!ch_) {
@@ -357,6 +358,13 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
       r.error = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
       broken = true;
       break;
+    }
+    if (ka != nullptr) {  // a path that drops silently: no answer to keepalives
+      if (std::string lost = ka->tick(); !lost.empty()) {
+        r.error = lost;
+        broken = true;
+        break;
+      }
     }
   }
   ssh_event_remove_session(event, s);

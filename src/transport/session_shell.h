@@ -38,8 +38,9 @@ class SessionShell {
   /// Runs req on the open shell (the same guarantees as exec_channel). When
   /// the exchange does not end with the command's trailer (the shell died, a
   /// deadline, ^C) the shell is closed, ExecResult::error says why, and the
-  /// next open() starts a fresh one.
-  ExecResult exec(ssh_session s, const Target& t, const ExecRequest& req);
+  /// next open() starts a fresh one. `ka` (nullable) is ticked meanwhile: a
+  /// lost connection ends the exchange with its message.
+  ExecResult exec(ssh_session s, const Target& t, const ExecRequest& req, KeepaliveWatch* ka = nullptr);
 
   /// Closes the channel (the shell ends at EOF); safe to call twice.
   void close();

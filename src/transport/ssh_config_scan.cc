@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 namespace ratchet::transport {
@@ -192,6 +193,36 @@ class Scanner {
                              keyword == "compression" ? "Compression" : "HashKnownHosts", arg0);
         auto& slot = keyword == "compression" ? out_->compression : out_->hash_known_hosts;
         if (on && !slot) slot = yes;
+      } else if (keyword == "serveraliveinterval" || keyword == "serveralivecountmax") {
+        // ServerAliveInterval is a time (ssh_config(5) TIME FORMATS: seconds,
+        // or digits with s, m, h, d, w, summed); ServerAliveCountMax a count.
+        if (args.empty()) continue;
+        const bool interval = keyword == "serveraliveinterval";
+        long long total = 0, n = -1;
+        bool ok = !arg0.empty();
+        for (char c : arg0) {
+          if (c >= '0' && c <= '9') {
+            n = (n < 0 ? 0 : n) * 10 + (c - '0');
+            ok = ok && n <= 100'000'000;
+            continue;
+          }
+          const char* units = "smhdw";
+          const long long mult[] = {1, 60, 3600, 86400, 604800};
+          const char* u = std::strchr(units, std::tolower(static_cast<unsigned char>(c)));
+          if (!interval || n < 0 || c == '\0' || u == nullptr) {
+            ok = false;
+            break;
+          }
+          total += n * mult[u - units];
+          n = -1;
+        }
+        if (n >= 0) total += n;
+        if (!ok || total > 100'000'000)
+          return fmt::format("{}: {} must be {}, not \"{}\"", where(),
+                             interval ? "ServerAliveInterval" : "ServerAliveCountMax",
+                             interval ? "a time (seconds, or 15s, 1m)" : "a count", arg0);
+        auto& slot = interval ? out_->server_alive_interval_s : out_->server_alive_count_max;
+        if (on && !slot) slot = int(total);
       } else if (keyword == "userknownhostsfile") {
         if (on && out_->user_known_hosts_files.empty() && !args.empty())
           out_->user_known_hosts_files = args;

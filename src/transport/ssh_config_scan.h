@@ -101,6 +101,8 @@ struct SshHostConfig {
   std::string pubkey_accepted_algorithms;  ///< PubkeyAcceptedAlgorithms (or PubkeyAcceptedKeyTypes)
   std::string ciphers, kex_algorithms, macs;
   std::optional<bool> hash_known_hosts, compression;
+  std::optional<int> server_alive_interval_s;  ///< ServerAliveInterval in seconds (0 = none)
+  std::optional<int> server_alive_count_max;   ///< ServerAliveCountMax
   std::vector<std::string> user_known_hosts_files;  ///< UserKnownHostsFile's first line's files
   std::string global_known_hosts_file;              ///< GlobalKnownHostsFile's first file
   IdentityOptions identity;
@@ -109,7 +111,7 @@ struct SshHostConfig {
 /// Reads `files` in order for `q` and fills *out (ssh -G, for the keywords of
 /// SshHostConfig). Returns an error line ("FILE line N: ...") for a value ssh(1)
 /// refuses too (IdentitiesOnly, HashKnownHosts, Compression not yes/no; a Port
-/// outside 1..65535) or Include nested deeper than 16; nullopt otherwise. A
+/// outside 1..65535; a ServerAliveInterval that is no time, a ServerAliveCountMax no count) or Include nested deeper than 16; nullopt otherwise. A
 /// file that does not exist is skipped.
 std::optional<std::string> scan_ssh_config(const std::vector<SshConfigFile>& files,
                                            const SshConfigQuery& q, SshHostConfig* out);

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "transport/go_split.h"
+#include "transport/keepalive.h"
 #include "transport/stdin_feed.h"
 #include "transport/ssh_transport.h"
 
@@ -107,7 +108,7 @@ bool drain(ssh_channel ch, int is_stderr, GoSplit* go, CaptureBuffer* cap, PidMa
 }
 
 ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
-                       bool may_arm);
+                       bool may_arm, KeepaliveWatch* ka = nullptr);
 
 }  // namespace
 
@@ -139,7 +140,7 @@ std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req,
 namespace {
 
 ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
-                       bool may_arm) {
+                       bool may_arm, KeepaliveWatch* ka) {
   ExecResult r;
   const auto start = Clock::now();
   const auto deadline = start + req.timeout;
@@ -283,6 +284,10 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
       r.error = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
       break;
     }
+    if (ka != nullptr) {  // a path that drops silently: no answer to keepalives
+      r.error = ka->tick();
+      if (!r.error.empty()) break;
+    }
   }
   ssh_event_remove_session(event, s);
   ssh_event_free(event);
@@ -343,13 +348,13 @@ bool channel_refused(const std::string& error) {
   return error.find(std::string(": ") + kNoSessionChannel + ": ") != std::string::npos;
 }
 
-ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req) {
+ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req, KeepaliveWatch* ka) {
   if (req.host_timeout.count() > 0 && req.run_id.empty()) {  // the caller left it to us
     ExecRequest named = req;
     named.run_id = new_run_id();
-    return run_channel(s, t, named, wire_form(named), true);
+    return run_channel(s, t, named, wire_form(named), true, ka);
   }
-  return run_channel(s, t, req, wire_form(req), true);
+  return run_channel(s, t, req, wire_form(req), true, ka);
 }
 
 }  // namespace ratchet::transport::ssh

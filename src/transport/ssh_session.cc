@@ -256,6 +256,11 @@ std::optional<ConnectError> configure_session(ssh_session s, const Endpoint& ep,
   ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &secs);  // long*: also bounds channel open/requests
   int one = 1;
   ssh_options_set(s, SSH_OPTIONS_NODELAY, &one);
+  out->keepalive = ep.keepalive;
+  if (out->keepalive.interval.count() <= 0 && cfg.server_alive_interval_s.value_or(0) > 0) {
+    out->keepalive.interval = util::Millis(1000LL * *cfg.server_alive_interval_s);
+    out->keepalive.count = std::max(1, cfg.server_alive_count_max.value_or(3));
+  }
   // We decide about host keys ourselves (verify_host_key), so always strict here.
   int strict = 1;
   ssh_options_set(s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);

@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "transport/keepalive.h"
 #include "transport/session_shell.h"
 #include "transport/ssh_config_scan.h"
 #include "transport/ssh_jump.h"
@@ -56,6 +57,7 @@ class SshTransport final : public Transport {
   bool connected_ = false;
   ssh::Setup setup_;
   ssh::SessionShell shell_;  ///< with ExecMode::session, once started
+  std::unique_ptr<ssh::KeepaliveWatch> keepalive_;  ///< while connected, when setup_.keepalive asks for one
   std::string fallback_;     ///< why the session shell could not start ("" = it may)
 };
 
@@ -99,6 +101,8 @@ std::optional<ConnectError> SshTransport::open(ConnectInfo* info) {
   std::string fingerprint, method;
   if (auto err = ssh::open_session(session_, ep_, &setup_, &fd_, &fingerprint, &method)) return err;
   connected_ = true;
+  if (setup_.keepalive.interval.count() > 0)
+    keepalive_ = std::make_unique<ssh::KeepaliveWatch>(session_, setup_.keepalive, setup_.target.where);
   if (info) {
     info->address = setup_.target.host;
     info->port = setup_.target.port;
@@ -155,21 +159,24 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
       }
     }
     if (shell_.is_open()) {
-      ExecResult r = shell_.exec(session_, t, req);
+      ExecResult r = shell_.exec(session_, t, req, keepalive_.get());
       if (!note.empty()) r.warning = r.warning.empty() ? note : note + "; " + r.warning;
+      if (keepalive_ && keepalive_->lost()) connected_ = false;  // the next command reconnects
       return r;
     }
   }
-  ExecResult r = ssh::exec_channel(session_, t, req);
+  ExecResult r = ssh::exec_channel(session_, t, req, keepalive_.get());
   if (shell_.is_open() && ssh::channel_refused(r.error)) shell_.close();  // the next command starts a fresh one
-  while (again(r.error)) r = ssh::exec_channel(session_, t, req);
+  while (again(r.error)) r = ssh::exec_channel(session_, t, req, keepalive_.get());
   if (!note.empty()) r.warning = r.warning.empty() ? note : note + "; " + r.warning;
+  if (keepalive_ && keepalive_->lost()) connected_ = false;  // the next command reconnects
   return r;
 }
 
 void SshTransport::close() {
   shell_.close();  // its channel goes before the session
   fallback_.clear();
+  keepalive_.reset();  // its counters live in the session until then
   // Channels never outlive this: exec_channel frees each before returning, and
   // ssh_free releases any a remote close has not yet collected.
   ssh::free_session(session_, fd_);

@@ -13,6 +13,8 @@
 
 namespace ratchet::transport::ssh {
 
+class KeepaliveWatch;
+
 /// "~" and "~/x" become HOME and HOME/x, HOME being the passwd entry's home
 /// directory as ssh(1) uses it ($HOME only without one); other paths unchanged.
 std::string expand_home(const std::string& path);
@@ -55,6 +57,7 @@ struct Setup {
   std::string proxy_command;  ///< a ProxyCommand the user wrote, kept for libssh to run; "" = none
   SshHostConfig config;       ///< what the ssh config says for the host argument
   std::string host_key_algorithms;  ///< the config's HostKeyAlgorithms as applied; "" = libssh's default
+  Keepalive keepalive;  ///< Endpoint::keepalive, else the config's ServerAliveInterval and ServerAliveCountMax
 };
 
 /// The name the ssh config is matched against, as `ssh ARG` would be given
@@ -124,7 +127,9 @@ std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req,
 /// Runs req, made into its wire string (wire.h wire_form; a run id drawn when
 /// it has none), on a new exec channel of the connected session `s` (no PTY)
 /// and closes that channel before returning. Channel failures set ExecResult::error.
-ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req);
+/// `ka` (nullable) is ticked while the command runs: a lost connection ends it
+/// with KeepaliveWatch::tick()'s message as ExecResult::error.
+ExecResult exec_channel(ssh_session s, const Target& t, const ExecRequest& req, KeepaliveWatch* ka = nullptr);
 
 /// Whether `error` (exec_channel's, SessionShell::open's) says that sshd
 /// would not open a session channel (its MaxSessions reached, for one):

@@ -18,6 +18,14 @@ namespace ratchet::transport {
 /// docs/transport.md), falling back to channels where it cannot start.
 enum class ExecMode { channel, session };
 
+/// Keepalives (ssh_config(5) ServerAliveInterval, ServerAliveCountMax): once
+/// `interval` passes with nothing from the host, a `keepalive@openssh.com`
+/// request goes out; `count` of them in a row unanswered end the connection.
+struct Keepalive {
+  util::Millis interval{0};  ///< 0 = none
+  int count = 3;             ///< at least 1
+};
+
 /// Where and how to connect. Empty fields fall back to ~/.ssh/config, then to
 /// OpenSSH's defaults (port 22, the local user name).
 struct Endpoint {
@@ -38,6 +46,9 @@ struct Endpoint {
   /// among them is refused (host_key_changed) whatever known_hosts says now.
   std::vector<std::string> pinned_keys;
   ExecMode exec_mode = ExecMode::session;
+  /// --keepalive; an interval of 0 = the ssh config's ServerAliveInterval and
+  /// ServerAliveCountMax (none there either: no keepalives).
+  Keepalive keepalive;
 };
 
 /// What connect() learned, for the transcript's `connect` event.

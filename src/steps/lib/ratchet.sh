@@ -7,7 +7,9 @@
 # path can split a field or a line. Exit statuses of checks: 0 holds, 1 does
 # not hold, 2 bad target (a pattern that matches nothing), 3 recycled PID,
 # 4 bad input, 5 could not look (unreadable processes, a missing tool).
-RATCHET_TAB=$(printf '\t')
+# A literal tab: sourcing the library starts no process (R24: a login at its
+# process limit still gets as far as ratchet_room).
+RATCHET_TAB='	'
 # Column numbers of a process line, for cut -f (awk scripts name them too).
 RATCHET_COL_PID=1 RATCHET_COL_TICKS=3 RATCHET_COL_EPOCH=4
 RATCHET_NL='
@@ -39,6 +41,38 @@ ratchet_euid() {
   { while read -r _k _r _e _x; do
       if [ "$_k" = Uid: ]; then printf '%s\n' "$_e"; break; fi
     done < "/proc/$1/status"; } 2>/dev/null
+}
+
+# The most processes a /proc scan runs at once (pipelines, command
+# substitutions, the maps walk beside the descriptor walk, with a margin):
+# with fewer left under the login user's process limit, a fork would be
+# refused part-way and the scan would end on a wrong reason.
+RATCHET_SCAN_PROCS=16
+
+# Fails closed before a scan the host would cut short (R24): the login user
+# (not root, whom the kernel does not hold to it) has fewer than
+# RATCHET_SCAN_PROCS processes left under its process limit (RLIMIT_NPROC,
+# `ulimit -u`: every task of the user counts, threads too). Shell builtins
+# only: it must run where no process is left. Prints "ratchet: could not
+# check: the host refused a new process (...)" on stderr and returns 5; else 0.
+ratchet_room() {
+  local _k _w _n _x _c _p _t
+  _n=
+  { while read -r _k _w _n _x; do
+      [ "$_k $_w" = "Max processes" ] && break
+      _n=
+    done < "/proc/$$/limits"; } 2>/dev/null
+  case "$_n" in ''|*[!0-9]*) return 0 ;; esac  # unlimited, or no /proc: nothing to judge
+  { while read -r _k _w _x; do [ "$_k" = Uid: ] && break; done < "/proc/$$/status"; } 2>/dev/null
+  [ "$_x" = 0 ] && return 0
+  _c=0
+  for _p in /proc/[0-9]*; do
+    [ -O "$_p" ] || continue
+    for _t in "$_p"/task/[0-9]*; do _c=$((_c + 1)); done
+  done
+  [ $((_n - _c)) -lt "$RATCHET_SCAN_PROCS" ] || return 0
+  printf '%s\n' "ratchet: could not check: the host refused a new process (login user's process limit reached: ulimit -u $_n, $_c running)" >&2
+  return 5
 }
 
 # Sleeps a tenth of a second, or a whole one where sleep takes no fraction.
@@ -640,6 +674,7 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
 # "alive<TAB>line" for survivors.
 ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
   local _done _end _extra _kex _kuser _l _more _p _rc _sel _t _targets
+  ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _kuser=$_user _kex=$_ex
   _sel=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
@@ -684,6 +719,7 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
 # selects now; printed as "alive<TAB>line". Holds when nothing is printed.
 ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
   local _l _now _p _rc _t
+  ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _now=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
@@ -697,6 +733,7 @@ ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS
 # Verify conditions. Each prints what violates it and returns non-zero then.
 ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN...
   local _h _rc
+  ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _h=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return 2
@@ -706,6 +743,7 @@ ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN.
 }
 ratchet_absent() { # REGEX
   local _h
+  ratchet_room || return 5
   _h=$(ratchet_select "" "" pattern "$1") || return 2
   [ -z "$_h" ] && return 0
   printf '%s\n' "$_h" | sed "s/^/process$RATCHET_TAB/"; return 1
@@ -876,6 +914,7 @@ ratchet_gpus_idle() { # [--smi CMD] [--user U] [--exclude A,B] [--missing-ok] [-
   local _all _apps _f _gpus _listed _lp _p _rc _sel _smi
   _smi=nvidia-smi
   if [ "${1:-}" = --smi ]; then _smi=$2; shift 2; fi
+  ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   if ! command -v "$_smi" >/dev/null 2>&1; then
     case "$_smi" in
