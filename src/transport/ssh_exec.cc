@@ -285,8 +285,10 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
       break;
     }
     if (ka != nullptr) {  // a path that drops silently: no answer to keepalives
-      r.error = ka->tick();
-      if (!r.error.empty()) break;
+      if (std::string lost = ka->tick(); !lost.empty()) {
+        r.error = lost;
+        break;
+      }
     }
   }
   ssh_event_remove_session(event, s);
