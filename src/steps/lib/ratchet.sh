@@ -65,6 +65,11 @@ ratchet_room() {
   case "$_n" in ''|*[!0-9]*) return 0 ;; esac  # unlimited, or no /proc: nothing to judge
   { while read -r _k _w _x; do [ "$_k" = Uid: ] && break; done < "/proc/$$/status"; } 2>/dev/null
   [ "$_x" = 0 ] && return 0
+  # All the host's threads (/proc/loadavg's "running/total") are a bound on
+  # the login user's: far enough below the limit, no walk.
+  { read -r _k _k _k _t _k </proc/loadavg; } 2>/dev/null
+  _t=${_t#*/}
+  case "$_t" in ''|*[!0-9]*) ;; *) [ $((_n - _t)) -lt "$RATCHET_SCAN_PROCS" ] || return 0 ;; esac
   _c=0
   for _p in /proc/[0-9]*; do
     [ -O "$_p" ] || continue

@@ -100,10 +100,12 @@ while read -r k wl il g ll id pf && read -r q; do
   ( unset RATCHET_SELF; exec setsid /bin/sh -c "exec 2>$d/e; . $d/w" /bin/sh "$id" ) <&4 >"$d/o" 3>&- 4<&-;
   s=$?;
   # A helper the guard is running (the watchdog that ended the child) finishes
-  # and reports first (at most 5 s); then the guard goes.
+  # and reports first (at most 5 s); then the guard goes, by KILL: a TERM that
+  # comes before the fork has reset this shell's TERM trap would be lost, and
+  # the wait would never end.
   gw=0;
   while [ -s "$d/gb" ] && [ "$gw" -lt 50 ]; do sleep 0.1 || sleep 1; gw=$((gw + 1)); done;
-  kill "$gp";
+  kill -KILL "$gp";
   wait "$gp";
   exec 4<&-;
   if [ -n "$pp" ]; then kill "$pp"; wait "$pp"; fi;
