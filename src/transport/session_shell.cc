@@ -310,7 +310,8 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
       }
     }
     if (trailer && err_end.found()) break;
-    if (ch_->gone() && !ssh_is_connected(s)) {  // the socket went, and the channel with it
+    if (ch_->gone() && (!ssh_is_connected(s) || (ssh_get_status(s) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0)) {
+      // the socket went, and the channel with it
       r.error = fmt::format("{}: connection lost: {}", t.where, ssh_get_error(s));
       broken = true;
       break;

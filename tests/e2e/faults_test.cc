@@ -111,8 +111,12 @@ TEST_CASE("faults: an action that drops its own session is verified after a reco
   CHECK(ends[1]["status"] == "changed");
   // The action's own exit names the drop; the later step ran on the new session.
   bool lost_seen = false;
-  for (const auto& e : events_named(tr, "exit"))
+  std::string exits;
+  for (const auto& e : events_named(tr, "exit")) {
+    exits += e.dump() + "\n";
     if (e["step"] == "apply" && e.value("error", "").find("connection lost") != std::string::npos) lost_seen = true;
+  }
+  INFO(exits);
   CHECK(lost_seen);
   CHECK(tr.events.back()["event"] == "run_end");
   CHECK(tr.events.back()["status"] == "ok");
