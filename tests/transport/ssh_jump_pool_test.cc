@@ -250,3 +250,25 @@ TEST_CASE("jump pool: both hops of a two-hop chain are shared and freed last hop
   CHECK(threads() == threads_before);
   CHECK(fds() == fds_before);
 }
+
+TEST_CASE("jump pool: hosts waiting for a hop that fails to connect each get its error",
+          "[ssh][jump]") {
+  SshdHost target;
+  const int closed = ratchet::testing::free_port();  // nothing listens there
+  Endpoint ep = target.endpoint();
+  ep.jump = "root@127.0.0.1:" + std::to_string(closed);
+  const size_t threads_before = threads();
+  std::vector<std::optional<ConnectError>> errs(4);
+  std::vector<std::thread> connecting;
+  for (size_t i = 0; i < errs.size(); ++i)
+    connecting.emplace_back([&, i] { errs[i] = ratchet::testing::try_connect(ep); });
+  for (auto& th : connecting) th.join();
+  for (auto& e : errs) {
+    REQUIRE(e);
+    CHECK(e->kind == FailureKind::refused);
+    CHECK(e->message == "via 127.0.0.1:" + std::to_string(closed) +
+                            ": connection refused; is sshd running and listening on port " +
+                            std::to_string(closed) + "?");
+  }
+  CHECK(threads() == threads_before);
+}
