@@ -31,7 +31,8 @@ SharedHop::~SharedHop() {
   mux_.reset();
   // Its goodbye rides on the parent's channel, whose thread still runs.
   free_session(parts_.session, parts_.fd);
-  if (parts_.parent && parts_.parent_channel > 0) parts_.parent->close_channel(parts_.parent_channel);
+  if (parts_.parent && parts_.parent_channel > 0)
+    parts_.parent->close_channel(parts_.parent_channel);
   parts_.parent.reset();  // may free the hop before, and so on down the chain
 }
 
@@ -55,8 +56,8 @@ bool SharedHop::alive() const {
 
 std::shared_ptr<SharedHop> acquire_hop(
     const std::string& key,
-    const std::function<std::optional<ConnectError>(SharedHop::Parts*)>& connect,
-    ConnectError* err, bool* reused) {
+    const std::function<std::optional<ConnectError>(SharedHop::Parts*)>& connect, ConnectError* err,
+    bool* reused) {
   *reused = false;
   std::shared_ptr<SharedHop> hop, stale;
   bool mine = false;
@@ -91,7 +92,8 @@ std::shared_ptr<SharedHop> acquire_hop(
   std::unique_ptr<ChannelMux> mux;
   if (!e) {
     mux = ChannelMux::start(hop->parts_.session);
-    if (!mux) e = ConnectError{FailureKind::other, "via " + hop->parts_.via + ": eventfd failed", {}};
+    if (!mux)
+      e = ConnectError{FailureKind::other, "via " + hop->parts_.via + ": eventfd failed", {}};
   }
   {
     std::lock_guard<std::mutex> lock(hop->mu_);

@@ -28,10 +28,10 @@ class SharedHop {
   /// freed by the destructor, so a connector that fails leaves nothing behind.
   struct Parts {
     ssh_session session = nullptr;
-    int fd = -1;                         ///< the socket it rides on (-1 for the first hop)
-    std::shared_ptr<SharedHop> parent;   ///< the hop whose channel carries it; null for the first
-    int parent_channel = 0;              ///< that channel's id on parent's mux
-    std::string via;                     ///< "user@host:port" as connected
+    int fd = -1;                        ///< the socket it rides on (-1 for the first hop)
+    std::shared_ptr<SharedHop> parent;  ///< the hop whose channel carries it; null for the first
+    int parent_channel = 0;             ///< that channel's id on parent's mux
+    std::string via;                    ///< "user@host:port" as connected
   };
 
   SharedHop() = default;
@@ -61,7 +61,7 @@ class SharedHop {
   std::condition_variable cv_;
   State state_ = State::connecting;  ///< under mu_
   ConnectError error_;               ///< when failed: what every waiter gets
-  Parts parts_;                      ///< set once, by the connecting thread, before state_ leaves connecting
+  Parts parts_;  ///< set once, by the connecting thread, before state_ leaves connecting
   std::unique_ptr<ChannelMux> mux_;  ///< once ready
 };
 
@@ -74,7 +74,7 @@ class SharedHop {
 /// those that waited for the same try get too.
 std::shared_ptr<SharedHop> acquire_hop(
     const std::string& key,
-    const std::function<std::optional<ConnectError>(SharedHop::Parts*)>& connect,
-    ConnectError* err, bool* reused);
+    const std::function<std::optional<ConnectError>(SharedHop::Parts*)>& connect, ConnectError* err,
+    bool* reused);
 
 }  // namespace ratchet::transport::ssh

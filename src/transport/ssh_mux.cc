@@ -41,7 +41,7 @@ struct ChannelMux::Request {
 struct ChannelMux::Chan {
   int id = 0;
   ssh_channel ch = nullptr;
-  int fd = -1;  ///< our end of the socketpair; -1 while opening
+  int fd = -1;                       ///< our end of the socketpair; -1 while opening
   std::shared_ptr<Request> opening;  ///< set until the far side answered the open
   std::string to_fd, to_channel;
   bool fd_eof = false, channel_eof = false, eof_sent = false, shut = false;
@@ -303,10 +303,11 @@ void ChannelMux::run() {
     // a packet, a socket, a request or stop() wakes us, or an open's deadline.
     // Data libssh already buffered for a channel is picked up by the reads
     // above, not by poll.
-    int wait_ms = moved ? 0
-                        : int(std::max<long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                    next_deadline - Clock::now())
-                                                    .count()));
+    int wait_ms = moved
+                      ? 0
+                      : int(std::max<long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  next_deadline - Clock::now())
+                                                  .count()));
     if (ssh_event_dopoll(ev, wait_ms) == SSH_ERROR && ssh_is_connected(session_) == 0) gone = true;
   }
 

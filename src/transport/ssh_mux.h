@@ -63,9 +63,9 @@ class ChannelMux {
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{true};
   std::mutex mu_;
-  std::condition_variable cv_;  ///< a request was answered
+  std::condition_variable cv_;                  ///< a request was answered
   std::deque<std::shared_ptr<Request>> queue_;  ///< under mu_
-  int next_id_ = 1;                               ///< under mu_
+  int next_id_ = 1;                             ///< under mu_
   std::thread thread_;
 };
 

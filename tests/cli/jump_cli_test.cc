@@ -136,9 +136,10 @@ TEST_CASE("jump: run and exec through an inventory jump, direct is unreachable",
 TEST_CASE("jump: twelve hosts at --forks 12 share one connection to a jump host with MaxStartups 1",
           "[ssh][jump][cli]") {
   // The jump host drops every unauthenticated connection past the first
-  // (MaxStartups 1:100:1): twelve connections at once would be reset.
+  // (MaxStartups 1:100:1): twelve connections at once would be reset. Its
+  // MaxSessions 1 does not count forwarded channels.
   SshdHost target;
-  SshdHost jump("SSHD_MAX_STARTUPS=1:100:1");
+  SshdHost jump("SSHD_MAX_STARTUPS=1:100:1 SSHD_MAX_SESSIONS=1");
   std::ofstream(jump.dir() + "/authorized_keys/root", std::ios::app)
       << file_text(target.client_key() + ".pub");
   std::string dir = temp_dir("ratchet-jump-twelve");

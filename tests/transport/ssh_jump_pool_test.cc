@@ -69,8 +69,7 @@ struct OneHopLab {
 
 }  // namespace
 
-TEST_CASE("jump pool: targets behind one jump host share one connection to it",
-          "[ssh][jump]") {
+TEST_CASE("jump pool: targets behind one jump host share one connection to it", "[ssh][jump]") {
   OneHopLab lab;
   const size_t threads_before = threads();
   const size_t fds_before = fds();
@@ -99,7 +98,8 @@ TEST_CASE("jump pool: targets behind one jump host share one connection to it",
     std::vector<ExecResult> out(3);
     std::vector<std::thread> running;
     for (int i = 0; i < 3; ++i)
-      running.emplace_back([&, i] { out[i] = ts[i]->exec(request("head -c 2000000 /dev/zero | wc -c")); });
+      running.emplace_back(
+          [&, i] { out[i] = ts[i]->exec(request("head -c 2000000 /dev/zero | wc -c")); });
     for (auto& th : running) th.join();
     for (auto& r : out) {
       CHECK(r.exit_code == 0);
