@@ -272,3 +272,35 @@ TEST_CASE("jump pool: hosts waiting for a hop that fails to connect each get its
   }
   CHECK(threads() == threads_before);
 }
+
+TEST_CASE("jump pool: a shared jump host that hangs fails the next host's channel within the connect timeout",
+          "[ssh][jump]") {
+  OneHopLab lab;
+  lab.ep.connect_timeout = std::chrono::milliseconds(2000);
+  const size_t threads_before = threads();
+  const size_t fds_before = fds();
+  {
+    auto first = make_ssh_transport(lab.ep);
+    ConnectInfo info;
+    REQUIRE_FALSE(first->connect(&info));
+    REQUIRE(first->exec(request("true")).exit_code == 0);
+    lab.jump.pause_connections(true);  // its TCP stays open: nothing says it is gone
+
+    auto start = std::chrono::steady_clock::now();
+    auto err = ratchet::testing::try_connect(lab.ep);
+    const auto took = std::chrono::steady_clock::now() - start;
+    REQUIRE(err);
+    CHECK(err->kind == FailureKind::timeout);
+    CHECK(err->message == "via 127.0.0.1:" + std::to_string(lab.jump.port()) +
+                              ": cannot open a channel to 127.0.0.1:" +
+                              std::to_string(lab.target.port()) + " through it: timed out after 2 s");
+    CHECK(took >= std::chrono::milliseconds(1900));
+    CHECK(took < std::chrono::seconds(6));
+    CHECK(lab.jump.connections() == 1);  // it was the shared connection that was asked
+    first->close();  // never waits on the hung bastion
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(8));
+    lab.jump.pause_connections(false);
+  }
+  CHECK(threads() == threads_before);
+  CHECK(fds() == fds_before);
+}
