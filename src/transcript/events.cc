@@ -31,7 +31,7 @@ constexpr Field kBatchStartFields[] = {{"batch", I, req}, {"batches", I, req}, {
 constexpr Field kConnectFields[] = {
     {"host", S, req},        {"address", S, req}, {"port", I, req}, {"user", S, req},
     {"fingerprint", S, req}, {"auth_method", S, req}, {"ms", I, req}, {"via", A, opt},
-    {"after_reboot", B, opt}, {"retries", A, opt},
+    {"after_reboot", B, opt}, {"retries", A, opt}, {"jump_reused", B, opt},
 };
 constexpr Field kUnreachableFields[] = {
     {"host", S, req}, {"cause", S, req}, {"message", S, req}, {"methods_tried", A, opt}, {"retries", A, opt}};

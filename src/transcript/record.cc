@@ -8,6 +8,7 @@ nlohmann::json connect_fields(const std::string& host, const transport::ConnectI
                        {"auth_method", info.auth_method}, {"ms", info.ms}};
   if (after_reboot) ev["after_reboot"] = true;
   if (!info.via.empty()) ev["via"] = info.via;  // jump hosts, first hop first
+  if (info.jump_reused) ev["jump_reused"] = true;  // rode on another host's jump connection
   if (!info.retries.empty()) ev["retries"] = info.retries;  // resets before authentication
   return ev;
 }

@@ -60,15 +60,18 @@ std::optional<ConnectError> JumpChain::connect(const Endpoint& target, const std
   if (!parse_jump_spec(spec, &hops, &err)) return error(FailureKind::other, "jump " + err);
   if (hops.empty()) return error(FailureKind::other, fmt::format("jump `{}`: no hops", spec));
 
+  // Every hop resolved first (its ssh config), since a hop's channel goes to
+  // the next hop's HostName:Port; the sessions are made again to connect.
   std::vector<Endpoint> eps;
   std::vector<Setup> setups;
   for (size_t i = 0; i < hops.size();) {
     Endpoint ep = hop_endpoint(target, hops[i]);
     ssh_session s = ssh_new();
     if (s == nullptr) return error(FailureKind::other, "via " + hops[i].host + ": ssh_new failed");
-    hops_.push_back(Hop{s});
     Setup set;
-    if (auto e = configure_session(s, ep, &set)) {
+    auto e = configure_session(s, ep, &set);
+    free_session(s, -1);
+    if (e) {
       e->message = "via " + e->message;
       return e;
     }
@@ -85,59 +88,100 @@ std::optional<ConnectError> JumpChain::connect(const Endpoint& target, const std
                      fmt::format("via {}: more than {} jump hops (a ProxyJump loop in the ssh "
                                  "config? write ProxyJump none for the jump host)",
                                  hops[0].host, kMaxJumpHops));
-      free_session(s, -1);
-      hops_.pop_back();
       hops.insert(hops.begin(), outer.begin(), outer.end());
       continue;  // configure the new first hop
     }
-    if (i > 0 && !set.proxy_command.empty())  // it rides on a channel, not on a command
-      ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, "none");
     eps.push_back(ep);
     setups.push_back(set);
     ++i;
   }
 
-  int carried = -1;  // the socket the next session rides on
+  // What makes hop i's session: the chain up to it, each hop as written and
+  // as resolved, and the settings it is reached with.
+  std::vector<std::string> keys;
   for (size_t i = 0; i < hops.size(); ++i) {
-    hops_[i].fd = carried;  // freed with the hop from now on
-    carried = -1;
-    std::string fingerprint, method;
-    if (auto e = open_session(hops_[i].session, eps[i], &setups[i], &hops_[i].fd, &fingerprint,
-                              &method)) {
-      e->message = via_prefix(hops[i], setups[i].target) + e->message;
+    const Target& t = setups[i].target;
+    keys.push_back(fmt::format("{}{}|{}@{}:{}|{}|{}|{}|{}|{}\n", i ? keys.back() : "",
+                               hop_text(hops[i]), t.user, t.host, t.port, target.identity,
+                               target.known_hosts, target.ssh_config, target.accept_new,
+                               target.connect_timeout.count()));
+  }
+  auto timeout = [&](size_t i) { return std::chrono::milliseconds(setups[i].timeout_s * 1000); };
+  // A channel to host:port on hop i, or the error naming hop i.
+  auto open_channel = [&](size_t i, const std::string& to_host, int to_port, int* id,
+                          int* carried) -> std::optional<ConnectError> {
+    std::string why;
+    *id = hops_[i]->open_channel(to_host, to_port, timeout(i), carried, &why);
+    if (*id > 0) return std::nullopt;
+    const Target& t = setups[i].target;
+    std::string hint =
+        why.find("prohibited") != std::string::npos ? " (does the jump host allow TCP forwarding?)" : "";
+    return error(channel_failure_kind(why),
+                 fmt::format("{}{}: cannot open a channel to {} through it: {}{}",
+                             via_prefix(hops[i], t), t.where,
+                             hop_text(JumpHop{"", to_host, to_port}), why, hint));
+  };
+
+  for (int attempt = 0;; ++attempt) {
+    std::vector<bool> reused;
+    auto attach = [&]() -> std::optional<ConnectError> {
+      for (size_t i = 0; i < hops.size(); ++i) {
+        auto connect_hop = [&](SharedHop::Parts* p) -> std::optional<ConnectError> {
+          p->session = ssh_new();
+          if (p->session == nullptr)
+            return error(FailureKind::other, "via " + hops[i].host + ": ssh_new failed");
+          Setup set;
+          if (auto e = configure_session(p->session, eps[i], &set)) {
+            e->message = "via " + e->message;
+            return e;
+          }
+          if (i > 0) {
+            if (!set.proxy_command.empty())  // it rides on a channel, not on a command
+              ssh_options_set(p->session, SSH_OPTIONS_PROXYCOMMAND, "none");
+            p->parent = hops_[i - 1];
+            if (auto e = open_channel(i - 1, set.target.host, set.target.port, &p->parent_channel,
+                                      &p->fd))
+              return e;
+          }
+          std::string fingerprint, method;
+          if (auto e = open_session(p->session, eps[i], &set, &p->fd, &fingerprint, &method)) {
+            e->message = via_prefix(hops[i], set.target) + e->message;
+            return e;
+          }
+          p->via = hop_text(JumpHop{set.target.user, set.target.host, set.target.port});
+          return std::nullopt;
+        };
+        ConnectError e;
+        bool was_open = false;
+        auto hop = acquire_hop(keys[i], connect_hop, &e, &was_open);
+        if (!hop) return e;
+        hops_.push_back(std::move(hop));
+        reused.push_back(was_open);
+        via_.push_back(hops_.back()->via());
+      }
+      return open_channel(hops.size() - 1, host, port, &channel_, fd);
+    };
+    auto e = attach();
+    if (!e) {
+      reused_ = reused.front();
       return e;
     }
-    const Target& t = setups[i].target;
-    via_.push_back(hop_text(JumpHop{t.user, t.host, t.port}));
-    const bool last = i + 1 == hops.size();
-    const std::string& next_host = last ? host : setups[i + 1].target.host;
-    const int next_port = last ? port : setups[i + 1].target.port;
-    std::string why;
-    hops_[i].pump = ChannelPump::open(hops_[i].session, next_host, next_port, &carried, &why);
-    if (!hops_[i].pump) {
-      FailureKind kind = channel_failure_kind(why);
-      std::string hint = why.find("prohibited") != std::string::npos
-                             ? " (does the jump host allow TCP forwarding?)"
-                             : "";
-      return error(kind, fmt::format("{}{}: cannot open a channel to {} through it: {}{}",
-                                     via_prefix(hops[i], t), t.where,
-                                     hop_text(JumpHop{"", next_host, next_port}), why, hint));
-    }
+    // A hop another chain connected may have died since: once, with a new connection.
+    bool stale = false;
+    for (size_t i = 0; i < reused.size(); ++i) stale = stale || (reused[i] && !hops_[i]->alive());
+    close();
+    if (!stale || attempt >= 1) return e;
   }
-  *fd = carried;
-  return std::nullopt;
 }
 
 void JumpChain::close() {
-  // Last hop first: hop k's session rides on hop k-1's pump, which must still
-  // run while hop k says goodbye.
-  for (auto it = hops_.rbegin(); it != hops_.rend(); ++it) {
-    if (it->pump) it->pump->stop();
-    it->pump.reset();
-    free_session(it->session, it->fd);
-  }
-  hops_.clear();
+  if (channel_ > 0 && !hops_.empty()) hops_.back()->close_channel(channel_);
+  channel_ = 0;
+  // Last hop first: hop k's session rides on hop k-1's channel, which must
+  // still be carried while hop k says goodbye (~SharedHop, when the last chain lets go).
+  while (!hops_.empty()) hops_.pop_back();
   via_.clear();
+  reused_ = false;
 }
 
 }  // namespace ratchet::transport::ssh

@@ -72,7 +72,7 @@ std::optional<ConnectError> SshTransport::connect(ConnectInfo* info) {
       if (info) info->retries = retries;
       return err;
     }
-    close();  // a failed connect holds nothing: no session, no hop, no pump thread
+    close();  // a failed connect holds nothing: no session, no hop reference, no channel
     if (!err->reset_before_auth || attempt >= kResetRetries) {
       err->retries = retries;
       if (!retries.empty()) err->message += fmt::format(" (after {} tries)", attempt + 1);
@@ -110,6 +110,7 @@ std::optional<ConnectError> SshTransport::open(ConnectInfo* info) {
     info->fingerprint = fingerprint;
     info->auth_method = method;
     info->via = chain_ ? chain_->via() : std::vector<std::string>{};
+    info->jump_reused = chain_ && chain_->reused();
     info->ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   }
   return std::nullopt;

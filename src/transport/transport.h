@@ -59,6 +59,9 @@ struct ConnectInfo {
   std::string fingerprint;       ///< "SHA256:..." as ssh-keygen -l prints it
   std::string auth_method;       ///< "publickey (agent)", "publickey (FILE)", ...
   std::vector<std::string> via;  ///< jump hops gone through, "user@host:port", first hop first
+  /// The connection to the first jump hop was already open (another host's
+  /// session rode on it too): ratchet keeps one connection per jump host.
+  bool jump_reused = false;
   long long ms = 0;              ///< the whole connect, hops included
   /// Each earlier try that the server reset before authentication (sshd's
   /// MaxStartups, a jump host's), and the wait before the next: "reset before

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "support/local_proc.h"
 #include "support/netns_fixture.h"
@@ -50,6 +51,25 @@ std::string file_text(const std::string& p) {
   return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
+/// A playbook whose one step waits (at most 30 s) until `n` hosts reached it,
+/// each leaving a file in `dir`/barrier, then prints how many did: the hosts
+/// of a run are surely connected at the same time.
+std::string barrier_playbook(const std::string& dir, int n) {
+  std::string path = dir + "/barrier.toml";
+  std::ofstream(path) << "name = \"barrier\"\n[[step]]\nid = \"meet\"\nkind = \"run\"\ncommand = \"d="
+                      << dir << "/barrier; mkdir -p $d; : > $d/$$; i=0; while [ $(ls $d | wc -l) -lt "
+                      << n << " ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; ls $d | wc -l\"\n";
+  return path;
+}
+
+/// How many lines of the file at `path` contain `needle`.
+int count_lines(const std::string& path, const std::string& needle) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("jump: run and exec through an inventory jump, direct is unreachable",
@@ -92,22 +112,85 @@ TEST_CASE("jump: run and exec through an inventory jump, direct is unreachable",
   REQUIRE(r.code == 0);
   CHECK(json::parse(r.out)[0]["jump"] == lab.hop);
 
-  // Several hosts through the same jump host at once: a chain (and pump thread) each.
+  // Several hosts through the same jump host at once: one connection to it, a channel each.
   std::ofstream(inv).close();  // emptied, then four hosts
   for (int i = 1; i <= 4; ++i)
     std::ofstream(inv, std::ios::app)
         << "[hosts.box" << i << "]\naddress = \"127.0.0.1\"\nport = " << lab.target.port()
         << "\nuser = \"root\"\nidentity = \"" << lab.target.client_key() << "\"\nknown_hosts = \""
         << lab.kh << "\"\njump = \"" << lab.hop << "\"\n";
-  r = lab.ratchet("run " + pb + " -i " + inv + " -F none --forks 4 --transcript " + lab.dir +
-                  "/t2.jsonl");
+  r = lab.ratchet("run " + barrier_playbook(lab.dir, 4) + " -i " + inv +
+                  " -F none --forks 4 --transcript " + lab.dir + "/t2.jsonl");
   INFO(r.out << r.err);
   CHECK(r.code == 0);
-  int connects = 0;
-  for (const auto& ev : ratchet::transcript::read_transcript(lab.dir + "/t2.jsonl").events)
+  int connects = 0, reused = 0;
+  for (const auto& ev : ratchet::transcript::read_transcript(lab.dir + "/t2.jsonl").events) {
     connects += ev["event"] == "connect";
+    reused += ev["event"] == "connect" && ev.value("jump_reused", false);
+  }
   CHECK(connects == 4);
-  CHECK(lab.jump.connections() == 6);
+  CHECK(reused == 3);
+  CHECK(lab.jump.connections() == 3);
+}
+
+TEST_CASE("jump: twelve hosts at --forks 12 share one connection to a jump host with MaxStartups 1",
+          "[ssh][jump][cli]") {
+  // The jump host drops every unauthenticated connection past the first
+  // (MaxStartups 1:100:1): twelve connections at once would be reset. Its
+  // MaxSessions 1 does not count forwarded channels.
+  SshdHost target;
+  SshdHost jump("SSHD_MAX_STARTUPS=1:100:1 SSHD_MAX_SESSIONS=1");
+  std::ofstream(jump.dir() + "/authorized_keys/root", std::ios::app)
+      << file_text(target.client_key() + ".pub");
+  std::string dir = temp_dir("ratchet-jump-twelve");
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  const std::string kh = dir + "/known_hosts";
+  std::ofstream(kh) << target.known_hosts_line() << "\n" << jump.known_hosts_line() << "\n";
+  const std::string hop = "root@127.0.0.1:" + std::to_string(jump.port());
+  const std::string inv = dir + "/inventory.toml";
+  {
+    std::ofstream out(inv);
+    for (int i = 1; i <= 12; ++i)  // twelve names for the one target sshd
+      out << "[hosts.web" << i << "]\naddress = \"127.0.0.1\"\nport = " << target.port()
+          << "\nuser = \"root\"\nidentity = \"" << target.client_key() << "\"\nknown_hosts = \""
+          << kh << "\"\njump = \"" << hop << "\"\n";
+  }
+  auto r = run_sh(std::string(RATCHET_BINARY) + " run " + barrier_playbook(dir, 12) + " -i " + inv +
+                  " -F none --forks 12 --transcript " + dir + "/t.jsonl");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+
+  int connects = 0, reused = 0, ok = 0, met = 0;
+  for (const auto& ev : ratchet::transcript::read_transcript(dir + "/t.jsonl").events) {
+    if (ev["event"] == "connect") {
+      ++connects;
+      reused += ev.value("jump_reused", false);
+      CHECK(ev["via"] == json::array({hop}));
+      CHECK_FALSE(ev.contains("retries"));  // nothing was reset
+    }
+    if (ev["event"] == "host_end") ok += ev["status"] == "ok";
+    if (ev["event"] == "output" && ev.contains("data")) met += ev["data"] == "12\n";
+  }
+  CHECK(connects == 12);
+  CHECK(ok == 12);
+  CHECK(met == 12);  // all twelve were connected at once
+  CHECK(reused == 11);
+
+  // The jump sshd saw one connection, and one login on it. (Its log is
+  // written by its own processes: wait for the line, then count.)
+  const std::string log = jump.dir() + "/sshd.log";
+  for (int i = 0; i < 100 && count_lines(log, "Accepted publickey for root") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  INFO(file_text(log));
+  CHECK(count_lines(log, "Accepted publickey for root") == 1);
+  CHECK(count_lines(log, "past MaxStartups") == 0);  // and none it had to drop
+  CHECK(count_lines(target.dir() + "/sshd.log", "Accepted publickey for root") == 12);
 }
 
 TEST_CASE("jump: ProxyJump from -F, an unknown hop key exits 4, a bad jump exits 2",

@@ -123,10 +123,11 @@ InetdSshd::~InetdSshd() {
   [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
   thread_.join();
   ::close(listen_fd_);
-  // Every sshd -i this fixture started, and what each forked (same group).
+  // Every sshd -i this fixture started, and what each forked (same group);
+  // a paused one is resumed so that it can end.
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (pid_t pid : children_) ::kill(-pid, SIGTERM), ::kill(pid, SIGTERM);
+    for (pid_t pid : children_) ::kill(-pid, SIGTERM), ::kill(pid, SIGTERM), ::kill(-pid, SIGCONT);
   }
   for (int waited = 0; waited < 3000; waited += 50) {
     reap(false);
@@ -151,6 +152,11 @@ void InetdSshd::drop_connections() {
     for (pid_t pid : children_) ::kill(-pid, SIGKILL), ::kill(pid, SIGKILL);
   }
   reap(true);
+}
+
+void InetdSshd::pause_connections(bool pause) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (pid_t pid : children_) ::kill(-pid, pause ? SIGSTOP : SIGCONT);
 }
 
 void InetdSshd::reap(bool all) {

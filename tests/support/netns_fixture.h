@@ -62,6 +62,10 @@ class InetdSshd {
   /// Kills every sshd -i serving a connection now (SIGKILL to its process
   /// group) and reaps it: those connections drop, as when a bastion dies.
   void drop_connections();
+  /// SIGSTOP (pause) or SIGCONT (resume) to every sshd -i serving a
+  /// connection now, by process group: a bastion that hangs, its TCP open.
+  /// The destructor resumes them first.
+  void pause_connections(bool pause);
 
  private:
   void serve();  // the listener thread
