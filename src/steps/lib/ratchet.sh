@@ -33,8 +33,8 @@ ratchet_uname() {
   printf '%s\n' "${_un:-$1}"
 }
 
-# Effective UID of PID (from /proc/PID/status; /proc/PID itself is owned by root
-# when the process is not dumpable, whoever runs it).
+# Effective UID of PID (from /proc/PID/status; the files in /proc/PID are owned
+# by root when the process is not dumpable, whoever runs it).
 # (Shell builtins only: read's fields are awk's here.)
 ratchet_euid() {
   local _k _r _e _x
@@ -477,16 +477,24 @@ ratchet_proc_visible() {
 # PIDs whose /proc/PID/fd is not readable, and the PIDs given (a descriptor,
 # maps, cwd or root the scan was refused: a process with more privileges or
 # capabilities), leaving out kernel threads (PID 2 and its children: they hold
-# no user files), as process lines with no files.
+# no user files) and zombies (whose files closed at exit), as process lines
+# with no files.
 ratchet_unreadable() { # [PID...]
-  local _d _kt _up _ur
+  local _d _k _kt _st _up _ur _x
   _ur=$(for _d in /proc/[0-9]*; do
           { [ -r "$_d/fd" ] && [ -x "$_d/fd" ]; } || printf '%s\n' "${_d#/proc/}"
         done; for _d in "$@"; do printf '%s\n' "$_d"; done)
   [ -n "$_ur" ] || return 0
   if [ "${RATCHET_KT+set}" = set ]; then _kt=$RATCHET_KT; else _kt=$(ratchet_kthreads); fi
   printf '%s\n' "$_ur" | sort -un | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
-    $1 != "" && !($1 in K)' | while read -r _up; do ratchet_describe "$_up" ""; done
+    $1 != "" && !($1 in K)' | while read -r _up; do
+      # A zombie holds no files (they closed at its exit), yet its fd directory
+      # is root's: not unreadable, unless a thread of its group still runs.
+      _st=''
+      { while read -r _k _st _x; do [ "$_k" = State: ] && break; _st=''; done < "/proc/$_up/status"; } 2>/dev/null
+      case "$_st" in Z|X) ratchet_live_threads "$_up" || continue ;; esac
+      ratchet_describe "$_up" ""
+    done
 }
 
 # Who holds the files: scans /proc/*/fd, /proc/*/maps and each process's cwd
@@ -582,10 +590,12 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   [ -n "$_blind" ] || return 0
   _me=$(id -un)
   # Own and not dumpable: real, effective and saved UID all the login user's,
-  # and /proc/PID root's (the kernel's sign of a process that is not dumpable;
-  # one that is merely more capable keeps its owner and is counted).
+  # and /proc/PID/fd root's (the kernel's sign of a process that is not
+  # dumpable; one that is merely more capable keeps its owner and is counted).
+  # Not /proc/PID itself: Linux gives that directory the effective UID
+  # whatever the dumpable flag (seen: the sshd of another SSH session).
   _own=$(printf '%s\n' "$_blind" | cut -f"$RATCHET_COL_PID" | while read -r _p; do
-           [ "$(stat -c %u "/proc/$_p" 2>/dev/null)" = 0 ] || continue
+           [ "$(stat -c %u "/proc/$_p/fd" 2>/dev/null)" = 0 ] || continue
            awk -v me="$(id -u)" -v p="$_p" '$1 == "Uid:" { if ($2 == me && $3 == me && $4 == me) print p; exit }' "/proc/$_p/status" 2>/dev/null
          done)
   _mine=$(printf '%s\n' "$_blind" | RO=$_own awk -F '\t' 'BEGIN { n = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= n; i++) O[o[i]] = 1 }
