@@ -14,11 +14,13 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "steps/library.h"
 #include "support/every_kind.h"
 #include "support/files.h"
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
 #include "transcript/reader.h"
+#include "util/shell.h"
 
 using namespace ratchet::testing;
 
@@ -167,5 +169,115 @@ TEST_CASE(
     }
     CHECK(step_reasons(again).at("service") == kNoSystemctl);
     CHECK(second.at("fetch") == "changed");  // a fetch always downloads
+  }
+}
+
+TEST_CASE(
+    "R27: on a BusyBox-only host the other selectors and verify conditions read /proc without "
+    "procps and "
+    "say which tool is missing",
+    "[ssh][e2e]") {
+  BusyBoxHost host;
+  const auto in_chroot = [&](const std::string& script) {
+    return "exec nsenter -t " + std::to_string(host.sshd.pid()) +
+           " -m chroot --userspec=" + std::to_string(kUid) + ":" + std::to_string(kUid) + " " +
+           kChroot + " /bin/sh -c '" + script + "'";
+  };
+  for (const std::string transport : {"session", "channel"}) {
+    INFO("over " << transport);
+    const std::string h = "/w/" + transport, here = host.root + h;
+    std::filesystem::create_directories(here);
+    chown(here.c_str(), kUid, kUid);
+    // Stand-ins in the chroot as alpine: one to kill by pattern (no pgrep there), one by PID file.
+    const std::string sleep_a = transport == "session" ? "1127" : "1137",
+                      sleep_b = transport == "session" ? "1128" : "1138";
+    OwnedProcess by_pattern(in_chroot("exec sleep " + sleep_a));
+    OwnedProcess by_pid_file(in_chroot("echo $$ > " + h + "/pid; exec sleep " + sleep_b));
+    REQUIRE(eventually(
+        [&] { return read_file(here + "/pid") == std::to_string(by_pid_file.pid()) + "\n"; }));
+    REQUIRE(eventually([&] {
+      return read_file("/proc/" + std::to_string(by_pattern.pid()) + "/cmdline") ==
+             "sleep" + std::string(1, '\0') + sleep_a + std::string(1, '\0');
+    }));
+    const std::string pb = host.dir + "/checks-" + transport + ".toml";
+    write_file(pb, "name = \"busybox-checks\"\ntargets = [\"box\"]\naudit_log = \"" + h +
+                       "/audit.log\"\n"
+                       "[[step]]\nid = \"kill_pattern\"\nkind = \"kill\"\npattern = \"^sleep " +
+                       sleep_a +
+                       "$\"\nuser = \"alpine\"\nsignal = \"KILL\"\n"
+                       "[[step]]\nid = \"kill_pid_file\"\nkind = \"kill\"\npid_file = \"" +
+                       h +
+                       "/pid\"\nsignal = \"KILL\"\n"
+                       "[[step]]\nid = \"absent\"\nkind = \"verify\"\nabsent = [\"^sleep (" +
+                       sleep_a + "|" + sleep_b +
+                       ")$\"]\n"
+                       "[[step]]\nid = \"ports\"\nkind = \"verify\"\nport_open = [" +
+                       std::to_string(host.sshd.port()) + "]\nport_free = [" +
+                       std::to_string(free_port()) +
+                       "]\n"
+                       "[[step]]\nid = \"command\"\nkind = \"verify\"\ncommand = \"uname "
+                       "-s\"\nstdout_matches = \"^Linux$\"\n"
+                       "[[step]]\nid = \"gpus\"\nkind = \"verify\"\ngpus_idle = true\non_failure = "
+                       "\"continue\"\n"
+                       "[[step]]\nid = \"service_active\"\nkind = \"verify\"\nservice_active = "
+                       "[\"ratchet-absent.service\"]\n"
+                       "on_failure = \"continue\"\n");
+    const std::string t = host.dir + "/checks-" + transport + ".jsonl";
+    ShellResult r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + host.inventory() +
+                           " -F none --transport " + transport + " --transcript " + t);
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    const auto got = step_statuses(t), why = step_reasons(t);
+    CHECK(got.at("kill_pattern") == "changed");
+    CHECK(got.at("kill_pid_file") == "changed");
+    CHECK(got.at("absent") == "ok");
+    CHECK(got.at("ports") == "ok");
+    CHECK(got.at("command") == "ok");
+    CHECK(got.at("gpus") == "failed");  // no nvidia-smi: said, and where it was looked for
+    CHECK(why.at("gpus").rfind("could not check: nvidia-smi not found on PATH (", 0) == 0);
+    CHECK(why.at("gpus").find("; set nvidia_smi to its full path") != std::string::npos);
+    CHECK(got.at("service_active") ==
+          "failed");  // was: "exit 127: /bin/sh: eval: line 4: systemctl: not found"
+    CHECK(why.at("service_active") == kNoSystemctl);
+    CHECK(eventually([&] { return !by_pattern.alive() && !by_pid_file.alive(); }));
+    CHECK(lines_with(t, "unreadable").empty());
+    CHECK(lines_with(t, "Permission denied").empty());
+  }
+}
+
+TEST_CASE(
+    "R27: a BusyBox chroot without /proc - every process scan and the port checks say they cannot "
+    "look",
+    "[steps][library]") {
+  // Run here (no sshd): a busybox tree with /dev/null and no /proc, entered with chroot(8) as root.
+  const std::string root = temp_dir("ratchet-r27-noproc");
+  ShellResult t = run_sh(
+      "cd " + root +
+      " && mkdir -p bin sbin usr/bin usr/sbin dev proc w && cp /bin/busybox bin/ && chroot . "
+      "/bin/busybox --install -s && mknod -m 666 dev/null c 1 3 && : > w/f");
+  INFO(t.out << t.err);
+  REQUIRE(t.code == 0);
+  const std::string no_proc =
+      "ratchet: could not check: /proc is not mounted (the process scan needs /proc on the host)\n";
+  for (const char* check :
+       {"ratchet_no_holders -- /w/f", "ratchet_absent \"^x$\"",
+        "ratchet_kill_check pattern \"^x$\"", "ratchet_kill_check holders_of /w/f",
+        "ratchet_kill --signal KILL --wait-ms 100 pattern \"^x$\"",
+        "ratchet_gpus_idle --smi /bin/true -- /w/f"}) {
+    INFO(check);
+    ShellResult r =
+        run_sh("chroot " + root + " /bin/sh -c " +
+               ratchet::util::shell_quote(ratchet::steps::with_library(check)) + " </dev/null");
+    CHECK(r.code == 5);
+    CHECK(r.out.empty());
+    CHECK(r.err == no_proc);
+  }
+  for (const char* check : {"ratchet_port_free 1", "ratchet_port_open 1"}) {
+    INFO(check);
+    ShellResult r = run_sh("chroot " + root + " /bin/sh -c " +
+                           ratchet::util::shell_quote(ratchet::steps::with_library(check)));
+    CHECK(r.code == 5);
+    CHECK(r.err ==
+          "ratchet: could not check: cannot read /proc/net/tcp (needs /proc on the host)\n");
   }
 }

@@ -55,14 +55,20 @@ RATCHET_SCAN_PROCS=16
 # `ulimit -u`: every task of the user counts, threads too). Shell builtins
 # only: it must run where no process is left. Prints "ratchet: could not
 # check: the host refused a new process (...)" on stderr and returns 5; else 0.
+# Without /proc (a chroot or container that has none mounted) every scan
+# would read no process at all, never "free": "could not check" too (R27).
 ratchet_room() {
   local _k _w _n _x _c _p _t
+  if [ ! -r "/proc/$$/stat" ]; then
+    printf '%s\n' "ratchet: could not check: /proc is not mounted (the process scan needs /proc on the host)" >&2
+    return 5
+  fi
   _n=
   { while read -r _k _w _n _x; do
       [ "$_k $_w" = "Max processes" ] && break
       _n=
     done < "/proc/$$/limits"; } 2>/dev/null
-  case "$_n" in ''|*[!0-9]*) return 0 ;; esac  # unlimited, or no /proc: nothing to judge
+  case "$_n" in ''|*[!0-9]*) return 0 ;; esac  # unlimited: nothing to judge
   { while read -r _k _w _x; do [ "$_k" = Uid: ] && break; done < "/proc/$$/status"; } 2>/dev/null
   [ "$_x" = 0 ] && return 0
   # All the host's threads (/proc/loadavg's "running/total") are a bound on
@@ -764,8 +770,11 @@ ratchet_absent() { # REGEX
   printf '%s\n' "$_h" | sed "s/^/process$RATCHET_TAB/"; return 1
 }
 # Listening TCP ports from /proc/net/tcp{,6} (state 0A), decimal, one a line.
+# Exit 5 when /proc/net/tcp cannot be read (no /proc: a chroot without it):
+# no list is not an empty list.
 ratchet_listening() {
   local _x
+  [ -r /proc/net/tcp ] || { printf '%s\n' "ratchet: could not check: cannot read /proc/net/tcp (needs /proc on the host)" >&2; return 5; }
   cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$1 ~ /^[0-9]+:$/ && $4 == "0A" { split($2, a, ":"); print a[2] }' |
     while read -r _x; do printf '%d\n' "0x$_x"; done | sort -un
 }
@@ -785,9 +794,21 @@ ratchet_port_holders() { # PORT
     done | sed "s/^/holder$RATCHET_TAB/"
 }
 ratchet_port_free() {
-  ! ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "port $1 is in use"; ratchet_port_holders "$1"; return 1; }
+  local _l
+  _l=$(ratchet_listening) || return 5
+  ! printf '%s\n' "$_l" | grep -qx -- "$1" || { printf '%s\n' "port $1 is in use"; ratchet_port_holders "$1"; return 1; }
 }
-ratchet_port_open() { ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "nothing listens on port $1"; return 1; }; }
+ratchet_port_open() {
+  local _l
+  _l=$(ratchet_listening) || return 5
+  printf '%s\n' "$_l" | grep -qx -- "$1" || { printf '%s\n' "nothing listens on port $1"; return 1; }
+}
+# verify service_active: UNIT is active. Exit 5 without systemctl (as
+# ratchet_service_state): "not found" is no state.
+ratchet_service_active() { # UNIT
+  command -v systemctl >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: systemctl not found: not a systemd host" >&2; return 5; }
+  systemctl is-active --quiet -- "$1"
+}
 
 # Service state as key=value lines: load, active (after a transitional state
 # settles, or WAIT_MS passed: then `sub` and `for` say which and how long),
