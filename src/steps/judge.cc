@@ -274,6 +274,11 @@ static Verdict judge_matches(const Command& c, const transport::ExecResult& r) {
 static Verdict judge_exit0(const transport::ExecResult& r) {
   Verdict v;
   v.holds = r.exit_code == 0;
+  // A library check that could not look (exit 5: no /proc/net/tcp, no systemctl) saw no state.
+  if (r.exit_code == 5) {
+    const std::string why = library_line(r.err.data);
+    if (why.rfind("could not check: ", 0) == 0) return cannot_check(why);
+  }
   if (!v.holds) {
     std::string why = first_line(r.out.data);
     if (why.empty()) why = first_line(r.err.data);

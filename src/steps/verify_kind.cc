@@ -21,7 +21,7 @@ void build_verify(const playbook::VerifyAction& a, const BuildContext& ctx, Rung
   for (int port : a.port_free.or_else({})) check(fmt::format("ratchet_port_free {}", port), Judge::exit0);
   for (int port : a.port_open.or_else({})) check(fmt::format("ratchet_port_open {}", port), Judge::exit0);
   for (const auto& u : a.service_active.or_else({}))
-    check("systemctl is-active --quiet -- " + util::shell_quote(u), Judge::exit0);
+    check("ratchet_service_active " + util::shell_quote(u), Judge::exit0);
   for (const auto& p : a.file_exists.or_else({})) check("test -e " + util::shell_quote(p), Judge::exit0);
   if (a.command.given) {
     if (a.stdout_matches.given) {

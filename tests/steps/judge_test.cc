@@ -62,6 +62,22 @@ TEST_CASE("library checks that exit 2 to 5 could not check, and send no action",
   CHECK(v.reason == "warning: processes of alice that are not dumpable ...");
 }
 
+TEST_CASE("an exit0 check whose library function could not look (exit 5) could not check; other exits fail", "[steps]") {
+  // verify service_active on a host without systemctl, port_free without /proc (R27).
+  auto v = judge_check(check("exit0"), exec_result(5, "", "ratchet: could not check: systemctl not found: not a systemd host\n"));
+  CHECK_FALSE(v.holds);
+  CHECK(v.unknown);
+  CHECK(v.reason == "could not check: systemctl not found: not a systemd host");
+  // A command of the playbook's own that exits 5 (or 127) without those words simply does not hold.
+  v = judge_check(check("exit0"), exec_result(5, "", "my tool: bad input\n"));
+  CHECK_FALSE(v.holds);
+  CHECK_FALSE(v.unknown);
+  CHECK(v.reason == "exit 5: my tool: bad input");
+  v = judge_check(check("exit0"), exec_result(127, "", "/bin/sh: eval: line 1: systemctl: not found\n"));
+  CHECK_FALSE(v.unknown);
+  CHECK(v.reason == "exit 127: /bin/sh: eval: line 1: systemctl: not found");
+}
+
 TEST_CASE("a check that timed out, was killed or got no exit status could not check", "[steps]") {
   auto r = exec_result(-1);
   r.timed_out = true;

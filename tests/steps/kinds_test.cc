@@ -123,7 +123,7 @@ TEST_CASE("verify: one check command per condition", "[steps]") {
   CHECK(r.check[0].text == "ratchet_no_holders --exclude nvidia-persistenced -- '/dev/nvidia*'");
   CHECK(r.check[0].judge == Judge::holders);
   CHECK(r.check[1].text == "ratchet_port_free 8000");
-  CHECK(r.check[2].text == "systemctl is-active --quiet -- inference");
+  CHECK(r.check[2].text == "ratchet_service_active inference");
   CHECK(r.check[3].text == "curl -sf localhost:8000/health");
   CHECK(r.check[3].judge == Judge::matches);
   CHECK(r.check[3].expect.stdout_matches == "ok");

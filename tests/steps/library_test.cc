@@ -531,6 +531,45 @@ TEST_CASE("holders: a working directory inside a target directory holds it, as f
   CHECK(h[0].files == std::vector<std::string>{d + "/mnt/sub"});
 }
 
+// R27 (a login that is not root, on a BusyBox host): the login's own zombies
+// (a child its parent has not reaped yet, such as a holder just killed) hold
+// no files; a process of its own that is not dumpable (another SSH session's
+// sshd) is a warning. Linux shows the effective UID on /proc/PID whatever the
+// dumpable flag; /proc/PID/fd is root's for both.
+TEST_CASE("holders: the login's own zombies are not unreadable and its processes that are not dumpable are a warning",
+          "[steps][library]") {
+  std::string d = stand_ins({"dev0"});
+  chmod(d.c_str(), 0755);
+  chmod((d + "/dev0").c_str(), 0644);
+  // nobody's `sleep 0`, never reaped by its parent (a sleep): a zombie of nobody.
+  OwnedProcess parent("exec setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c 'sleep 0 & exec sleep 134'");
+  const std::string zombie_of = "awk -v p=" + std::to_string(parent.pid()) +
+                                " '$1 == \"PPid:\" && $2 == p { z = 1 } $1 == \"State:\" && $2 == \"Z\" { s = 1 } "
+                                "END { exit !(z && s) }' ";
+  REQUIRE(eventually([&] {
+    return run_sh("for s in /proc/[0-9]*/status; do " + zombie_of + "\"$s\" 2>/dev/null && exit 0; done; exit 1").code == 0;
+  }));
+  auto r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev0'");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  parent.stop();
+  // nobody's, every UID nobody's, not dumpable (prctl PR_SET_DUMPABLE 0).
+  OwnedProcess undumpable("exec setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c 'import ctypes, "
+                          "time; ctypes.CDLL(None).prctl(4, 0); time.sleep(135)'");
+  REQUIRE(eventually([&] {
+    struct stat st {};
+    return stat(("/proc/" + std::to_string(undumpable.pid()) + "/fd").c_str(), &st) == 0 && st.st_uid == 0 &&
+           stat(("/proc/" + std::to_string(undumpable.pid())).c_str(), &st) == 0 && st.st_uid != 0;
+  }));
+  r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev0'");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.err.find("ratchet: warning: processes of nobody that are not dumpable") != std::string::npos);
+  CHECK(r.err.find(std::to_string(undumpable.pid()) + " (python3)") != std::string::npos);
+  CHECK(r.err.find("could not check") == std::string::npos);
+}
+
 TEST_CASE("holders: a holder the login may not inspect (more capabilities, or not its own UIDs) is never free",
           "[steps][library]") {
   std::string d = stand_ins({"dev0", "dev1"});

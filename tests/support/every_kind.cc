@@ -18,15 +18,16 @@ std::string EveryKind::playbook() const {
   write_file(local_dir + "/tree/bin/tool.sh", "#!/bin/sh\necho tool\n");
   chmod((local_dir + "/tree/bin/tool.sh").c_str(), 0755);
   const std::string p = local_dir + "/every-kind.toml";
+  const std::string user = scan_user.empty() ? "" : "user = \"" + scan_user + "\"\n";
   write_file(p, "name = \"every-kind\"\ntargets = [\"box\"]\nlock = true\nlock_path = \"" + h +
                     "/lock\"\naudit_log = \"" + h + "/audit.log\"\n"
                     "[[step]]\nid = \"run\"\nkind = \"run\"\ncommand = \"echo ran > " + h + "/run.out\"\n"
                     "creates = \"" + h + "/run.out\"\n"
                     "[[step]]\nid = \"service\"\nkind = \"service\"\nunit = \"ratchet-absent.service\"\n"
                     "state = \"stopped\"\non_failure = \"continue\"\n"
-                    "[[step]]\nid = \"kill\"\nkind = \"kill\"\nholders_of = \"" + held() + "\"\nsignal = \"KILL\"\n"
+                    "[[step]]\nid = \"kill\"\nkind = \"kill\"\nholders_of = \"" + held() + "\"\nsignal = \"KILL\"\n" + user +
                     "[[step]]\nid = \"verify\"\nkind = \"verify\"\nno_holders = [\"" + held() + "\"]\n"
-                    "file_exists = [\"" + h + "/run.out\"]\n"
+                    "file_exists = [\"" + h + "/run.out\"]\n" + user +
                     "[[step]]\nid = \"write\"\nkind = \"write\"\npath = \"" + h + "/write.txt\"\n"
                     "content = \"written\\n\"\nmode = \"0640\"\n"
                     "[[step]]\nid = \"copy\"\nkind = \"copy\"\nsrc = \"tree\"\ndest = \"" + h + "/tree\"\n"

@@ -14,6 +14,10 @@ namespace ratchet::testing {
 struct EveryKind {
   std::string host_dir;
   std::string local_dir;
+  /// When set, the kill and verify steps count only this user's processes
+  /// (`user = "..."`): a login that is not root, without become, cannot read
+  /// other users' open files, and a scan that counts them fails closed.
+  std::string scan_user = "";
 
   /// Writes local_dir/every-kind.toml (targets ["box"], lock in host_dir/lock,
   /// audit line to host_dir/audit.log) and local_dir/tree; returns the playbook's path.

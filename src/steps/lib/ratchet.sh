@@ -33,8 +33,8 @@ ratchet_uname() {
   printf '%s\n' "${_un:-$1}"
 }
 
-# Effective UID of PID (from /proc/PID/status; /proc/PID itself is owned by root
-# when the process is not dumpable, whoever runs it).
+# Effective UID of PID (from /proc/PID/status; the files in /proc/PID are owned
+# by root when the process is not dumpable, whoever runs it).
 # (Shell builtins only: read's fields are awk's here.)
 ratchet_euid() {
   local _k _r _e _x
@@ -55,14 +55,20 @@ RATCHET_SCAN_PROCS=16
 # `ulimit -u`: every task of the user counts, threads too). Shell builtins
 # only: it must run where no process is left. Prints "ratchet: could not
 # check: the host refused a new process (...)" on stderr and returns 5; else 0.
+# Without /proc (a chroot or container that has none mounted) every scan
+# would read no process at all, never "free": "could not check" too (R27).
 ratchet_room() {
   local _k _w _n _x _c _p _t
+  if [ ! -r "/proc/$$/stat" ]; then
+    printf '%s\n' "ratchet: could not check: /proc is not mounted (the process scan needs /proc on the host)" >&2
+    return 5
+  fi
   _n=
   { while read -r _k _w _n _x; do
       [ "$_k $_w" = "Max processes" ] && break
       _n=
     done < "/proc/$$/limits"; } 2>/dev/null
-  case "$_n" in ''|*[!0-9]*) return 0 ;; esac  # unlimited, or no /proc: nothing to judge
+  case "$_n" in ''|*[!0-9]*) return 0 ;; esac  # unlimited: nothing to judge
   { while read -r _k _w _x; do [ "$_k" = Uid: ] && break; done < "/proc/$$/status"; } 2>/dev/null
   [ "$_x" = 0 ] && return 0
   # All the host's threads (/proc/loadavg's "running/total") are a bound on
@@ -477,16 +483,24 @@ ratchet_proc_visible() {
 # PIDs whose /proc/PID/fd is not readable, and the PIDs given (a descriptor,
 # maps, cwd or root the scan was refused: a process with more privileges or
 # capabilities), leaving out kernel threads (PID 2 and its children: they hold
-# no user files), as process lines with no files.
+# no user files) and zombies (whose files closed at exit), as process lines
+# with no files.
 ratchet_unreadable() { # [PID...]
-  local _d _kt _up _ur
+  local _d _k _kt _st _up _ur _x
   _ur=$(for _d in /proc/[0-9]*; do
           { [ -r "$_d/fd" ] && [ -x "$_d/fd" ]; } || printf '%s\n' "${_d#/proc/}"
         done; for _d in "$@"; do printf '%s\n' "$_d"; done)
   [ -n "$_ur" ] || return 0
   if [ "${RATCHET_KT+set}" = set ]; then _kt=$RATCHET_KT; else _kt=$(ratchet_kthreads); fi
   printf '%s\n' "$_ur" | sort -un | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
-    $1 != "" && !($1 in K)' | while read -r _up; do ratchet_describe "$_up" ""; done
+    $1 != "" && !($1 in K)' | while read -r _up; do
+      # A zombie holds no files (they closed at its exit), yet its fd directory
+      # is root's: not unreadable, unless a thread of its group still runs.
+      _st=''
+      { while read -r _k _st _x; do [ "$_k" = State: ] && break; _st=''; done < "/proc/$_up/status"; } 2>/dev/null
+      case "$_st" in Z|X) ratchet_live_threads "$_up" || continue ;; esac
+      ratchet_describe "$_up" ""
+    done
 }
 
 # Who holds the files: scans /proc/*/fd, /proc/*/maps and each process's cwd
@@ -582,10 +596,12 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   [ -n "$_blind" ] || return 0
   _me=$(id -un)
   # Own and not dumpable: real, effective and saved UID all the login user's,
-  # and /proc/PID root's (the kernel's sign of a process that is not dumpable;
-  # one that is merely more capable keeps its owner and is counted).
+  # and /proc/PID/fd root's (the kernel's sign of a process that is not
+  # dumpable; one that is merely more capable keeps its owner and is counted).
+  # Not /proc/PID itself: Linux gives that directory the effective UID
+  # whatever the dumpable flag (seen: the sshd of another SSH session).
   _own=$(printf '%s\n' "$_blind" | cut -f"$RATCHET_COL_PID" | while read -r _p; do
-           [ "$(stat -c %u "/proc/$_p" 2>/dev/null)" = 0 ] || continue
+           [ "$(stat -c %u "/proc/$_p/fd" 2>/dev/null)" = 0 ] || continue
            awk -v me="$(id -u)" -v p="$_p" '$1 == "Uid:" { if ($2 == me && $3 == me && $4 == me) print p; exit }' "/proc/$_p/status" 2>/dev/null
          done)
   _mine=$(printf '%s\n' "$_blind" | RO=$_own awk -F '\t' 'BEGIN { n = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= n; i++) O[o[i]] = 1 }
@@ -754,8 +770,11 @@ ratchet_absent() { # REGEX
   printf '%s\n' "$_h" | sed "s/^/process$RATCHET_TAB/"; return 1
 }
 # Listening TCP ports from /proc/net/tcp{,6} (state 0A), decimal, one a line.
+# Exit 5 when /proc/net/tcp cannot be read (no /proc: a chroot without it):
+# no list is not an empty list.
 ratchet_listening() {
   local _x
+  [ -r /proc/net/tcp ] || { printf '%s\n' "ratchet: could not check: cannot read /proc/net/tcp (needs /proc on the host)" >&2; return 5; }
   cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$1 ~ /^[0-9]+:$/ && $4 == "0A" { split($2, a, ":"); print a[2] }' |
     while read -r _x; do printf '%d\n' "0x$_x"; done | sort -un
 }
@@ -775,9 +794,21 @@ ratchet_port_holders() { # PORT
     done | sed "s/^/holder$RATCHET_TAB/"
 }
 ratchet_port_free() {
-  ! ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "port $1 is in use"; ratchet_port_holders "$1"; return 1; }
+  local _l
+  _l=$(ratchet_listening) || return 5
+  ! printf '%s\n' "$_l" | grep -qx -- "$1" || { printf '%s\n' "port $1 is in use"; ratchet_port_holders "$1"; return 1; }
 }
-ratchet_port_open() { ratchet_listening | grep -qx -- "$1" || { printf '%s\n' "nothing listens on port $1"; return 1; }; }
+ratchet_port_open() {
+  local _l
+  _l=$(ratchet_listening) || return 5
+  printf '%s\n' "$_l" | grep -qx -- "$1" || { printf '%s\n' "nothing listens on port $1"; return 1; }
+}
+# verify service_active: UNIT is active. Exit 5 without systemctl (as
+# ratchet_service_state): "not found" is no state.
+ratchet_service_active() { # UNIT
+  command -v systemctl >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: systemctl not found: not a systemd host" >&2; return 5; }
+  systemctl is-active --quiet -- "$1"
+}
 
 # Service state as key=value lines: load, active (after a transitional state
 # settles, or WAIT_MS passed: then `sub` and `for` say which and how long),
