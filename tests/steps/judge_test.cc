@@ -62,7 +62,7 @@ TEST_CASE("library checks that exit 2 to 5 could not check, and send no action",
   CHECK(v.reason == "warning: processes of alice that are not dumpable ...");
 }
 
-TEST_CASE("an exit0 check whose library function could not look (exit 5) could not check; other exits fail", "[steps]") {
+TEST_CASE("an exit0 check whose library function could not look (exit 5) could not check - other exits fail", "[steps]") {
   // verify service_active on a host without systemctl, port_free without /proc (R27).
   auto v = judge_check(check("exit0"), exec_result(5, "", "ratchet: could not check: systemctl not found: not a systemd host\n"));
   CHECK_FALSE(v.holds);
