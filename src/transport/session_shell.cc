@@ -195,6 +195,7 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
     r.error = "the session shell is not open";
     return r;
   }
+  not_started_ = false;
   ExecRequest req = in;
   if (req.run_id.empty()) req.run_id = new_run_id();
   const std::string nonce = new_session_nonce();
@@ -213,7 +214,7 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
   std::optional<SessionTrailer> trailer;
   size_t written = 0;
   bool armed = false, deadline_hit = false, broken = false;
-  const auto deadline = start + req.timeout;
+  auto deadline = start + req.timeout;
   // The guard's helpers (session.sh): sent after the frame on this channel.
   std::string helpers;
   size_t helpers_written = 0;
@@ -226,9 +227,9 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
     return r;
   }
   ssh_event_add_session(event, s);
-  auto on_second_channel = [&](long long left) {
+  auto on_second_channel = [&](long long left, util::Millis refused_wait = util::Millis(0)) {
     ssh_event_remove_session(event, s);
-    std::string how = arm_watchdog(s, t, req, wire, proc, left);
+    std::string how = arm_watchdog(s, t, req, wire, proc, left, refused_wait);
     ssh_event_add_session(event, s);
     return how;
   };
@@ -317,13 +318,27 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
       break;
     }
     if (ch_->gone()) {
+      // How it ended comes after its EOF: wait a little for it.
+      for (auto until = Clock::now() + std::chrono::milliseconds(500); !ch_->ended() && Clock::now() < until;)
+        if (ssh_event_dopoll(event, 50) == SSH_ERROR) break;
+      if (ch_->status_seen && ch_->exit_status == 96 && !proc.known()) {
+        not_started_ = true;
+        r.error = "the session shell's directory was gone (a command removed it): nothing of this command ran";
+        broken = true;
+        break;
+      }
       r.error = fmt::format(
           "the session shell ended during the command ({}): the command may have ended it, and how the "
           "command ended is unknown; the next command gets a fresh session shell",
           ch_->how());
       broken = true;
-      // It broke the shell: it ends too (found by its run id when its pid line never came).
-      r.watchdog = on_second_channel(0);
+      // It broke the shell: it ends too (found by its run id when its pid line
+      // never came). Its channel goes first: under MaxSessions 1 sshd frees
+      // the dead shell's session once that channel is closed (the shell's
+      // readers may still hold its streams); the channel is asked for again
+      // meanwhile.
+      close();
+      r.watchdog = on_second_channel(0, util::Millis(3'000));
       break;
     }
     if (stop_until && Clock::now() >= *stop_until) {
@@ -343,8 +358,12 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
         el >= arm_after(req.host_timeout).count()) {
       armed = true;
       const long long left = req.host_timeout.count() - el;
-      if (in_band()) send_helper(left);
-      else r.watchdog = on_second_channel(left);
+      if (in_band()) {
+        send_helper(left);
+      } else {
+        r.watchdog = on_second_channel(left);
+        if (r.watchdog != "armed") deadline = std::min(deadline, start + req.host_timeout);  // as on a channel
+      }
     }
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (!stop_until && left.count() <= 0) {
@@ -382,6 +401,9 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
     // unread on the shell's stdin: then the shell is not used again.
     if (!trailer->helpers.empty()) r.watchdog = helper_outcome(trailer->helpers.back());
     if (int(trailer->helpers.size()) != helpers_sent) broken = true;
+    if (trailer->helpers.empty() && helpers_sent > 0)
+      r.watchdog = "watchdog: sent on the session shell's channel, but no report of it came (a command removed "
+                   "the shell's directory?)";
   }
   const bool ended = trailer.has_value() && err_end.found();
   r.timed_out = deadline_hit;

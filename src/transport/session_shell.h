@@ -42,6 +42,11 @@ class SessionShell {
   /// lost connection ends the exchange with its message.
   ExecResult exec(ssh_session s, const Target& t, const ExecRequest& req, KeepaliveWatch* ka = nullptr);
 
+  /// Whether the last exec() ended because the shell could take no more
+  /// requests (a command had removed its directory: it exits 96 before it
+  /// reads the request): nothing of that request ran, a fresh shell may run it.
+  bool last_not_started() const { return not_started_; }
+
   /// Closes the channel (the shell ends at EOF); safe to call twice.
   void close();
 
@@ -49,6 +54,7 @@ class SessionShell {
   std::unique_ptr<ShellChannel> ch_;
   std::string dir_;      ///< the shell's 0700 directory on the host
   std::string library_;  ///< the host library the shell keeps in DIR/l ("" = none yet)
+  bool not_started_ = false;  ///< last_not_started()
 };
 
 }  // namespace ratchet::transport::ssh

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <thread>
 
 #include "transport/go_split.h"
 #include "transport/keepalive.h"
@@ -124,8 +125,13 @@ ExecResult run_beside(ssh_session s, const Target& t, std::string command, const
 /// Runs the watchdog for `p` on a second channel of `s` (wire.h), `left` ms
 /// before the deadline (0: stop it now). Returns "armed" or why not.
 std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
-                         const RemoteProcess& p, long long left) {
-  ExecResult r = run_beside(s, t, watchdog_command(p, util::Millis(left), req.become, wire.run_id), wire);
+                         const RemoteProcess& p, long long left, util::Millis refused_wait) {
+  const std::string command = watchdog_command(p, util::Millis(left), req.become, wire.run_id);
+  ExecResult r = run_beside(s, t, command, wire);
+  for (const auto until = Clock::now() + refused_wait; channel_refused(r.error) && Clock::now() < until;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    r = run_beside(s, t, command, wire);
+  }
   if (!r.error.empty()) return "watchdog: " + r.error;
   if (r.exit_code != 0) {
     // The watchdog's own line; a login shell's rc file may print before it.
@@ -143,7 +149,7 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
                        bool may_arm, KeepaliveWatch* ka) {
   ExecResult r;
   const auto start = Clock::now();
-  const auto deadline = start + req.timeout;
+  auto deadline = start + req.timeout;
   auto elapsed_ms = [&] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   };
@@ -265,6 +271,9 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
       if (el >= arm_after(req.host_timeout).count()) {
         armed = true;
         r.watchdog = on_second_channel(req.host_timeout.count() - el);
+        // No host deadline (sshd refused the channel: MaxSessions 1): the
+        // client's own comes at the timeout itself, and says it may still run.
+        if (r.watchdog != "armed") deadline = std::min(deadline, start + req.host_timeout);
       }
     }
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());

@@ -133,6 +133,13 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return true;
   };
+  // A fresh session shell, its channel asked for again while sshd refuses it.
+  auto open_shell = [&](bool* no_channel) {
+    std::string why;
+    do why = shell_.open(session_, t, ep_.connect_timeout, no_channel, req.cancel);
+    while (*no_channel && again(why));
+    return why;
+  };
   std::string note;
   // A streamed file (copy) needs a channel's flow control: the shell frames a known-size input.
   if (ep_.exec_mode == ExecMode::session && fallback_.empty() && req.stdin_file.empty() && req.stdout_fd < 0) {
@@ -146,9 +153,7 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     }
     if (!shell_.is_open()) {
       bool no_channel = false;
-      std::string why;
-      do why = shell_.open(session_, t, ep_.connect_timeout, &no_channel, req.cancel);
-      while (no_channel && again(why));
+      std::string why = open_shell(&no_channel);
       if (!why.empty() && no_channel) {  // the session itself failed: a channel would too
         ExecResult r;
         r.error = why;
@@ -161,6 +166,16 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     }
     if (shell_.is_open()) {
       ExecResult r = shell_.exec(session_, t, req, keepalive_.get());
+      if (shell_.last_not_started()) {
+        // A command before this one removed the shell's directory: this one
+        // never started, and runs in a fresh shell.
+        bool no_channel = false;
+        if (open_shell(&no_channel).empty()) {
+          r = shell_.exec(session_, t, req, keepalive_.get());
+          note = "the session shell's directory had been removed (by an earlier command): this command ran in a "
+                 "fresh shell";
+        }
+      }
       if (!note.empty()) r.warning = r.warning.empty() ? note : note + "; " + r.warning;
       if (keepalive_ && keepalive_->lost()) connected_ = false;  // the next command reconnects
       return r;

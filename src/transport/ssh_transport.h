@@ -120,9 +120,10 @@ ExecResult run_beside(ssh_session s, const Target& t, std::string command, const
 
 /// Runs the watchdog for `p` on a second channel of `s` (wire.h), `left` ms
 /// before the deadline (0: stop it now), with req's become and wire's run id.
-/// Returns "armed" or why not ("watchdog: ...").
+/// A channel sshd refuses (MaxSessions) is asked for again every 20 ms for up
+/// to `refused_wait` (0: not again). Returns "armed" or why not ("watchdog: ...").
 std::string arm_watchdog(ssh_session s, const Target& t, const ExecRequest& req, const Wire& wire,
-                         const RemoteProcess& p, long long left);
+                         const RemoteProcess& p, long long left, util::Millis refused_wait = util::Millis(0));
 
 /// Runs req, made into its wire string (wire.h wire_form; a run id drawn when
 /// it has none), on a new exec channel of the connected session `s` (no PTY)

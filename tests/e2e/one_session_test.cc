@@ -25,13 +25,13 @@ using nlohmann::json;
 namespace {
 
 struct Lab {
-  SshdHost sshd{"SSHD_MAX_SESSIONS=1"};
+  SshdHost sshd;
   std::string dir = temp_dir("ratchet-one-session");
   std::string inv = dir + "/inventory.toml";
   std::string pids = dir + "/pids";
   std::string transcript = dir + "/t.jsonl";
 
-  Lab() {
+  explicit Lab(const std::string& sshd_env = "SSHD_MAX_SESSIONS=1") : sshd(sshd_env) {
     std::ofstream(inv) << "[hosts.box]\naddress = \"127.0.0.1\"\nport = " << sshd.port()
                        << "\nuser = \"root\"\nidentity = \"" << sshd.client_key() << "\"\nknown_hosts = \""
                        << sshd.known_hosts() << "\"\n";
@@ -140,4 +140,60 @@ TEST_CASE("one session: under MaxSessions 1 copy and fetch run between session s
   auto ends = events_named(tr, "step_end");
   REQUIRE(ends.size() == 5);
   for (const auto& e : ends) CHECK(e["status"] != "failed");
+}
+
+TEST_CASE("one session: under MaxSessions 1 a command that kills its session shell is still ended", "[ssh][session]") {
+  Lab lab;
+  std::string pb = lab.playbook("[[step]]\nid = \"breaker\"\nkind = \"run\"\ntimeout = \"30s\"\n"
+                                "on_failure = \"continue\"\ncommand = \"echo $$ >> " + lab.pids +
+                                "; kill -9 $PPID; exec sleep 300\"\n"
+                                "[[step]]\nid = \"after\"\nkind = \"run\"\ncommand = \"echo after\"\n");
+  auto r = run_sh(RATCHET_BINARY + lab.args(pb));
+  INFO(r.out << r.err);
+  auto list = lab.listed();
+  REQUIRE(list.size() == 1);
+  CHECK(wait_pid_gone(list[0], 5000));
+  auto tr = ratchet::transcript::read_transcript(lab.transcript);
+  auto exits = events_named(tr, "exit");
+  REQUIRE(exits.size() == 2);
+  CHECK(exits[0]["error"].get<std::string>().find("the session shell ended during the command") != std::string::npos);
+  CHECK(exits[0]["watchdog"] == "armed");  // its channel, asked for again once sshd let the shell's session go
+  CHECK(exits[1]["code"] == 0);
+}
+
+/// A command line that removes the session shell's directory (the one its
+/// stderr, DIR/e, is in), and nothing else.
+const std::string kRemoveSessionDir =
+    "d=$(dirname \\\"$(readlink /proc/$$/fd/2)\\\"); case $d in */ratchet-session.*) rm -rf \\\"$d\\\";; esac; ";
+
+TEST_CASE("one session: a command that removes the session shell's directory is still ended and the next steps run",
+          "[ssh][session]") {
+  const std::string sessions = GENERATE("1", "100");
+  Lab lab("SSHD_MAX_SESSIONS=" + sessions);
+  INFO("MaxSessions " << sessions);
+  // clean removes the directory and ends; server removes the one of the shell
+  // it runs in (a fresh one), then runs past its deadline; after runs.
+  std::string pb = lab.playbook(
+      "[[step]]\nid = \"clean\"\nkind = \"run\"\ncommand = \"" + kRemoveSessionDir + "echo removed\"\n" +
+      "[[step]]\nid = \"server\"\nkind = \"run\"\ntimeout = \"2s\"\non_failure = \"continue\"\ncommand = \"" +
+      kRemoveSessionDir + "setsid sleep 300 & echo $! >> " + lab.pids + "; echo $$ >> " + lab.pids +
+      "; exec sleep 300\"\n" + "[[step]]\nid = \"after\"\nkind = \"run\"\ncommand = \"echo after\"\n");
+  auto r = run_sh(RATCHET_BINARY + lab.args(pb));
+  INFO(r.out << r.err);
+  auto list = lab.listed();
+  REQUIRE(list.size() == 2);
+  for (pid_t p : list) CHECK(wait_pid_gone(p, 5000));
+  auto tr = ratchet::transcript::read_transcript(lab.transcript);
+  auto ends = events_named(tr, "step_end");
+  REQUIRE(ends.size() == 3);
+  CHECK(ends[0]["status"] == "changed");
+  CHECK(ends[1]["status"] == "failed");  // past its deadline
+  CHECK(ends[2]["status"] == "changed");
+  auto exits = events_named(tr, "exit");
+  REQUIRE(exits.size() == 3);
+  // server never started in clean's shell: it ran in a fresh one, and says so.
+  CHECK(exits[1].value("warning", "").find("directory had been removed") != std::string::npos);
+  CHECK(exits[1]["timed_out"] == true);
+  CHECK(exits[1]["signal"] == "TERM");
+  CHECK(exits[2]["code"] == 0);
 }

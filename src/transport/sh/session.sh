@@ -17,12 +17,14 @@ trap bye EXIT;
 # (a pattern: no fork).
 case "$d" in *[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-]*) echo "ratchet-session: TMPDIR has a character other than [A-Za-z0-9/._-]" >&3; exit 97 ;; esac;
 trap "bye; exit 1" HUP PIPE TERM;
+# (In the loop, files are emptied with `true >F`, not `: >F`: a redirection
+# that fails on `:`, a special built-in, would end the shell.)
 # get FILE LEN: exactly LEN bytes of stdin into FILE, never past them (the next
 # request stays unread): dd with iflag=fullblock reads until each block is full,
 # and its first word on stderr, "N+0", says that N full blocks came (read by
 # the shell itself: no fork).
 get() {
-  : >"$1" || return 1;
+  true >"$1" || return 1;
   m=$(($2 / 1048576));
   r=$(($2 % 1048576));
   if [ "$m" -gt 0 ]; then
@@ -45,6 +47,9 @@ echo "ratchet-session $1 ready $d";
 # script and its stdin. The nonce and the password are in no process but this
 # (and the password in no file: a fifo carries it to sudo).
 while read -r k wl il g ll id pf && read -r q; do
+  # A command removed this shell's directory: it can run nothing more, and
+  # nothing of this request has run (the client runs it in a fresh shell).
+  [ -d "$d" ] || { echo "ratchet-session: its directory is gone" >&3; exit 96; };
   pw=;
   if [ "$pf" = 1 ]; then IFS= read -r pw || exit 98; fi;
   if [ "$ll" -gt 0 ]; then get "$d/l" "$ll" || exit 98; fi;
@@ -75,7 +80,8 @@ while read -r k wl il g ll id pf && read -r q; do
   # client's helpers on this same channel (the watchdog: the deadline and ^C
   # need no second channel, which sshd MaxSessions 1 refuses). A helper is
   # "NONCE LEN PW", with PW 1 sudo -S's password line (to it through a pipe
-  # from printf, in no file), then LEN bytes of a command line for /bin/sh.
+  # from printf, in no file), then LEN bytes of a command line for /bin/sh -c
+  # (read into memory: it runs even when a command removed DIR).
   # Its exit status and its stderr's first line go to DIR/g, one line each,
   # which the trailer carries: the client counts them to know that nothing it
   # sent is left unread. Any other line ends the guard. (Its stdin comes
@@ -87,14 +93,17 @@ while read -r k wl il g ll id pf && read -r q; do
     gw=;
     if [ "$gp" = 1 ]; then IFS= read -r gw || exit 0; fi;
     echo 1 >"$d/gb";
-    get "$d/h" "$gl" || { : >"$d/gb"; exit 0; };
-    if [ "$gp" = 1 ]; then { printf %s "$gw"; echo; } | /bin/sh "$d/h" >/dev/null 2>"$d/he"; else /bin/sh "$d/h" </dev/null >/dev/null 2>"$d/he"; fi;
+    gs=$(dd bs="$gl" count=1 iflag=fullblock 2>/dev/null; echo .);
+    [ "${#gs}" = "$((gl + 1))" ] || { : >"$d/gb"; exit 0; };
+    gf=/dev/null;
+    [ -d "$d" ] && gf="$d/he";
+    if [ "$gp" = 1 ]; then { printf %s "$gw"; echo; } | /bin/sh -c "${gs%.}" >/dev/null 2>"$gf"; else /bin/sh -c "${gs%.}" </dev/null >/dev/null 2>"$gf"; fi;
     gx=$?;
     gw=;
     ge=;
-    read -r ge <"$d/he";
+    read -r ge <"$gf";
     echo "$gx $ge" >>"$d/g";
-    : >"$d/gb";
+    true >"$d/gb";
   done ) <&6 & gp=$!;
   exec 6<&-;
   ( unset RATCHET_SELF; exec setsid /bin/sh -c "exec 2>$d/e; . $d/w" /bin/sh "$id" ) <&4 >"$d/o" 3>&- 4<&-;
@@ -139,7 +148,7 @@ while read -r k wl il g ll id pf && read -r q; do
   # Off the round trip: the status file emptied (the shell writes nothing
   # else), and, only when output was held open, new fifos for the next
   # command (a reader that saw its end of file saw every writer gone).
-  : >"$d/s";
-  [ "$((gn))" -gt 0 ] && : >"$d/g";
+  true >"$d/s";
+  [ "$((gn))" -gt 0 ] && true >"$d/g";
   if [ "$hd" = 1 ]; then rm -f "$d/o" "$d/e" "$d/hq"; mkfifo "$d/o" "$d/e" || exit 98; fi;
 done
