@@ -401,7 +401,9 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
     // unread on the shell's stdin: then the shell is not used again.
     if (!trailer->helpers.empty()) r.watchdog = helper_outcome(trailer->helpers.back());
     if (int(trailer->helpers.size()) != helpers_sent) broken = true;
-    if (trailer->helpers.empty() && helpers_sent > 0)
+    // A helper that came after the command had ended was not needed; one that
+    // should have ended it (a stop, a death by signal) and left no report is said.
+    if (trailer->helpers.empty() && helpers_sent > 0 && (stop_until || !trailer->signal.empty()))
       r.watchdog = "watchdog: sent on the session shell's channel, but no report of it came (a command removed "
                    "the shell's directory?)";
   }
