@@ -197,3 +197,30 @@ TEST_CASE("one session: a command that removes the session shell's directory is 
   CHECK(exits[1]["signal"] == "TERM");
   CHECK(exits[2]["code"] == 0);
 }
+
+TEST_CASE("one session: under MaxSessions 1 ^C during an upload leaves no temporary file on the host",
+          "[ssh][session]") {
+  Lab lab;
+  std::filesystem::create_directories(lab.dir + "/src");
+  std::filesystem::create_directories(lab.dir + "/dest");
+  // Big enough to be cut mid-way on loopback (the upload streams at some 100 MB/s).
+  REQUIRE(run_sh("head -c 400000000 /dev/zero > " + lab.dir + "/src/big.bin").code == 0);
+  std::string pb = lab.playbook("[[step]]\nid = \"put\"\nkind = \"copy\"\nsrc = \"src/big.bin\"\ndest = \"" + lab.dir +
+                                "/dest/big.bin\"\n");
+  BackgroundRatchet bg(lab.dir, lab.args(pb));
+  auto temp_there = [&] {
+    for (const auto& e : std::filesystem::directory_iterator(lab.dir + "/dest"))
+      if (e.path().filename().string().rfind(".ratchet-copy.", 0) == 0) return true;
+    return false;
+  };
+  REQUIRE(eventually(temp_there));  // the upload is under way
+  ::kill(bg.pid, SIGINT);
+  int status = bg.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  // The host's side saw its input cut short and its streams closed (SIGPIPE):
+  // it removes its temporary file, and installs nothing.
+  CHECK(eventually([&] { return !temp_there(); }));
+  CHECK_FALSE(std::filesystem::exists(lab.dir + "/dest/big.bin"));
+  std::filesystem::remove(lab.dir + "/src/big.bin");
+}

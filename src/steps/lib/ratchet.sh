@@ -909,7 +909,7 @@ ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
   # mv onto a directory would move the temp file into it: refuse first.
   if [ -e "$1" ] && [ ! -f "$1" ]; then printf '%s\n' "ratchet: $1 exists and is not a regular file" >&2; return 1; fi
   _tmp=$(mktemp "$_d/.ratchet-write.XXXXXX") || return 1
-  trap 'rm -f "$_tmp"' EXIT HUP INT TERM
+  trap 'rm -f "$_tmp"' EXIT HUP INT TERM PIPE
   cat > "$_tmp" || return 1
   _m=$2; _o=$3; _g=$4
   if [ -e "$1" ]; then
@@ -921,7 +921,7 @@ ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
   chmod -- "${_m:-0644}" "$_tmp" || return 1
   if [ -n "$_o$_g" ]; then chown -- "$_o${_g:+:$_g}" "$_tmp" || return 1; fi
   mv -f -- "$_tmp" "$1" || return 1
-  trap - EXIT HUP INT TERM
+  trap - EXIT HUP INT TERM PIPE
 }
 
 # nvidia-smi failed: say so as a check that could not look (its first line).

@@ -84,7 +84,7 @@ ratchet_copy_file() { # ROOT REL SHA256 MODE OWNER GROUP
   fi
   ratchet_copy_parent "$_p" || return 1
   _tmp=$(mktemp "${_p%/*}/.ratchet-copy.XXXXXX") || return 1
-  trap 'rm -f "$_tmp"' EXIT HUP INT TERM
+  trap 'rm -f "$_tmp"' EXIT HUP INT TERM PIPE
   # Hashed as it is written (tee), not read again: a temp file that could not
   # be written whole adds a byte to what is hashed, so it is never installed.
   _s=$({ tee -- "$_tmp" || { printf '%s\n' "ratchet: $_p: writing $_tmp failed: not installed" >&2; printf x; }; } | ratchet_sha256)
@@ -95,7 +95,7 @@ ratchet_copy_file() { # ROOT REL SHA256 MODE OWNER GROUP
   chmod -- "$4" "$_tmp" || return 1
   ratchet_copy_own "$_tmp" "$5" "$6" || return 1
   mv -f -- "$_tmp" "$_p" || return 1
-  trap - EXIT HUP INT TERM
+  trap - EXIT HUP INT TERM PIPE
 }
 
 # A symlink, recreated (never followed): made beside it, then one mv -T over
@@ -107,11 +107,11 @@ ratchet_copy_link() { # ROOT REL TARGET
   if [ -d "$_p" ] && [ ! -L "$_p" ]; then printf '%s\n' "ratchet: $_p exists and is a directory, not a symlink" >&2; return 1; fi
   ratchet_copy_parent "$_p" || return 1
   _tmp=$(mktemp -d "${_p%/*}/.ratchet-link.XXXXXX") || return 1
-  trap 'rm -rf "$_tmp"' EXIT HUP INT TERM
+  trap 'rm -rf "$_tmp"' EXIT HUP INT TERM PIPE
   ln -s -- "$3" "$_tmp/l" || return 1
   mv -f -T -- "$_tmp/l" "$_p" || return 1
   rmdir -- "$_tmp"
-  trap - EXIT HUP INT TERM
+  trap - EXIT HUP INT TERM PIPE
 }
 
 # fetch (docs/playbook.md#fetch): what each pattern matches here, one line a
