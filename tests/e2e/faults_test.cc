@@ -18,6 +18,7 @@
 #include "support/local_proc.h"
 #include "support/netns_fixture.h"
 #include "support/sshd_fixture.h"
+#include "support/transcript_events.h"
 #include "transcript/reader.h"
 
 using namespace ratchet::testing;
@@ -59,13 +60,6 @@ std::vector<pid_t> pids_in(const std::string& path) {
   std::istringstream in(file_text(path));
   std::vector<pid_t> out;
   for (pid_t p; in >> p;) out.push_back(p);
-  return out;
-}
-
-std::vector<json> events_named(const ratchet::transcript::ReadResult& tr, const std::string& name) {
-  std::vector<json> out;
-  for (const auto& e : tr.events)
-    if (e["event"] == name) out.push_back(e);
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include "plan/codec.h"
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
+#include "support/transcript_events.h"
 #include "transcript/reader.h"
 
 using namespace ratchet::testing;
@@ -61,14 +62,6 @@ struct Lab {
 std::string file_text(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
-std::vector<json> events_named(const std::string& transcript, const std::string& name) {
-  auto tr = ratchet::transcript::read_transcript(transcript);
-  std::vector<json> out;
-  for (const auto& e : tr.events)
-    if (e["event"] == name) out.push_back(e);
-  return out;
 }
 
 /// BackgroundRatchet with its files named DIR/TAG.out and DIR/TAG.err;

@@ -17,6 +17,7 @@
 
 #include "support/local_proc.h"
 #include "support/sshd_fixture.h"
+#include "support/transcript_events.h"
 #include "transcript/reader.h"
 
 using namespace ratchet::testing;
@@ -63,13 +64,6 @@ struct Lab {
 std::string exec_step(const std::string& pids, const std::string& extra) {
   return "[[step]]\nid = \"server\"\nkind = \"run\"\n" + extra +
          "command = \"setsid sleep 300 & echo $! >> " + pids + "; echo $$ >> " + pids + "; exec sleep 300\"\n";
-}
-
-std::vector<json> events_named(const ratchet::transcript::ReadResult& tr, const std::string& name) {
-  std::vector<json> out;
-  for (const auto& e : tr.events)
-    if (e["event"] == name) out.push_back(e);
-  return out;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
 // Whole-file read and write for test set-up and assertions.
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -15,6 +16,13 @@ inline void write_file(const std::string& path, const std::string& text) {
 inline std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+/// How many entries `dir` holds (/proc/self/fd, /proc/self/task: leak checks).
+inline size_t entries(const std::string& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
 }
 
 }  // namespace ratchet::testing

@@ -21,6 +21,7 @@ using namespace ratchet::transport;
 using ratchet::testing::InetdSshd;
 using ratchet::testing::NetNs;
 using ratchet::testing::SshdHost;
+using ratchet::testing::entries;
 using ratchet::testing::write_file;
 
 namespace {
@@ -30,12 +31,6 @@ ExecRequest request(const std::string& command) {
   req.script = command;
   req.timeout = std::chrono::milliseconds(20'000);
   return req;
-}
-
-size_t entries(const char* dir) {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
-  return n;
 }
 
 /// Polls `count` until it equals `want` (at most 5 s): threads end and

@@ -15,6 +15,7 @@ using namespace ratchet;
 using namespace ratchet::transport;
 using ratchet::testing::try_connect;
 using ratchet::testing::read_file;
+using ratchet::testing::entries;
 using ratchet::testing::write_file;
 using ratchet::testing::InetdSshd;
 using ratchet::testing::NetNs;
@@ -28,12 +29,6 @@ ExecRequest request(const std::string& command) {
   req.script = command;
   req.timeout = std::chrono::milliseconds(20'000);
   return req;
-}
-
-size_t entries(const char* dir) {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
-  return n;
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) {
