@@ -173,7 +173,9 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
     if (r.settle.count() > 0) sleep(r.settle);
     auto v = L.check_with_retries(r);
     if (v.holds) {
-      o.reason.clear();  // notes of the passing check ("nothing to kill") would mislead here
+      // Notes of the passing check ("nothing to kill") would mislead here; a
+      // warning of the action (write: what it could not keep) stays.
+      o.reason = L.action_note.rfind("warning: ", 0) == 0 ? L.action_note : "";
       return finish(k == 0 ? StepStatus::changed : StepStatus::escalated, last);
     }
     o.reason = L.action_error.empty() ? v.reason : L.action_error + "; then the check: " + v.reason;

@@ -336,8 +336,11 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
     case Judge::copy:
       break;
   }
-  // A command that succeeded but left its output held open: say so.
+  // A command that succeeded but left its output held open: say so; else the
+  // host library's own "ratchet: warning:" line (write: an ACL, an extended
+  // attribute or a hard link it could not keep).
   if (!r.warning.empty()) v.reason = "warning: " + r.warning;
+  else v.reason = warning_line(r.err.data);
   const std::vector<int>& ok = c.expect.exit_codes.empty() ? expect_exit : c.expect.exit_codes;
   v.holds = std::find(ok.begin(), ok.end(), r.exit_code) != ok.end();
   if (!v.holds) {

@@ -896,11 +896,50 @@ ratchet_stat() { # PATH (a symlink is followed: the file it names is checked)
   elif [ -e "$1" ]; then printf '%s\n' "notfile"; else printf '%s\n' "absent"; fi
 }
 
+# Copies FILE's extended POSIX ACL onto TMP (getfacl | setfacl), before TMP's
+# mode is set (chmod then sets the owner, mask and other entries). Prints the
+# name of what it could not keep ("its POSIX ACL (...)"); never fails.
+ratchet_keep_acl() { # FILE TMP
+  if command -v getfacl >/dev/null 2>&1; then
+    [ -n "$(getfacl -s -p -- "$1" 2>/dev/null)" ] || return 0  # none beyond the mode bits
+    if ! command -v setfacl >/dev/null 2>&1; then printf '%s\n' "its POSIX ACL (no setfacl on the host)"; return 0; fi
+    getfacl -p -- "$1" 2>/dev/null | setfacl --set-file=- -- "$2" 2>/dev/null ||
+      printf '%s\n' "its POSIX ACL (setfacl refused it)"
+    return 0
+  fi
+  # No getfacl: ls marks a file that has an ACL with a trailing "+".
+  # shellcheck disable=SC2012  # only the mode field is read
+  case "$(ls -ld -- "$1" 2>/dev/null | cut -d' ' -f1)" in *+) printf '%s\n' "its POSIX ACL (no getfacl on the host)" ;; esac
+}
+
+# Copies FILE's extended attributes (user.*, security.*, trusted.*; the ACL is
+# ratchet_keep_acl's) onto TMP, after its owner is set (chown drops
+# security.capability). Prints each name it could not keep; never fails.
+# Without getfattr nothing can list them: nothing is printed (docs/playbook.md).
+ratchet_keep_xattrs() { # FILE TMP
+  local _l _n _set
+  command -v getfattr >/dev/null 2>&1 || return 0
+  _set=1
+  command -v setfattr >/dev/null 2>&1 || _set=0
+  getfattr -d -m - -e hex -- "$1" 2>/dev/null | while IFS= read -r _l; do
+    case "$_l" in '#'*|'') continue ;; esac
+    _n=${_l%%=*}
+    case "$_n" in system.posix_acl_access|system.posix_acl_default) continue ;; esac
+    if [ "$_set" = 0 ]; then printf '%s\n' "$_n (no setfattr on the host)"
+    else setfattr -n "$_n" -v "${_l#*=}" -- "$2" 2>/dev/null || printf '%s\n' "$_n (setfattr refused it)"; fi
+  done
+}
+
 # Atomic write: stdin goes to a temp file in the target's directory; mode and
 # owner are set on it, then one rename puts it in place. The old file stays
-# whole until the rename; a failure removes the temp file.
+# whole until the rename; a failure removes the temp file. Of a file that
+# exists, the temp file also gets its POSIX ACL and extended attributes
+# (ratchet_keep_acl, ratchet_keep_xattrs); what could not be kept is named in
+# a "ratchet: warning:" line, as is a file with more than one hard link: the
+# rename gives this name a new inode, so the other names keep the old content
+# (docs/playbook.md: write, "attributes and hard links").
 ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
-  local _d _g _m _o
+  local _d _g _m _o _lost _links
   ratchet_need_stat || return 5
   # Through a symlink, the file it names is replaced (the link stays).
   if [ -L "$1" ]; then set -- "$(readlink -f -- "$1")" "$2" "$3" "$4" "$5"; fi
@@ -911,17 +950,28 @@ ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
   _tmp=$(mktemp "$_d/.ratchet-write.XXXXXX") || return 1
   trap 'rm -f "$_tmp"' EXIT HUP INT TERM PIPE
   cat > "$_tmp" || return 1
-  _m=$2; _o=$3; _g=$4
+  _m=$2; _o=$3; _g=$4 _lost='' _links=1
   if [ -e "$1" ]; then
     [ -n "$_m" ] || _m=$(stat -c %a -- "$1")
     [ -n "$_o" ] || _o=$(stat -c %U -- "$1")
     [ -n "$_g" ] || _g=$(stat -c %G -- "$1")
+    _links=$(stat -c %h -- "$1")
     [ "$5" = 1 ] && { cp -p -- "$1" "$1.$(date -u +%Y%m%dT%H%M%SZ).bak" || return 1; }
+    _lost=$(ratchet_keep_acl "$1" "$_tmp")
   fi
   chmod -- "${_m:-0644}" "$_tmp" || return 1
   if [ -n "$_o$_g" ]; then chown -- "$_o${_g:+:$_g}" "$_tmp" || return 1; fi
+  if [ -e "$1" ]; then
+    _lost=$(printf '%s\n%s\n' "$_lost" "$(ratchet_keep_xattrs "$1" "$_tmp")" |
+      awk 'NF { o = o (o == "" ? "" : ", ") $0 } END { if (o != "") print "not kept: " o }')
+  fi
+  if [ "${_links:-1}" -gt 1 ]; then
+    _lost="${_lost:+$_lost; }it had $_links hard links: only this name gets the new content, the other $((_links - 1)) keep the old"
+  fi
   mv -f -- "$_tmp" "$1" || return 1
   trap - EXIT HUP INT TERM PIPE
+  [ -z "$_lost" ] || printf '%s\n' "ratchet: warning: $1: $_lost" >&2
+  return 0
 }
 
 # nvidia-smi failed: say so as a check that could not look (its first line).
