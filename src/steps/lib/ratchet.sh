@@ -974,17 +974,80 @@ ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
   return 0
 }
 
-# nvidia-smi failed: say so as a check that could not look (its first line).
+# nvidia-smi failed: say so as a check that could not look (its first line),
+# or why ratchet_smi could not run it to its end (RATCHET_SMI_WHY: it did not
+# answer within its bound; no temporary file).
 ratchet_smi_failed() { # SMI QUERY STATUS OUTPUT
   local _m
+  if [ -n "${RATCHET_SMI_WHY:-}" ]; then
+    printf '%s\n' "ratchet: could not check: $RATCHET_SMI_WHY" >&2
+    return 0
+  fi
   _m=$(printf '%s\n' "$4" | sed -n '/[^[:space:]]/{p;q;}')
   printf '%s\n' "ratchet: could not check: $1 $2 exited $3${_m:+: $_m}" >&2
+}
+
+# True while PID (a child of this shell, started at TICKS) has not ended:
+# neither reaped nor a zombie.
+ratchet_smi_running() { # PID TICKS
+  local _k _s _x
+  ratchet_same_alive "$1" "$2" || return 1
+  { while read -r _k _s _x; do [ "$_k" = State: ] && break; _s=''; done < "/proc/$1/status"; } 2>/dev/null
+  [ "$_s" != Z ]
+}
+
+# Runs SMI ARGS (LC_ALL=C) with a bound: verify gpus_idle's smi_timeout,
+# enforced here, on the host. Its stdout and stderr go to a temporary file
+# (never to a pipe, which a process that cannot die would hold open), read
+# into RATCHET_SMI_OUT. Returns its exit status; when it has not ended after
+# MS milliseconds, the PID this function started (checked by its start time,
+# never looked up by name) gets TERM, then KILL a second later; the function
+# returns 124 within about 2 s of the bound whether or not the process died
+# (one in state D, on a wedged driver, is left and named), with
+# RATCHET_SMI_WHY saying so; 125 and why when it cannot start it. A sh
+# watchdog, not timeout(1): timeout waits for its child, and a child the
+# kernel cannot kill would hold it for ever.
+ratchet_smi() { # MS SMI ARGS...
+  local _end _f _ms _n _pid _q _sig _t _why
+  _ms=$1; shift
+  RATCHET_SMI_OUT='' RATCHET_SMI_WHY=''
+  _f=$(mktemp "${TMPDIR:-/tmp}/.ratchet-smi.XXXXXX") ||
+    { RATCHET_SMI_WHY="cannot create a temporary file in ${TMPDIR:-/tmp} for nvidia-smi's output"; return 125; }
+  LC_ALL=C "$@" > "$_f" 2>&1 &
+  _pid=$!
+  _t=$(ratchet_start "$_pid")
+  _end=$(($(ratchet_now_ms) + _ms))
+  while ratchet_smi_running "$_pid" "$_t" && [ "$(ratchet_now_ms)" -lt "$_end" ]; do ratchet_nap; done
+  if ratchet_smi_running "$_pid" "$_t"; then
+    for _sig in TERM KILL; do
+      kill -s "$_sig" "$_pid" 2>/dev/null
+      _n=0
+      while [ "$_n" -lt 10 ] && ratchet_smi_running "$_pid" "$_t"; do ratchet_nap; _n=$((_n + 1)); done
+      ratchet_smi_running "$_pid" "$_t" || break
+    done
+    _q=${2%%=*}
+    case "$_ms" in *000) _why="$((_ms / 1000))s" ;; *) _why="${_ms}ms" ;; esac
+    if ratchet_smi_running "$_pid" "$_t"; then
+      RATCHET_SMI_WHY="$(basename -- "$1") did not answer in $_why ($_q; PID $_pid is still there after TERM and KILL: state $(awk '$1 == "State:" { print $2; exit }' "/proc/$_pid/status" 2>/dev/null), wchan $(cat "/proc/$_pid/wchan" 2>/dev/null))"
+    else
+      wait "$_pid" 2>/dev/null
+      RATCHET_SMI_WHY="$(basename -- "$1") did not answer in $_why ($_q; PID $_pid ended by ratchet with $_sig)"
+    fi
+    RATCHET_SMI_OUT=$(cat "$_f" 2>/dev/null); rm -f "$_f"
+    return 124
+  fi
+  wait "$_pid"; _n=$?
+  RATCHET_SMI_OUT=$(cat "$_f" 2>/dev/null); rm -f "$_f"
+  return "$_n"
 }
 
 # verify gpus_idle: what the driver (nvidia-smi) and the kernel (who holds the
 # device files) each say of every GPU, printed for ratchet to judge per GPU
 # (src/steps/gpus.cc): this function does not judge. nvidia-smi runs first and
-# has exited before the /proc scan (it opens the device files itself).
+# has exited before the /proc scan (it opens the device files itself). Each
+# nvidia-smi call is bounded by --smi-timeout (milliseconds, default 10000:
+# ratchet_smi); one that does not answer is "could not check: nvidia-smi did
+# not answer in 10s (...)".
 # Exit 0: both views read; 5: one could not be ("ratchet: could not check: ..."
 # on stderr: nvidia-smi missing or failing, or a holder scan that could not see
 # every process; what was seen is still printed); 2: no device file matches.
@@ -996,10 +1059,17 @@ ratchet_smi_failed() { # SMI QUERY STATUS OUTPUT
 #   listed    a process line (no files): a PID the driver lists that is a process here
 #   selected  PID: a holder or listed process that the user/exclude filters keep
 #   nspid     PID, its NSpid (more than one PID: it lives in a nested PID namespace, a container)
-ratchet_gpus_idle() { # [--smi CMD] [--user U] [--exclude A,B] [--missing-ok] [--] DEVICE_PATTERN...
-  local _all _apps _f _gpus _listed _lp _p _rc _sel _smi
-  _smi=nvidia-smi
+#   migl      with --mig (a MIG instance asked for): a line of nvidia-smi -L
+#   migx      with --mig: a line of nvidia-smi -q -x (each <gpu>'s <uuid>,
+#             <mig_devices> and <processes>)
+#   migcap    with --mig: PATH, DeviceFileMinor of a MIG capability
+#             (/proc/driver/nvidia/capabilities/gpuN/mig/giG[/ciC]/access)
+ratchet_gpus_idle() { # [--smi CMD] [--smi-timeout MS] [--mig] [--user U] [--exclude A,B] [--missing-ok] [--] DEVICE_PATTERN...
+  local _all _apps _f _gpus _listed _lp _mig _p _rc _sel _smi _tmo
+  _smi=nvidia-smi _tmo=10000 _mig=0
   if [ "${1:-}" = --smi ]; then _smi=$2; shift 2; fi
+  if [ "${1:-}" = --smi-timeout ]; then _tmo=$2; shift 2; fi
+  if [ "${1:-}" = --mig ]; then _mig=1; shift; fi
   ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   if ! command -v "$_smi" >/dev/null 2>&1; then
@@ -1009,12 +1079,27 @@ ratchet_gpus_idle() { # [--smi CMD] [--user U] [--exclude A,B] [--missing-ok] [-
     esac
     return 5
   fi
-  _gpus=$(LC_ALL=C "$_smi" --query-gpu=index,uuid,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits 2>&1) ||
-    { ratchet_smi_failed "$_smi" --query-gpu "$?" "$_gpus"; return 5; }
-  _apps=$(LC_ALL=C "$_smi" --query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv,noheader,nounits 2>&1) ||
-    { ratchet_smi_failed "$_smi" --query-compute-apps "$?" "$_apps"; return 5; }
+  ratchet_smi "$_tmo" "$_smi" --query-gpu=index,uuid,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits ||
+    { ratchet_smi_failed "$_smi" --query-gpu "$?" "$RATCHET_SMI_OUT"; return 5; }
+  _gpus=$RATCHET_SMI_OUT
+  ratchet_smi "$_tmo" "$_smi" --query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv,noheader,nounits ||
+    { ratchet_smi_failed "$_smi" --query-compute-apps "$?" "$RATCHET_SMI_OUT"; return 5; }
+  _apps=$RATCHET_SMI_OUT
   printf '%s\n' "$_gpus" | sed -n "/[^[:space:]]/s/^/gpu$RATCHET_TAB/p"
   printf '%s\n' "$_apps" | sed -n "/[^[:space:]]/s/^/app$RATCHET_TAB/p"
+  if [ "$_mig" = 1 ]; then
+    ratchet_smi "$_tmo" "$_smi" -L || { ratchet_smi_failed "$_smi" -L "$?" "$RATCHET_SMI_OUT"; return 5; }
+    printf '%s\n' "$RATCHET_SMI_OUT" | sed -n "/[^[:space:]]/s/^/migl$RATCHET_TAB/p"
+    ratchet_smi "$_tmo" "$_smi" -q -x || { ratchet_smi_failed "$_smi" '-q -x' "$?" "$RATCHET_SMI_OUT"; return 5; }
+    # Of the XML, what steps/mig.cc reads: each <gpu>'s <uuid>, <mig_devices>, <processes>.
+    printf '%s\n' "$RATCHET_SMI_OUT" | awk '/<gpu id=|<\/gpu>|^[ \t]*<uuid>/ { print "migx\t" $0; next }
+      /<mig_devices>|<processes>/ { keep = 1 } keep { print "migx\t" $0 } /<\/mig_devices>|<\/processes>/ { keep = 0 }'
+    # Which /dev/nvidia-caps/nvidia-capM opens which GPU instance.
+    for _f in /proc/driver/nvidia/capabilities/gpu*/mig/gi*/access /proc/driver/nvidia/capabilities/gpu*/mig/gi*/ci*/access; do
+      [ -r "$_f" ] || continue
+      awk -v f="$_f" '$1 == "DeviceFileMinor:" { print "migcap\t" f "\t" $2; exit }' "$_f"
+    done
+  fi
   for _f in /proc/driver/nvidia/gpus/*/information; do
     [ -r "$_f" ] || continue
     awk -F ':' '$1 ~ /^GPU UUID/ { u = $2 } $1 ~ /^Device Minor/ { m = $2 }
