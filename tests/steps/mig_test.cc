@@ -203,6 +203,24 @@ TEST_CASE("mig: a holder of an instance's nvidia-cap file counts for that instan
   CHECK(v.gpus[1]["holders"][0]["instance"] == "this");
 }
 
+TEST_CASE("mig: -L and -q -x of a GPU with MIG disabled (H200, driver 580.159.04) hold no instance", "[steps][gpus][mig]") {
+  // As ratchet_gpus_idle --mig printed them on the lent H200 (2026-12-03).
+  const std::string g = "GPU-74d15dcc-d028-9030-30fe-cd7a110a0b0b";
+  const std::string out = "gpu\t0, " + g + ", NVIDIA H200, 0, 143771, 0\n"
+                          "migl\tGPU 0: NVIDIA H200 (UUID: " + g + ")\n"
+                          "migx\t\t<gpu id=\"00000000:00:06.0\">\n"
+                          "migx\t\t\t<mig_devices>\n"
+                          "migx\t\t\t\tNone\n"
+                          "migx\t\t\t</mig_devices>\n"
+                          "migx\t\t\t<uuid>" + g + "</uuid>\n"
+                          "migx\t\t\t<processes>\n"
+                          "migx\t\t\t</processes>\n"
+                          "migx\t\t</gpu>\n";
+  auto v = judge_gpus(mig_check(kMigA), exec_result(0, out));
+  CHECK(v.unknown);
+  CHECK(v.reason == "could not check: nvidia-smi -L lists no MIG instance " + kMigA + " (it lists none: is MIG mode on?)");
+}
+
 TEST_CASE("mig: the builder asks for -L and -q -x only for a MIG instance, and bounds nvidia-smi", "[steps][gpus][mig]") {
   Rung r;
   build_rung(ratchet::testing::action_of({{"kind", "verify"}, {"gpus_idle", true}, {"gpus", {kMigA}}}).keys, {}, &r);
