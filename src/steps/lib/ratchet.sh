@@ -987,13 +987,20 @@ ratchet_smi_failed() { # SMI QUERY STATUS OUTPUT
   printf '%s\n' "ratchet: could not check: $1 $2 exited $3${_m:+: $_m}" >&2
 }
 
-# True while PID (a child of this shell, started at TICKS) has not ended:
-# neither reaped nor a zombie.
-ratchet_smi_running() { # PID TICKS
+# True while PID (a child of this shell) has not ended: neither reaped nor a
+# zombie. Shell builtins only (it is polled); a kill checks the start time too.
+ratchet_smi_running() { # PID
   local _k _s _x
-  ratchet_same_alive "$1" "$2" || return 1
+  _s=''
   { while read -r _k _s _x; do [ "$_k" = State: ] && break; _s=''; done < "/proc/$1/status"; } 2>/dev/null
-  [ "$_s" != Z ]
+  [ -n "$_s" ] && [ "$_s" != Z ]
+}
+
+# Milliseconds since boot into RATCHET_NOW_MS (/proc/uptime, builtins only).
+ratchet_smi_now() {
+  local _u _x
+  read -r _u _x < /proc/uptime
+  RATCHET_NOW_MS=$((${_u%.*} * 1000 + (1${_u#*.} - 100) * 10))
 }
 
 # Runs SMI ARGS (LC_ALL=C) with a bound: verify gpus_idle's smi_timeout,
@@ -1008,7 +1015,7 @@ ratchet_smi_running() { # PID TICKS
 # watchdog, not timeout(1): timeout waits for its child, and a child the
 # kernel cannot kill would hold it for ever.
 ratchet_smi() { # MS SMI ARGS...
-  local _end _f _ms _n _pid _q _sig _t _why
+  local _d _end _f _ms _n _pid _q _sig _t _why
   _ms=$1; shift
   RATCHET_SMI_OUT='' RATCHET_SMI_WHY=''
   _f=$(mktemp "${TMPDIR:-/tmp}/.ratchet-smi.XXXXXX") ||
@@ -1016,18 +1023,23 @@ ratchet_smi() { # MS SMI ARGS...
   LC_ALL=C "$@" > "$_f" 2>&1 &
   _pid=$!
   _t=$(ratchet_start "$_pid")
-  _end=$(($(ratchet_now_ms) + _ms))
-  while ratchet_smi_running "$_pid" "$_t" && [ "$(ratchet_now_ms)" -lt "$_end" ]; do ratchet_nap; done
-  if ratchet_smi_running "$_pid" "$_t"; then
+  ratchet_smi_now; _end=$((RATCHET_NOW_MS + _ms))
+  _d=0.01  # a healthy call ends in tens of milliseconds: poll fast at first
+  while ratchet_smi_running "$_pid"; do
+    ratchet_smi_now; [ "$RATCHET_NOW_MS" -lt "$_end" ] || break
+    sleep "$_d" 2>/dev/null || sleep 1
+    case "$_d" in 0.01) _d=0.02 ;; 0.02) _d=0.05 ;; *) _d=0.1 ;; esac
+  done
+  if ratchet_smi_running "$_pid" && ratchet_same_alive "$_pid" "$_t"; then
     for _sig in TERM KILL; do
-      kill -s "$_sig" "$_pid" 2>/dev/null
+      ratchet_same_alive "$_pid" "$_t" && kill -s "$_sig" "$_pid" 2>/dev/null
       _n=0
-      while [ "$_n" -lt 10 ] && ratchet_smi_running "$_pid" "$_t"; do ratchet_nap; _n=$((_n + 1)); done
-      ratchet_smi_running "$_pid" "$_t" || break
+      while [ "$_n" -lt 10 ] && ratchet_smi_running "$_pid"; do ratchet_nap; _n=$((_n + 1)); done
+      ratchet_smi_running "$_pid" || break
     done
     _q=${2%%=*}
     case "$_ms" in *000) _why="$((_ms / 1000))s" ;; *) _why="${_ms}ms" ;; esac
-    if ratchet_smi_running "$_pid" "$_t"; then
+    if ratchet_smi_running "$_pid"; then
       RATCHET_SMI_WHY="$(basename -- "$1") did not answer in $_why ($_q; PID $_pid is still there after TERM and KILL: state $(awk '$1 == "State:" { print $2; exit }' "/proc/$_pid/status" 2>/dev/null), wchan $(cat "/proc/$_pid/wchan" 2>/dev/null))"
     else
       wait "$_pid" 2>/dev/null
