@@ -107,7 +107,7 @@ TEST_CASE("process lines parse into holders", "[steps]") {
   CHECK(h->files == std::vector<std::string>({"/tmp/a | b\tc\nd%e", "/tmp/x%zz%4"}));
   CHECK(steps::decode_file("%41%2f%0a") == "A/\n");
   CHECK_FALSE(steps::parse_process_line("garbage"));
-  auto all = steps::parse_process_lines("alive\t1\tu\t1\t1.0\tc\ta\t\nother\t2\tu\t1\t1.0\tc\ta\t\n", "alive");
+  auto all = steps::parse_process_lines("alive\t1\tu\t1\t1.0\tc\ta\tS\t-\t\nother\t2\tu\t1\t1.0\tc\ta\tS\t-\t\n", "alive");
   REQUIRE(all.size() == 1);
   CHECK(all[0].pid == 1);
 }
