@@ -160,3 +160,38 @@ TEST_CASE("service: processes left in a stopped unit's cgroup are evidence on th
   CHECK(notes.find("1 process(es) left in the unit's cgroup: PID " + child + " (sleep)") != std::string::npos);
   lab.sh("kill " + child + "; true");
 }
+
+TEST_CASE("kill holders_of a Restart=always unit's process: its owner is the unit, the kill is said to be undone "
+          "and the respawn is named with the unit (issue 27, item 2 and R18)",
+          "[systemd][e2e]") {
+  Lab lab;
+  REQUIRE(lab.sh("touch /run/r27-standin && echo ok") == "ok");
+  lab.unit("r27gpu", "[Service]\nRestart=always\nRestartSec=200ms\nExecStart=/bin/sh -c 'exec sleep 100700 3</run/r27-standin'\n");
+  REQUIRE(lab.sh("systemctl daemon-reload && systemctl start r27gpu && systemctl is-active r27gpu") == "active");
+  std::string first;
+  REQUIRE(ratchet::testing::eventually([&] {
+    first = lab.sh("systemctl show -p MainPID --value r27gpu");
+    return first != "0" && !lab.sh("ls -l /proc/" + first + "/fd | grep r27-standin").empty();
+  }));
+  std::string t = lab.dir + "/t.jsonl";
+  // settle: the check after the kill waits for systemd's restart (RestartSec).
+  auto r = lab.run("[[step]]\nid = \"free\"\nkind = \"kill\"\nsignal = \"KILL\"\nwait = \"2s\"\nsettle = \"1500ms\"\n"
+                   "holders_of = \"/run/r27-standin\"\n",
+                   t);
+  INFO(r.out << r.err);
+  lab.sh("systemctl stop r27gpu; rm -f /run/r27-standin");
+  CHECK(r.code == 1);
+  auto checks = events(t, "evidence", "free");
+  REQUIRE(checks.size() >= 2);
+  // The check before the kill: the holder, its unit, and the warning.
+  REQUIRE(checks[0].contains("holders"));
+  CHECK(checks[0]["holders"][0]["pid"].dump() == first);
+  CHECK(checks[0]["holders"][0]["owner"] == json{{"kind", "unit"}, {"name", "r27gpu.service"}, {"scope", "system"},
+                                                 {"restart", "always"}, {"unit", "r27gpu.service"}, {"restarts", true}});
+  CHECK(checks[0]["note"].get<std::string>().find("PID " + first + " belongs to r27gpu.service (Restart=always): a kill "
+                                                   "will be undone; stop the unit") != std::string::npos);
+  const std::string reason = events(t, "step_end", "free")[0]["reason"];
+  CHECK(reason.find("started after the signal: respawned by PID 1 (systemd) / unit r27gpu.service (Restart=always); "
+                    "stop the unit instead") != std::string::npos);
+  CHECK(reason.find("PID " + first + " ") == std::string::npos);  // the new PID, not the killed one
+}
