@@ -176,7 +176,9 @@ TEST_CASE("kill holders_of a Restart=always unit's process: its owner is the uni
   std::string t = lab.dir + "/t.jsonl";
   // settle: the check after the kill waits for systemd's restart (RestartSec).
   auto r = lab.run("[[step]]\nid = \"free\"\nkind = \"kill\"\nsignal = \"KILL\"\nwait = \"2s\"\nsettle = \"1500ms\"\n"
-                   "holders_of = \"/run/r27-standin\"\n",
+                   "holders_of = \"/run/r27-standin\"\non_failure = \"continue\"\n"
+                   "[[step]]\nid = \"who\"\nkind = \"run\"\n"
+                   "command = \"echo {{ steps.free.holders.0.owner.unit }} {{ steps.free.holders_left.0.owner.restarts }}\"\n",
                    t);
   INFO(r.out << r.err);
   lab.sh("systemctl stop r27gpu; rm -f /run/r27-standin");
@@ -194,4 +196,5 @@ TEST_CASE("kill holders_of a Restart=always unit's process: its owner is the uni
   CHECK(reason.find("started after the signal: respawned by PID 1 (systemd) / unit r27gpu.service (Restart=always); "
                     "stop the unit instead") != std::string::npos);
   CHECK(reason.find("PID " + first + " ") == std::string::npos);  // the new PID, not the killed one
+  CHECK(stdout_of(t, "who") == "r27gpu.service true\n");  // templates: steps.X.holders.N.owner
 }
