@@ -198,3 +198,34 @@ TEST_CASE("kill holders_of a Restart=always unit's process: its owner is the uni
   CHECK(reason.find("PID " + first + " ") == std::string::npos);  // the new PID, not the killed one
   CHECK(stdout_of(t, "who") == "r27gpu.service true\n");  // templates: steps.X.holders.N.owner
 }
+
+TEST_CASE("a holder in a user's own unit: its owner is that user unit, with its Restart=", "[systemd][e2e]") {
+  Lab lab;
+  REQUIRE(run_sh(SystemdHost::script() + " add-user " + lab.host.state_dir() + " r27user nopasswd").code == 0);
+  const std::string as_user = "runuser -u r27user -- env XDG_RUNTIME_DIR=/run/user/$(id -u r27user) systemctl --user ";
+  REQUIRE(lab.sh("touch /run/r27-user-standin && chmod 644 /run/r27-user-standin && loginctl enable-linger r27user && "
+                 "mkdir -p /home/r27user/.config/systemd/user && printf '[Service]\\nRestart=on-failure\\n"
+                 "ExecStart=/bin/sh -c \"exec sleep 100800 3</run/r27-user-standin\"\\n' > "
+                 "/home/r27user/.config/systemd/user/r27job.service && chown -R r27user /home/r27user/.config && echo ok") ==
+          "ok");
+  REQUIRE(ratchet::testing::eventually([&] { return lab.sh("test -S /run/user/$(id -u r27user)/systemd/private && echo up") == "up"; }));
+  REQUIRE(lab.sh(as_user + "daemon-reload && " + as_user + "start r27job && " + as_user + "is-active r27job") == "active");
+  std::string pid;
+  REQUIRE(ratchet::testing::eventually([&] {
+    pid = lab.sh(as_user + "show -p MainPID --value r27job");
+    return pid != "0" && !lab.sh("ls -l /proc/" + pid + "/fd | grep r27-user-standin").empty();
+  }));
+  std::string t = lab.dir + "/t.jsonl";
+  auto r = lab.run("[[step]]\nid = \"free\"\nkind = \"verify\"\nno_holders = \"/run/r27-user-standin\"\n", t);
+  INFO(r.out << r.err);
+  lab.sh(as_user + "stop r27job; rm -f /run/r27-user-standin");
+  CHECK(r.code == 1);
+  auto ev = events(t, "evidence", "free");
+  REQUIRE(ev.size() == 1);
+  REQUIRE(ev[0]["holders"].size() == 1);
+  CHECK(ev[0]["holders"][0]["pid"].dump() == pid);
+  CHECK(ev[0]["holders"][0]["owner"] == json{{"kind", "unit"},       {"name", "r27job.service"},
+                                             {"scope", "user"},      {"user", "r27user"},
+                                             {"restart", "on-failure"}, {"unit", "r27job.service"},
+                                             {"restarts", true}});
+}

@@ -382,17 +382,23 @@ ratchet_cache_put() { RATCHET_OC="${RATCHET_OC:-}|$1=$2|"; }  # KEY VALUE (no | 
 # Sets RATCHET_RESTART to a loaded service's Restart= (no, always, on-failure,
 # ...; "" unknown: systemd not running here, a unit it does not know, a name
 # with odd bytes), asking systemctl once per unit in this shell (5 s bound).
-ratchet_unit_restart() { # system|user USER UNIT
-  local _k _l _sc _su _un _v
+# A user unit: the user's manager through `-M USER@`, else (root, where that
+# needs machined) as the user with its XDG_RUNTIME_DIR (/run/user/UID).
+ratchet_unit_restart() { # system|user USER UNIT [UID]
+  local _id _k _l _sc _su _un _v
   RATCHET_RESTART=''
   [ -d /run/systemd/system ] || return 0  # sd_booted(3): no systemd manager here
   case "$2$3" in *[!A-Za-z0-9:_.@-]*) return 0 ;; esac
   _k="restart:$1:$2:$3"
   if ratchet_cache_get "$_k"; then RATCHET_RESTART=$RATCHET_CV; return 0; fi
-  _sc=$1 _su=$2 _un=$3
-  if command -v timeout >/dev/null 2>&1; then set -- timeout 5 systemctl; else set -- systemctl; fi
-  if [ "$_sc" = user ]; then _l=$("$@" --user -M "$_su@" show -p LoadState -p Restart -- "$_un" 2>/dev/null)
-  else _l=$("$@" show -p LoadState -p Restart -- "$_un" 2>/dev/null); fi
+  _sc=$1 _su=$2 _un=$3 _id=${4:-}
+  if command -v timeout >/dev/null 2>&1; then set -- timeout 5; else set --; fi
+  if [ "$_sc" = user ]; then
+    _l=$("$@" systemctl --user -M "$_su@" show -p LoadState -p Restart -- "$_un" 2>/dev/null)
+    if [ -z "$_l" ] && [ -d "/run/user/$_id" ] && command -v runuser >/dev/null 2>&1; then
+      _l=$("$@" runuser -u "$_su" -- env XDG_RUNTIME_DIR="/run/user/$_id" systemctl --user show -p LoadState -p Restart -- "$_un" 2>/dev/null)
+    fi
+  else _l=$("$@" systemctl show -p LoadState -p Restart -- "$_un" 2>/dev/null); fi
   _v=''
   case "$RATCHET_NL$_l$RATCHET_NL" in
     *"${RATCHET_NL}LoadState=loaded$RATCHET_NL"*"${RATCHET_NL}Restart="*|*"${RATCHET_NL}Restart="*"${RATCHET_NL}LoadState=loaded$RATCHET_NL"*)
@@ -454,7 +460,7 @@ ratchet_owner() { # PID [CGROUP_FILE]
   _r='' _u=''
   case "$RATCHET_OU" in ''|*[!0-9]*) ;; *) ratchet_uid_name "$RATCHET_OU"; _u=$RATCHET_UNAME ;; esac
   case "$RATCHET_OK" in
-    unit) case "$RATCHET_ON" in *.service) ratchet_unit_restart "$RATCHET_OS" "$_u" "$RATCHET_ON"; _r=$RATCHET_RESTART ;; esac ;;
+    unit) case "$RATCHET_ON" in *.service) ratchet_unit_restart "$RATCHET_OS" "$_u" "$RATCHET_ON" "$RATCHET_OU"; _r=$RATCHET_RESTART ;; esac ;;
     container)
       ratchet_container_names "$RATCHET_OS" "$RATCHET_OI"
       RATCHET_ON=$RATCHET_CNAME _r=$RATCHET_CRESTART ;;
