@@ -22,9 +22,10 @@ namespace ratchet::cli {
 static std::string holder_text(const steps::Holder& h) {
   std::string files;
   for (const auto& f : h.files) files += (files.empty() ? "" : ", ") + f;
-  return fmt::format("PID {} {} (user {}{}): {}{}", h.pid, h.comm, h.user.empty() ? "?" : h.user,
-                     h.started.empty() ? "" : ", started " + h.started, h.cmdline,
-                     files.empty() ? "" : "; holds " + files);
+  const std::string owner = h.owner ? steps::describe(*h.owner) : "";
+  return fmt::format("PID {} {} (user {}{}{}): {}{}", h.pid, h.comm, h.user.empty() ? "?" : h.user,
+                     h.started.empty() ? "" : ", started " + h.started, owner.empty() ? "" : ", " + owner,
+                     h.cmdline, files.empty() ? "" : "; holds " + files);
 }
 
 static std::string verdict_words(const engine::StepProbe& s) {

@@ -57,7 +57,7 @@ std::string decode_file(std::string_view field) {
 
 std::optional<Holder> parse_process_line(std::string_view line) {
   auto f = split(line, '\t');
-  if (f.size() < 6) return std::nullopt;
+  if (f.size() < 8) return std::nullopt;
   Holder h;
   if (!to_ll(f[0], &h.pid) || !to_ll(f[2], &h.start_ticks)) return std::nullopt;
   double epoch = 0;
@@ -70,7 +70,10 @@ std::optional<Holder> parse_process_line(std::string_view line) {
   h.user = std::string(f[1]);
   h.comm = std::string(f[4]);
   h.cmdline = std::string(f[5]);
-  for (size_t i = 6; i < f.size(); ++i)
+  h.state = std::string(f[6]);
+  h.owner = parse_owner(f[7]);
+  if (!h.owner) return std::nullopt;
+  for (size_t i = 8; i < f.size(); ++i)
     if (!f[i].empty()) h.files.push_back(decode_file(f[i]));
   return h;
 }
@@ -100,6 +103,8 @@ util::Value to_value(const Holder& h) {
     v["start_ticks"] = h.start_ticks;
     v["started"] = h.started;
   }
+  if (!h.state.empty()) v["state"] = h.state;
+  if (h.owner) v["owner"] = to_value(*h.owner);
   return v;
 }
 
@@ -113,7 +118,8 @@ std::optional<Holder> holder_from(const util::Value& v) {
   if (!v.is_table()) return std::nullopt;
   for (const auto& kv : v.as_table())
     if (kv.first != "pid" && kv.first != "user" && kv.first != "comm" && kv.first != "cmdline" &&
-        kv.first != "files" && kv.first != "start_ticks" && kv.first != "started")
+        kv.first != "files" && kv.first != "start_ticks" && kv.first != "started" && kv.first != "state" &&
+        kv.first != "owner")
       return std::nullopt;
   const util::Value &pid = v["pid"], &user = v["user"], &comm = v["comm"], &cmdline = v["cmdline"],
                     &files = v["files"], &ticks = v["start_ticks"], &started = v["started"];
@@ -129,6 +135,14 @@ std::optional<Holder> holder_from(const util::Value& v) {
   for (const auto& f : files.as_list()) {
     if (!f.is_string()) return std::nullopt;
     h.files.push_back(f.as_string());
+  }
+  if (const util::Value* st = v.find("state")) {
+    if (!st->is_string() || st->as_string().empty()) return std::nullopt;
+    h.state = st->as_string();
+  }
+  if (const util::Value* ow = v.find("owner")) {
+    h.owner = owner_from(*ow);
+    if (!h.owner) return std::nullopt;
   }
   if (!ticks.is_null()) {
     h.start_ticks = ticks.as_int();

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "steps/owner.h"
 #include "util/value.h"
 
 namespace ratchet::steps {
@@ -18,6 +19,8 @@ struct Holder {
   std::string started;        ///< RFC 3339 UTC; "" = not known
   std::string comm;
   std::string cmdline;
+  std::string state;           ///< /proc/PID/stat state letter, "D:WCHAN" for D; "" = not known
+  std::optional<Owner> owner;  ///< its unit, container, pod or session (kind "none"); nullopt = not read
   std::vector<std::string> files;  ///< the files it holds (decoded)
   bool operator==(const Holder&) const = default;
 };
@@ -27,7 +30,8 @@ struct Holder {
 std::string decode_file(std::string_view field);
 
 /// Parses one tab-separated process line ("pid user ticks epoch comm cmdline
-/// file file ...", docs/host-library.md); nullopt when the line does not have that shape.
+/// state owner file file ...", docs/host-library.md); nullopt when the line
+/// does not have that shape.
 std::optional<Holder> parse_process_line(std::string_view line);
 
 /// Parses every line of `text` that starts with `tag` + TAB (or every line when
@@ -35,8 +39,9 @@ std::optional<Holder> parse_process_line(std::string_view line);
 std::vector<Holder> parse_process_lines(std::string_view text, std::string_view tag);
 
 /// A holder as data, as templates (`steps.X.holders`) and the transcript see it:
-/// {pid, user, start_ticks, started, comm, cmdline, files}; start_ticks and
-/// started are left out when not known.
+/// {pid, user, start_ticks, started, comm, cmdline, state, owner, files};
+/// start_ticks and started, state, owner are left out when not known (owner:
+/// to_value(Owner)).
 util::Value to_value(const Holder& h);
 util::Value to_value(const std::vector<Holder>& hs);  ///< an array, one table per holder
 /// The inverse of to_value(Holder): nullopt when `v` is not a table of that

@@ -38,7 +38,7 @@ std::string app(const std::string& uuid, long long pid, const std::string& name,
 std::string proc(const std::string& tag, long long pid, const std::string& user, const std::string& comm,
                  const std::string& files) {
   return tag + "\t" + std::to_string(pid) + "\t" + user + "\t1000\t1796000000.00\t" + comm + "\t" + comm +
-         " --serve\t" + files + "\n";
+         " --serve\tS\t-\t" + files + "\n";
 }
 std::string sel(long long pid) { return "selected\t" + std::to_string(pid) + "\n"; }
 

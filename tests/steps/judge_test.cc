@@ -50,7 +50,7 @@ TEST_CASE("library checks that exit 2 to 5 could not check, and send no action",
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: 3 processes' open files are unreadable as alice (owners: root); run as root or set become = true");
   // A holder seen by a partly blind scan: the state does not hold (it was seen), and the blindness is said.
-  v = judge_check(check("holders"), exec_result(1, "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\t/dev/x0\n",
+  v = judge_check(check("holders"), exec_result(1, "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\tS\t-\t/dev/x0\n",
                                            "ratchet: could not check: 1 process's open files are unreadable as alice (owners: root); run as root or set become = true\n"));
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
@@ -95,7 +95,7 @@ TEST_CASE("a check that timed out, was killed or got no exit status could not ch
 }
 
 TEST_CASE("kill checks: a process seen alive does not hold, a blind scan with none seen could not check", "[steps]") {
-  auto v = judge_check(check("kill"), exec_result(5, "alive\t7\troot\t1\t1.0\tsleep\tsleep 9\t\n", "ratchet: could not check: x\n"));
+  auto v = judge_check(check("kill"), exec_result(5, "alive\t7\troot\t1\t1.0\tsleep\tsleep 9\tS\t-\t\n", "ratchet: could not check: x\n"));
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
   CHECK(v.reason == "1 selected process(es) still alive");

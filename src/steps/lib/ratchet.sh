@@ -2,7 +2,10 @@
 # Prepended to every command that calls a ratchet_* function (the transcript's
 # `sent`); the `command` shown by plan is the call alone. Never uses fuser.
 # Holder/process line format (tab-separated):
-#   pid  user  start_ticks  start_epoch  comm  cmdline  file  file ...
+#   pid  user  start_ticks  start_epoch  comm  cmdline  state  owner  file  file ...
+# state: /proc/PID/stat's state letter (R S D T t Z ...), "D:WCHAN" for D.
+# owner: "-", or KEY=VALUE words joined by blanks (kind name scope user restart
+# id; ratchet_owner), each VALUE %-encoded as a file plus a blank -> %20.
 # Each file is %-encoded (% -> %25, TAB -> %09, newline -> %0A), so no byte of a
 # path can split a field or a line. Exit statuses of checks: 0 holds, 1 does
 # not hold, 2 bad target (a pattern that matches nothing), 3 recycled PID,
@@ -11,7 +14,8 @@
 # process limit still gets as far as ratchet_room).
 RATCHET_TAB='	'
 # Column numbers of a process line, for cut -f (awk scripts name them too).
-RATCHET_COL_PID=1 RATCHET_COL_TICKS=3 RATCHET_COL_EPOCH=4
+# A process line has at least RATCHET_COL_OWNER fields (files follow it).
+RATCHET_COL_PID=1 RATCHET_COL_TICKS=3 RATCHET_COL_EPOCH=4 RATCHET_COL_OWNER=8
 RATCHET_NL='
 '
 
@@ -218,19 +222,38 @@ ratchet_self() { # PID...
   return 0
 }
 
+# Sets RATCHET_STATE (state letter), RATCHET_TICKS (start ticks) and
+# RATCHET_PPID of PID from /proc/PID/stat (shell builtins only, as
+# ratchet_start); all "" when it is gone.
+ratchet_stat_fields() { # PID
+  local _l _st
+  RATCHET_STATE='' RATCHET_TICKS='' RATCHET_PPID='' _st='' _l=''
+  { while IFS= read -r _l; do _st="$_st$_l "; done < "/proc/$1/stat"; } 2>/dev/null || [ -n "$_st$_l" ] || return 0
+  _st="$_st$_l"
+  case "$_st" in *") "*) ;; *) return 0 ;; esac
+  _st=${_st##*) }
+  # shellcheck disable=SC2086  # the stat fields, split at blanks on purpose
+  { set -f; set -- $_st; set +f; }
+  RATCHET_STATE=${1:-} RATCHET_PPID=${2:-} RATCHET_TICKS=${20:-}
+}
+
 # Prints the process line for PID (see header); nothing when it is gone.
 # FILES: the file fields, already %-encoded and tab-separated ("" for none).
 ratchet_describe() { # PID FILES
-  local _a _bt _c _e _hz _n _t _u
+  local _a _bt _c _e _hz _n _s _t _u _w
   [ -d "/proc/$1" ] || return 0
-  _t=$(ratchet_start "$1"); [ -n "$_t" ] || return 0
+  ratchet_stat_fields "$1"; _t=$RATCHET_TICKS _s=$RATCHET_STATE
+  [ -n "$_t" ] || return 0
+  if [ "$_s" = D ]; then
+    _w=''
+    { read -r _w < "/proc/$1/wchan"; } 2>/dev/null
+    case "$_w" in ''|0|*[!A-Za-z0-9_.]*) ;; *) _s="D:$_w" ;; esac
+  fi
   _u=$(ratchet_euid "$1")
   case "$_u" in  # the name of each UID looked up once in this shell (RATCHET_UN_<UID>)
     '') ;;
     *[!0-9]*) _u=$(ratchet_uname "$_u") ;;
-    *) eval "_n=\${RATCHET_UN_$_u-}"
-       if [ -z "$_n" ]; then _n=$(ratchet_uname "$_u"); eval "RATCHET_UN_$_u=\$_n"; fi
-       _u=$_n ;;
+    *) ratchet_uid_name "$_u"; _u=$RATCHET_UNAME ;;
   esac
   _c=$(cat "/proc/$1/comm" 2>/dev/null)
   case "$_c" in  # comm may hold any byte, even a newline
@@ -241,7 +264,217 @@ ratchet_describe() { # PID FILES
   [ -n "$_a" ] || _a="[$_c]"
   _hz=${RATCHET_HZ:=$(ratchet_hz)}; _bt=${RATCHET_BT:=$(ratchet_btime)}
   _e=$(awk -v b="$_bt" -v t="$_t" -v h="$_hz" 'BEGIN{printf "%.2f", b + t / h}')
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$_u" "$_t" "$_e" "$_c" "$_a" "$2"
+  ratchet_owner "$1"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$_u" "$_t" "$_e" "$_c" "$_a" "$_s" "$RATCHET_OWNER" "$2"
+}
+
+# Sets RATCHET_UNAME to the user name of numeric UID, looked up once in this
+# shell (cached in RATCHET_UN_<UID>).
+ratchet_uid_name() { # UID
+  local _n
+  eval "_n=\${RATCHET_UN_$1-}"
+  if [ -z "$_n" ]; then _n=$(ratchet_uname "$1"); eval "RATCHET_UN_$1=\$_n"; fi
+  RATCHET_UNAME=$_n
+}
+
+# Sets RATCHET_ESC to $1 %-encoded as an owner value (a file's encoding, and
+# a blank is %20); no process when nothing needs it.
+ratchet_esc_word() { # VALUE
+  case "$1" in
+    *%*|*" "*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*)
+      RATCHET_ESC=$(RE_S=$1 awk 'BEGIN { s = ENVIRON["RE_S"]; gsub(/%/, "%25", s); gsub(/\t/, "%09", s); gsub(/\n/, "%0A", s); gsub(/ /, "%20", s); printf "%s", s }') ;;
+    *) RATCHET_ESC=$1 ;;
+  esac
+}
+
+# Who owns a cgroup PATH (one path of /proc/PID/cgroup): sets RATCHET_OK (kind:
+# pod, container, unit, session; "" none), RATCHET_ON (name), RATCHET_OS
+# (scope: system or user for a unit, the runtime for a container or pod),
+# RATCHET_OU (UID of a user unit or session), RATCHET_OI (id: container, pod
+# UID, session number); returns 1 when the path names no owner. The most
+# specific wins: pod, container, user unit, login session, system unit.
+#   /system.slice/NAME.service  /user.slice/user-UID.slice/user@UID.service/.../NAME.service
+#   docker-ID.scope /docker/ID  cri-containerd-ID.scope  crio-ID.scope  libpod-ID(.scope)
+#   kubepods...-pod<UID>.slice  /kubepods/.../pod<UID>/ID  user-UID.slice/session-N.scope
+ratchet_cgroup_path() { # PATH
+  local _c _cid _kube _oifs _pod _prev _rt _sess _suid _unit _uuid _uunit
+  RATCHET_OK='' RATCHET_ON='' RATCHET_OS='' RATCHET_OU='' RATCHET_OI=''
+  case "$1" in ''|/) return 1 ;; esac
+  _cid='' _kube='' _pod='' _prev='' _rt='' _sess='' _suid='' _unit='' _uuid='' _uunit=''
+  _oifs=$IFS; IFS=/
+  # shellcheck disable=SC2086  # split at / on purpose, no globbing
+  { set -f; set -- $1; set +f; }
+  IFS=$_oifs
+  for _c in "$@"; do
+    case "$_c" in kubepods*) _kube=1 ;; esac
+    case "$_c" in
+      '') ;;
+      *-pod*.slice) if [ -n "$_kube" ]; then _pod=${_c##*-pod}; _pod=${_pod%.slice}; fi ;;
+      pod?*) if [ -n "$_kube" ]; then _pod=${_c#pod}; fi ;;
+      docker-*.scope) _rt=docker _cid=${_c#docker-}; _cid=${_cid%.scope} ;;
+      cri-containerd-*.scope) _rt=containerd _cid=${_c#cri-containerd-}; _cid=${_cid%.scope} ;;
+      crio-conmon-*|libpod-conmon-*) ;;  # the runtime's monitor, not the container
+      crio-*.scope) _rt=cri-o _cid=${_c#crio-}; _cid=${_cid%.scope} ;;
+      libpod-*) _rt=podman _cid=${_c#libpod-}; _cid=${_cid%.scope} ;;
+      user@*.service) _uuid=${_c#user@}; _uuid=${_uuid%.service}; [ -n "$_unit" ] || _unit=$_c ;;
+      user-*.slice) _suid=${_c#user-}; _suid=${_suid%.slice} ;;
+      session-*.scope) _sess=${_c#session-}; _sess=${_sess%.scope} ;;
+      *.service|*.scope)
+        if [ -n "$_uuid" ]; then { [ -n "$_uunit" ] || [ "$_c" = init.scope ]; } || _uunit=$_c
+        elif [ -z "$_unit" ]; then _unit=$_c; fi ;;
+      *)  # a bare 64-hex container id: /docker/ID, /kubepods/.../pod<UID>/ID
+        if [ ${#_c} -eq 64 ]; then
+          case "$_c" in *[!0-9a-f]*) ;; *)
+            if [ "$_prev" = docker ]; then _rt=docker _cid=$_c; elif [ -n "$_pod" ]; then _cid=$_c; fi ;;
+          esac
+        fi ;;
+    esac
+    _prev=$_c
+  done
+  # A systemd slice escapes a pod UID's dashes as underscores.
+  while :; do case "$_pod" in *_*) _pod=${_pod%%_*}-${_pod#*_} ;; *) break ;; esac; done
+  if [ -n "$_pod" ]; then RATCHET_OK=pod RATCHET_OS=$_rt RATCHET_OI=$_pod RATCHET_ON=$_cid
+  elif [ -n "$_rt" ]; then RATCHET_OK=container RATCHET_OS=$_rt RATCHET_OI=$_cid
+  elif [ -n "$_uunit" ]; then RATCHET_OK=unit RATCHET_OS=user RATCHET_ON=$_uunit RATCHET_OU=$_uuid
+  elif [ -n "$_sess" ]; then RATCHET_OK=session RATCHET_ON="session-$_sess.scope" RATCHET_OI=$_sess RATCHET_OU=$_suid
+  elif [ -n "$_unit" ]; then RATCHET_OK=unit RATCHET_OS=system RATCHET_ON=$_unit
+  else return 1; fi
+  return 0
+}
+
+# The owner in a /proc/PID/cgroup FILE (ratchet_cgroup_path's variables): the
+# cgroup v2 path ("0::/path") first, then v1's name=systemd, then each other
+# v1 hierarchy (cgroupfs drivers put /docker/ID, /kubepods/... there). A path
+# holding a newline goes on at the next line that is not "N:...:" (v2 and
+# name=systemd only). Returns 1 when none names an owner.
+ratchet_cgroup_owner() { # FILE
+  local _c _cur _l _other _p _r _sd _v2
+  _v2='' _sd='' _other='' _cur=''
+  { while IFS= read -r _l || [ -n "$_l" ]; do
+      case "$_l" in
+        [0-9]*:*:*)
+          _r=${_l#*:}; _c=${_r%%:*}; _p=${_r#*:}
+          case "${_l%%:*}:$_c" in
+            0:) _v2=$_p _cur=v2 ;;
+            *:name=systemd) _sd=$_p _cur=sd ;;
+            *) _other="$_other$_p$RATCHET_NL" _cur='' ;;
+          esac ;;
+        *) case "$_cur" in v2) _v2="$_v2$RATCHET_NL$_l" ;; sd) _sd="$_sd$RATCHET_NL$_l" ;; esac ;;
+      esac
+    done < "$1"; } 2>/dev/null
+  ratchet_cgroup_path "$_v2" && return 0
+  ratchet_cgroup_path "$_sd" && return 0
+  while [ -n "$_other" ]; do
+    _p=${_other%%"$RATCHET_NL"*}; _other=${_other#*"$RATCHET_NL"}
+    ratchet_cgroup_path "$_p" && return 0
+  done
+  return 1
+}
+
+# A value cached in this shell under KEY (RATCHET_OC: "|KEY=VALUE|..."):
+# sets RATCHET_CV and returns 0 when there is one.
+ratchet_cache_get() { # KEY
+  case "${RATCHET_OC:-}" in *"|$1="*) RATCHET_CV=${RATCHET_OC#*"|$1="}; RATCHET_CV=${RATCHET_CV%%|*}; return 0 ;; esac
+  return 1
+}
+ratchet_cache_put() { RATCHET_OC="${RATCHET_OC:-}|$1=$2|"; }  # KEY VALUE (no | in either)
+
+# Sets RATCHET_RESTART to a loaded service's Restart= (no, always, on-failure,
+# ...; "" unknown: systemd not running here, a unit it does not know, a name
+# with odd bytes), asking systemctl once per unit in this shell (5 s bound).
+# A user unit: the user's manager through `-M USER@`, else (root, where that
+# needs machined) as the user with its XDG_RUNTIME_DIR (/run/user/UID).
+ratchet_unit_restart() { # system|user USER UNIT [UID]
+  local _id _k _l _sc _su _un _v
+  RATCHET_RESTART=''
+  [ -d /run/systemd/system ] || return 0  # sd_booted(3): no systemd manager here
+  case "$2$3" in *[!A-Za-z0-9:_.@-]*) return 0 ;; esac
+  _k="restart:$1:$2:$3"
+  if ratchet_cache_get "$_k"; then RATCHET_RESTART=$RATCHET_CV; return 0; fi
+  _sc=$1 _su=$2 _un=$3 _id=${4:-}
+  if command -v timeout >/dev/null 2>&1; then set -- timeout 5; else set --; fi
+  if [ "$_sc" = user ]; then
+    _l=$("$@" systemctl --user -M "$_su@" show -p LoadState -p Restart -- "$_un" 2>/dev/null)
+    if [ -z "$_l" ] && [ -d "/run/user/$_id" ] && command -v runuser >/dev/null 2>&1; then
+      _l=$("$@" runuser -u "$_su" -- env XDG_RUNTIME_DIR="/run/user/$_id" systemctl --user show -p LoadState -p Restart -- "$_un" 2>/dev/null)
+    fi
+  else _l=$("$@" systemctl show -p LoadState -p Restart -- "$_un" 2>/dev/null); fi
+  _v=''
+  case "$RATCHET_NL$_l$RATCHET_NL" in
+    *"${RATCHET_NL}LoadState=loaded$RATCHET_NL"*"${RATCHET_NL}Restart="*|*"${RATCHET_NL}Restart="*"${RATCHET_NL}LoadState=loaded$RATCHET_NL"*)
+      _v=${_l#*Restart=}; _v=${_v%%"$RATCHET_NL"*} ;;
+  esac
+  case "$_v" in *[!a-z-]*) _v='' ;; esac
+  ratchet_cache_put "$_k" "$_v"
+  RATCHET_RESTART=$_v
+}
+
+# Sets RATCHET_CNAME (its name), RATCHET_CRESTART (restart policy) and
+# RATCHET_CPOD (NAMESPACE/POD) of container ID where the runtime's files say
+# so readably (Docker: config.v2.json "Name" and hostconfig.json
+# "RestartPolicy" under RATCHET_DOCKER_ROOT, /var/lib/docker; containerd (CRI):
+# the task's config.json annotations under RATCHET_CONTAINERD_ROOT,
+# /run/containerd/io.containerd.runtime.v2.task/k8s.io); "" when they do not.
+# Once per container in this shell.
+ratchet_container_names() { # RUNTIME ID
+  local _d _f _k
+  RATCHET_CNAME='' RATCHET_CRESTART='' RATCHET_CPOD=''
+  case "$2" in ''|*[!0-9a-f]*) return 0 ;; esac
+  _k="ctr:$1:$2"
+  if ratchet_cache_get "$_k"; then
+    RATCHET_CNAME=${RATCHET_CV%%/*}; RATCHET_CV=${RATCHET_CV#*/}
+    RATCHET_CRESTART=${RATCHET_CV%%/*}; RATCHET_CPOD=${RATCHET_CV#*/}
+    return 0
+  fi
+  case "$1" in
+    docker)
+      _d=${RATCHET_DOCKER_ROOT:-/var/lib/docker}/containers/$2
+      if [ -r "$_d/config.v2.json" ]; then
+        RATCHET_CNAME=$(grep -o '"Name":"/[^"]*"' "$_d/config.v2.json" 2>/dev/null | head -n 1 | sed 's|^"Name":"/||; s|"$||')
+        RATCHET_CRESTART=$(grep -o '"RestartPolicy":{"Name":"[^"]*"' "$_d/hostconfig.json" 2>/dev/null | head -n 1 | sed 's|.*"Name":"||; s|"$||')
+      fi ;;
+    containerd)
+      _f=${RATCHET_CONTAINERD_ROOT:-/run/containerd/io.containerd.runtime.v2.task/k8s.io}/$2/config.json
+      if [ -r "$_f" ]; then
+        RATCHET_CNAME=$(grep -o '"io.kubernetes.cri.container-name":"[^"]*"' "$_f" 2>/dev/null | head -n 1 | sed 's|.*":"||; s|"$||')
+        RATCHET_CPOD=$(awk '{ while (match($0, /"io\.kubernetes\.cri\.sandbox-(name|namespace)":"[^"]*"/)) {
+            s = substr($0, RSTART, RLENGTH); $0 = substr($0, RSTART + RLENGTH); v = s; sub(/^.*":"/, "", v); sub(/"$/, "", v)
+            if (s ~ /sandbox-name/) n = v; else ns = v } }
+          END { if (n != "") print (ns != "" ? ns "/" : "") n }' "$_f" 2>/dev/null)
+      fi ;;
+  esac
+  # Names as the runtimes allow them: no | or / to break the cache, no blank.
+  case "$RATCHET_CNAME" in *[!A-Za-z0-9_.-]*) RATCHET_CNAME='' ;; esac
+  case "$RATCHET_CRESTART" in *[!a-z-]*) RATCHET_CRESTART='' ;; esac
+  case "$RATCHET_CPOD" in *[!A-Za-z0-9_./-]*|*/*/*) RATCHET_CPOD='' ;; esac
+  ratchet_cache_put "$_k" "$RATCHET_CNAME/$RATCHET_CRESTART/$RATCHET_CPOD"
+}
+
+# Sets RATCHET_OWNER to PID's owner field (see header): "-", or
+# "kind=K name=N scope=S user=U restart=R id=I" (each but kind left out when
+# empty). FILE (a test's) replaces /proc/PID/cgroup.
+ratchet_owner() { # PID [CGROUP_FILE]
+  local _o _r _u
+  RATCHET_OWNER=-
+  ratchet_cgroup_owner "${2:-/proc/$1/cgroup}" || return 0
+  _r='' _u=''
+  case "$RATCHET_OU" in ''|*[!0-9]*) ;; *) ratchet_uid_name "$RATCHET_OU"; _u=$RATCHET_UNAME ;; esac
+  case "$RATCHET_OK" in
+    unit) case "$RATCHET_ON" in *.service) ratchet_unit_restart "$RATCHET_OS" "$_u" "$RATCHET_ON" "$RATCHET_OU"; _r=$RATCHET_RESTART ;; esac ;;
+    container)
+      ratchet_container_names "$RATCHET_OS" "$RATCHET_OI"
+      RATCHET_ON=$RATCHET_CNAME _r=$RATCHET_CRESTART ;;
+    pod)
+      ratchet_container_names "$RATCHET_OS" "$RATCHET_ON"
+      RATCHET_ON=$RATCHET_CPOD ;;
+  esac
+  _o="kind=$RATCHET_OK"
+  ratchet_esc_word "$RATCHET_ON"; [ -z "$RATCHET_ESC" ] || _o="$_o name=$RATCHET_ESC"
+  ratchet_esc_word "$RATCHET_OS"; [ -z "$RATCHET_ESC" ] || _o="$_o scope=$RATCHET_ESC"
+  ratchet_esc_word "$_u"; [ -z "$RATCHET_ESC" ] || _o="$_o user=$RATCHET_ESC"
+  [ -z "$_r" ] || _o="$_o restart=$_r"
+  ratchet_esc_word "$RATCHET_OI"; [ -z "$RATCHET_ESC" ] || _o="$_o id=$RATCHET_ESC"
+  RATCHET_OWNER=$_o
 }
 
 # Parses the common options into globals; sets RATCHET_SHIFT to the count used.
@@ -285,13 +518,13 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
             m = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= m; i++) O[o[i]] = 1
             m = split(ENVIRON["RK"], kt, "\n"); for (i = 1; i <= m; i++) K[kt[i]] = 1
             m = split(ENVIRON["RS"], s, "\n"); for (i = 1; i <= m; i++) { c = index(s[i], " "); if (c) S[substr(s[i], 1, c - 1)] = substr(s[i], c + 1) } }
-    { pid = $1; owner = $2; comm = $5; cmd = $6  # the process line (header)
+    { pid = $1; puser = $2; comm = $5; cmd = $6  # the process line (header)
       if (pid == 1) { if (!q) print "ratchet: PID 1 (" comm ") is never selected" > "/dev/stderr"; next }
       if (pid in K) { if (!q) print "ratchet: PID " pid " (" comm ") is a kernel thread: never selected" > "/dev/stderr"; next }
       if (pid in P) { if (!q) print "ratchet: PID " pid " (" comm ") is part of this SSH session (ratchet itself): never selected" > "/dev/stderr"; next }
       if ((pid in S) && S[pid] == "self") { if (!q) print "ratchet: PID " pid " (" comm ") is ratchet'"'"'s own (RATCHET_SELF=1: a session shell, its reader or a watchdog of a ratchet run): never selected" > "/dev/stderr"; next }
       if ((pid in O) || (pid in S)) { if (!q) print "ratchet: PID " pid " (" comm ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
-      if (user != "" && !(owner in U)) next
+      if (user != "" && !(puser in U)) next
       a0 = cmd; sub(/ .*/, "", a0); sub(/.*\//, "", a0)
       if ((comm in x) || (a0 in x)) next
       print }'
@@ -607,8 +840,8 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   _mine=$(printf '%s\n' "$_blind" | RO=$_own awk -F '\t' 'BEGIN { n = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= n; i++) O[o[i]] = 1 }
     { pid = $1; comm = $5 } pid in O { printf "%s%s (%s)", (m++ ? ", " : ""), pid, comm }')
   _other=$(printf '%s\n' "$_blind" | RO=$_own RM=$_me awk -F '\t' 'BEGIN { n = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= n; i++) O[o[i]] = 1 }
-    { pid = $1; owner = $2 }
-    !(pid in O) { k++; if (!(owner in w)) { w[owner] = 1; ws = ws (ws == "" ? "" : ", ") owner } }
+    { pid = $1; puser = $2 }
+    !(pid in O) { k++; if (!(puser in w)) { w[puser] = 1; ws = ws (ws == "" ? "" : ", ") puser } }
     END { if (k) printf "%d process%s open files are unreadable as %s (owners: %s)", k, (k == 1 ? "'"'"'s" : "es'"'"'"), ENVIRON["RM"], ws }')
   if [ -n "$_mine" ]; then
     printf '%s\n' "ratchet: warning: processes of $_me that are not dumpable (such as another SSH session of $_me) have open files $_me cannot read; not counted: PID $_mine" >&2
@@ -689,10 +922,31 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
   esac
 }
 
+# For respawns (a supervisor that starts a killed holder again): one
+# "parent<TAB>PID<TAB>PPID<TAB>PARENT_COMM" line per PID on stdin that is
+# alive; with `clock`, first "clock<TAB>TICKS": now, in clock ticks since boot
+# (as start_ticks), so a process that started later started after this.
+ratchet_parents() { # [clock]
+  local _c _p _pp
+  if [ "${1:-}" = clock ]; then
+    awk -v h="${RATCHET_HZ:-$(ratchet_hz)}" '{ printf "clock\t%d\n", $1 * h }' /proc/uptime
+  fi
+  while read -r _p; do
+    case "$_p" in ''|*[!0-9]*) continue ;; esac
+    ratchet_stat_fields "$_p"; _pp=$RATCHET_PPID
+    case "$_pp" in ''|*[!0-9]*) continue ;; esac
+    _c=''
+    { read -r _c < "/proc/$_pp/comm"; } 2>/dev/null
+    case "$_c" in *"$RATCHET_TAB"*) _c=$(printf '%s' "$_c" | tr '\t' ' ') ;; esac
+    printf 'parent\t%s\t%s\t%s\n' "$_p" "$_pp" "$_c"
+  done
+}
+
 # Kill action: select, add the tree (TREE=1), re-check each PID's start time
 # right before its signal, then wait up to WAIT_MS for the targets to die.
 # Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID) and
-# "alive<TAB>line" for survivors.
+# "alive<TAB>line" for survivors; first, right before the signals, the clock
+# and each target's parent (ratchet_parents clock), for respawns.
 ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
   local _done _end _extra _kex _kuser _l _more _p _rc _sel _t _targets
   ratchet_room || return 5
@@ -710,6 +964,7 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     fi
   fi
   [ -n "$_sel" ] || return 0
+  printf '%s\n' "$_sel" | cut -f"$RATCHET_COL_PID" | ratchet_parents clock
   _done=$(printf '%s\n' "$_sel" | while IFS= read -r _l; do
     [ -n "$_l" ] || continue
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
@@ -737,17 +992,19 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
 
 # Kill check: the processes listed on stdin (process lines from the action)
 # that are still alive with the same start time, plus whatever the selector
-# selects now; printed as "alive<TAB>line". Holds when nothing is printed.
+# selects now; printed as "alive<TAB>line", then their parents
+# (ratchet_parents). Holds when nothing is printed.
 ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
-  local _l _now _p _rc _t
+  local _alive _l _now _p _rc _t
   ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _now=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
-  { cat; printf '%s\n' "$_now"; } | awk -F '\t' 'NF >= 3 && !seen[$1]++' | while IFS= read -r _l; do
+  _alive=$({ cat; printf '%s\n' "$_now"; } | awk -F '\t' -v nf="$RATCHET_COL_OWNER" 'NF >= nf && !seen[$1]++' | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
     ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
-  done
+  done)
+  [ -z "$_alive" ] || { printf '%s\n' "$_alive"; printf '%s\n' "$_alive" | cut -f2 | ratchet_parents; }
   return "$_rc"  # 5: nothing seen alive, but not everything could be seen
 }
 
@@ -1122,7 +1379,7 @@ ratchet_gpus_idle() { # [--smi CMD] [--smi-timeout MS] [--mig] [--user U] [--exc
   _sel=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   if [ -n "$_user$_ex" ]; then _all=$(RATCHET_QUIET=1 ratchet_holders '' '' "$@" 2>/dev/null); else _all=$_sel; fi
-  printf '%s\n%s\n' "$_sel" "$_all" | awk -F '\t' 'NF >= 6 && !seen[$1]++ { print "holder\t" $0 }'
+  printf '%s\n%s\n' "$_sel" "$_all" | awk -F '\t' -v nf="$RATCHET_COL_OWNER" 'NF >= nf && !seen[$1]++ { print "holder\t" $0 }'
   _lp=$(printf '%s\n' "$_apps" | awk -F ',' '{ p = $2; gsub(/[ \t]/, "", p) } p ~ /^[0-9]+$/ { print p }' | sort -un)
   _listed=$(for _p in $_lp; do ratchet_describe "$_p" ""; done)
   [ -z "$_listed" ] || printf '%s\n' "$_listed" | sed "s/^/listed$RATCHET_TAB/"
