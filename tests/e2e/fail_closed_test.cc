@@ -120,6 +120,22 @@ TEST_CASE("fail closed: a non-root login without become cannot see root's holder
              " -F none --transcript " + dir + "/alice-own.jsonl");
   INFO(r.out << r.err);
   CHECK(r.code == 0);
+  // R08: with become the same login sees through hidepid and finds the holder.
+  ratchet::testing::write_file(pb, "name = \"fc\"\ntargets = [\"lab\"]\n[[step]]\nid = \"free\"\nkind = \"verify\"\n"
+                                   "no_holders = \"/srv/fc/gpu*\"\n");
+  t = dir + "/alice-hidepid-become.jsonl";
+  r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inventory(host, dir, "alice", true) +
+             " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  end = step_end(t, "free");
+  REQUIRE(end.is_object());
+  CHECK(end.value("reason", "") == "1 process(es) hold the files");
+  bool named = false;
+  for (const auto& e : events(t, "evidence"))
+    if (e.contains("holders"))
+      for (const auto& h : e["holders"]) named |= std::to_string(h["pid"].get<long>()) == holder;
+  CHECK(named);
   on_host(host, "mount -o remount,hidepid=0 /proc; kill " + holder);
 }
 

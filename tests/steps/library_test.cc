@@ -373,7 +373,7 @@ TEST_CASE("ratchet's own processes (RATCHET_SELF=1 in their environment) are nev
     if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");
     std::string bin = testing::temp_dir("ratchet-busybox");
     for (const char* tool : {"sh", "find", "stat", "sleep", "awk", "sed", "grep", "tr", "cut", "readlink", "sort",
-                             "head", "wc", "cat", "date", "id", "mktemp", "rm"})
+                             "head", "wc", "cat", "date", "id", "mktemp", "rm", "xargs"})
       REQUIRE(run_sh("ln -s \"$(command -v busybox)\" " + bin + "/" + tool).code == 0);
     path = "PATH=" + bin + " " + bin + "/sh -c ";
   }
@@ -426,7 +426,7 @@ TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same ho
   if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");
   std::string bin = testing::temp_dir("ratchet-busybox");
   for (const char* tool : {"sh", "find", "stat", "sleep", "awk", "sed", "grep", "tr", "cut", "readlink", "sort",
-                           "head", "wc", "cat", "date", "id", "sha256sum", "mktemp", "chmod", "chown", "mv"})
+                           "head", "wc", "cat", "date", "id", "sha256sum", "mktemp", "chmod", "chown", "mv", "xargs"})
     REQUIRE(run_sh("ln -s \"$(command -v busybox)\" " + bin + "/" + tool).code == 0);
   REQUIRE(run_sh("PATH=" + bin + " find /proc/self/fd -maxdepth 0 -printf '' 2>/dev/null").code != 0);
   std::string d = stand_ins({"gpu0", "gpu1"});
@@ -459,6 +459,14 @@ TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same ho
              util::shell_quote(steps::with_library("ratchet_stat '" + d + "/gpu0'")));
   CHECK(r.code == 5);
   CHECK(r.err == "ratchet: could not check: needs stat -c (GNU coreutils or BusyBox) on the host\n");
+  // Without xargs no descriptor is stat-ed: never "nobody holds it".
+  std::string noxargs = testing::temp_dir("ratchet-noxargs");
+  REQUIRE(run_sh("for t in " + bin + "/*; do case \"${t##*/}\" in xargs) ;; *) ln -s \"$t\" " + noxargs +
+                 "/;; esac; done").code == 0);
+  r = run_sh("PATH=" + noxargs + " /bin/dash -c " +
+             util::shell_quote(steps::with_library("ratchet_no_holders -- '" + d + "/gpu0'")));
+  CHECK(r.code == 5);
+  CHECK(r.err.find("ratchet: could not check: needs xargs and stat -c") != std::string::npos);
 }
 
 TEST_CASE("verify conditions: port_open, port_free and absent read /proc and say what violates them",

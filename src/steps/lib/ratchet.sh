@@ -428,7 +428,7 @@ ratchet_want_devices() {
 # without -printf: read only for a holder): ratchet_holders compares its
 # device number (stat, in batches).
 ratchet_fd_links() { # FD_DIR_OR_LINK...
-  local _d _dp _dv _e _l _t
+  local _d _dp _dv _e _l _m _rd _t
   [ $# -gt 0 ] || return 0
   _dv=
   if [ -n "${RATCHET_WANT:-}" ] && ratchet_want_devices; then _dv=1; fi
@@ -449,7 +449,9 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
           print q[3] "\t" l "\t" m d }'
     return 0
   fi
+  _rd=1
   if [ -n "${RATCHET_WANT:-}" ] && _e=$(ratchet_want_expr samefile); then
+    _rd=
     # File targets only: the descriptors that are one of them (device and
     # inode, through the link), or a device, one a line (proc paths).
     [ -z "$_dv" ] || _e="-type c -o -type b${_e:+ -o $_e}"
@@ -465,8 +467,11 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
     _dp=${_d#/proc/}; _dp=${_dp%%/*}
     for _l in "$@"; do
       [ -L "$_l" ] || continue
+      _m=
       if [ -n "$_dv" ] && { [ -c "$_l" ] || [ -b "$_l" ]; }; then
-        printf '%s\t\t*%s\n' "$_dp" "$_l"; continue
+        # its name read only where every link is (a directory target)
+        [ -n "$_rd" ] || { printf '%s\t\t*%s\n' "$_dp" "$_l"; continue; }
+        _m='*'
       fi
       if ! _t=$(readlink -- "$_l" 2>/dev/null; echo .); then :; fi
       _t=${_t%"$RATCHET_NL."}
@@ -475,7 +480,7 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
         continue
       fi
       case "$_t" in *%*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*) _t=$(ratchet_esc "$_t");; esac
-      printf '%s\t%s\t%s\n' "$_dp" "$_t" "$_l"
+      printf '%s\t%s\t%s%s\n' "$_dp" "$_t" "$_m" "$_l"
     done
   done
 }
@@ -555,13 +560,26 @@ ratchet_unreadable() { # [PID...]
 # for every m of that file). Every descriptor and mapped node is stat-ed in
 # batches (never a process per descriptor); stat's words go to ERRFILE
 # (LC_ALL=C: "Permission denied" marks a process this scan could not see).
+# A third argument other than 3 says nothing is to be stat-ed (no V, D or M).
 # Prints "PID<TAB>target" per hold, and for a device held through a node
 # that is not the target itself "N<TAB>PID<TAB>target<TAB>node<TAB>link<TAB>MAJ:MIN"
 # (node: %-encoded as the process names it, "-" when not read yet; link: the
 # descriptor, "-" for a mapping).
-ratchet_match() { # FILE ERRFILE
-  awk -F '\t' '$1 == "V" { print $5 } $1 == "D" { print $4 } $1 == "M" && !index($3, "%") { print "/proc/" $2 "/root" $3 }' "$1" |
-    tr '\n' '\000' | LC_ALL=C xargs -0 -r stat -L -c '%d:%i %t:%T %f %n' 2>"$2" > "$1.st"
+ratchet_match() { # FILE ERRFILE [3: something to stat]
+  local _x
+  _x=0
+  : > "$1.st"
+  if [ "${3:-3}" = 3 ]; then
+    awk -F '\t' '$1 == "V" { print $5 } $1 == "D" { print $4 } $1 == "M" && !index($3, "%") { print "/proc/" $2 "/root" $3 }' "$1" |
+      tr '\n' '\000' | LC_ALL=C xargs -0 -r stat -L -c '%d:%i %t:%T %f %n' 2>"$2" > "$1.st"
+    _x=$?
+  fi
+  # 123: a stat that found a file gone or refused (its words are in ERRFILE);
+  # 124 and above: no stat ran (a missing xargs is 127): nothing was compared.
+  if [ "$_x" -ge 124 ]; then
+    printf '%s\n' "ratchet: could not check: needs xargs and stat -c (findutils and coreutils, or BusyBox) on the host (xargs exited $_x)" >&2
+    return 5
+  fi
   RT=$RATCHET_WANT awk -F '\t' -v st="$1.st" '
     function hex(s,   i, n) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return n }
     BEGIN { n = split(ENVIRON["RT"], t, "\n")
@@ -610,7 +628,7 @@ ratchet_node_lines() {
 # same user: real, effective and saved UID all the login user's) are named in
 # a warning instead.
 ratchet_holders() { # USER EXCLUDES PATTERN...
-  local _blind _denied _errf _ex _fdd _fl _id _kept _lk _me _mine _mp _nodes _other _own _p _pairs _tg _tmp _user _why _zp
+  local _blind _denied _errf _ex _fdd _fl _id _kept _lk _me _mine _mp _nodes _other _own _p _pairs _tg _tmp _user _why _x _zp
   # One /proc/*/status snapshot serves the zombie leaders, the protected PIDs
   # and the kernel threads; the scan prints only links and mappings that may
   # be a target (RATCHET_WANT).
@@ -650,23 +668,28 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
               if (a[1] ~ /\/$/) d[a[1]] = 1; else if (a[3] != "") { dv[a[2]] = a[1]; nd++ } else f[a[1]] = a[2] } }
     { pid = $1; name = $2; via = $3; k = substr(via, 1, 1)
       if (pid !~ /^[0-9]+$/) next
-      if (k == "*") { print "D\t" pid "\t" name "\t" substr(via, 2); next }
+      if (k == "*") { print "D\t" pid "\t" name "\t" substr(via, 2); st = 1 }
       if (k == "=") {
         # a mapping carries its own device:inode; a descriptor is stat-ed later
         id = substr(via, 2)
         if (id in dv) { print "H\t" pid "\t" dv[id]; next }
         if (name in f) { if (id == f[name]) print "H\t" pid "\t" name; next }
-        if (nd && !seen[pid, id]++) print (rep[id]++ ? "m" : "M") "\t" pid "\t" name "\t" id
-      } else if (name in f) { print "V\t" pid "\t" name "\t" f[name] "\t" via; next }
-      for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name; break } }' > "$_tmp/cand"
-  ratchet_match "$_tmp/cand" "$_tmp/stat-errors" > "$_tmp/held"
-  _pairs=$(awk -F '\t' '$1 != "N" && !seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
-      END { for (p in files) print p "\t" files[p] }' "$_tmp/held")
-  _nodes=$(ratchet_node_lines < "$_tmp/held")
+        if (nd && !seen[pid, id]++) { print (rep[id]++ ? "m" : "M") "\t" pid "\t" name "\t" id; st = 1 }
+      } else if (k != "*" && (name in f)) { print "V\t" pid "\t" name "\t" f[name] "\t" via; st = 1; next }
+      for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name; break } }
+    END { exit st ? 3 : 0 }' > "$_tmp/cand"  # 3: something to stat
+  _x=$?
+  if ! ratchet_match "$_tmp/cand" "$_tmp/stat-errors" "$_x" > "$_tmp/held"; then rm -rf -- "$_tmp"; return 5; fi
+  # exit 3: a device held through another node
+  _pairs=$(awk -F '\t' '$1 == "N" { n = 1; next } !seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
+      END { for (p in files) print p "\t" files[p]; exit n ? 3 : 0 }' "$_tmp/held")
+  _x=$? _nodes=
+  if [ "$_x" = 3 ]; then _nodes=$(ratchet_node_lines < "$_tmp/held"); fi
   : >> "$_tmp/stat-errors"
   _denied=$(sed -n 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
   RATCHET_WANT=''
-  RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads)
+  # Needed by the filters only when something was seen (else ratchet_unreadable reads its own).
+  if [ -n "$_pairs$_denied" ]; then RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads); fi
   rm -rf -- "$_tmp" 2>/dev/null
   RATCHET_SNAP_FILE=''
   # The clock for the process lines, once for every holder described below.
