@@ -31,9 +31,10 @@ std::string lib_scan(const std::string& target) {
   return std::to_string(st);
 }
 
-/// The number of descriptors of `pid` (0 when gone).
-int fds_of(long pid) {
-  return std::stoi(run_local("ls /proc/" + std::to_string(pid) + "/fd 2>/dev/null | wc -l"));
+/// True once `pid` runs sleep with its descriptor 3 open (the redirection done).
+bool sleeping_with_fd3(long pid) {
+  const std::string p = "/proc/" + std::to_string(pid);
+  return run_local("test \"$(cat " + p + "/comm)\" = sleep && test -e " + p + "/fd/3 && echo yes") == "yes\n";
 }
 
 }  // namespace
@@ -55,7 +56,7 @@ TEST_CASE("a container-style holder of its own node of the target's device numbe
   OwnedProcess holder("exec unshare -m sh -c \"mount -t tmpfs ratchet-devnum '" + priv + "' && mknod '" + priv +
                       "/nvidia0' c 1 7 && exec sleep 300 3<'" + priv + "/nvidia0'\"");
   OwnedProcess bystander("exec sleep 301 3<'" + other + "'");  // device 1:5: not the target's number
-  REQUIRE(eventually([&] { return fds_of(holder.pid()) == 4 && fds_of(bystander.pid()) == 4; }));
+  REQUIRE(eventually([&] { return sleeping_with_fd3(holder.pid()) && sleeping_with_fd3(bystander.pid()); }));
   const std::string ns = run_local("stat -L -c %i /proc/" + std::to_string(holder.pid()) + "/ns/mnt | tr -d '\\n'");
   REQUIRE(ns != run_local("stat -L -c %i /proc/self/ns/mnt | tr -d '\\n'"));
   REQUIRE(run_local("test -e '" + priv + "/nvidia0' || echo absent here") == "absent here\n");
