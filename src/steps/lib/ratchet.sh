@@ -407,10 +407,14 @@ ratchet_want_expr() { # lname|samefile
     END { if (bad) exit 1; if (out != "") print out }'
 }
 
-# True when RATCHET_WANT holds a character or block device target.
+# True when RATCHET_WANT holds a character or block device target; RATCHET_XTYPE
+# is then the find test that picks a descriptor of that type (`-xtype c`,
+# `-xtype b`, or both: each is one stat of the descriptor).
 ratchet_want_devices() {
-  case "$RATCHET_WANT" in *"$RATCHET_TAB"[cb]:*) return 0 ;; esac
-  return 1
+  RATCHET_XTYPE=
+  case "$RATCHET_WANT" in *"$RATCHET_TAB"c:*) RATCHET_XTYPE='-xtype c' ;; esac
+  case "$RATCHET_WANT" in *"$RATCHET_TAB"b:*) RATCHET_XTYPE="${RATCHET_XTYPE:+$RATCHET_XTYPE -o }-xtype b" ;; esac
+  [ -n "$RATCHET_XTYPE" ]
 }
 
 # "PID<TAB>%-encoded target<TAB>link" for every link given: the open
@@ -436,11 +440,12 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
     # A link ends in NUL: no byte of a name can forge a record.
     { if [ -n "${RATCHET_WANT:-}" ] && _e=$(ratchet_want_expr lname); then
         if [ -n "$_dv" ]; then
-          _e="\\( -xtype c -o -xtype b \\) -printf '*%p\\t%l\\0'${_e:+ -o \\( $_e \\) -printf '%p\\t%l\\0'}"
+          _e="\\( $RATCHET_XTYPE \\) -printf '*%p\\t%l\\0'${_e:+ -o \\( $_e \\) -printf '%p\\t%l\\0'}"
         else _e="\\( $_e \\) -printf '%p\\t%l\\0'"; fi
         eval "LC_ALL=C find \"\$@\" -maxdepth 1 -type l \\( $_e \\)"
       elif [ -n "$_dv" ]; then
-        LC_ALL=C find "$@" -maxdepth 1 -type l \( \( -xtype c -o -xtype b \) -printf '*%p\t%l\0' -o -printf '%p\t%l\0' \)
+        # shellcheck disable=SC2086  # the find test, one word each
+        LC_ALL=C find "$@" -maxdepth 1 -type l \( \( $RATCHET_XTYPE \) -printf '*%p\t%l\0' -o -printf '%p\t%l\0' \)
       else LC_ALL=C find "$@" -maxdepth 1 -type l -printf '%p\t%l\0'; fi; } |
       awk 'BEGIN { RS = "\0" }
         { c = index($0, "\t"); d = substr($0, 1, c - 1); l = substr($0, c + 1); m = ""
@@ -454,7 +459,7 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
     _rd=
     # File targets only: the descriptors that are one of them (device and
     # inode, through the link), or a device, one a line (proc paths).
-    [ -z "$_dv" ] || _e="-type c -o -type b${_e:+ -o $_e}"
+    [ -z "$_dv" ] || _e="$(printf '%s\n' "$RATCHET_XTYPE" | sed 's/-xtype/-type/g')${_e:+ -o $_e}"
     _d=
     [ -z "$_e" ] || _d=$(eval "LC_ALL=C find -L \"\$@\" -mindepth 1 -maxdepth 1 \\( $_e \\) -print")
     IFS=$RATCHET_NL; set -f
