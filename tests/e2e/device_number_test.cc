@@ -67,7 +67,8 @@ TEST_CASE("a container-style holder of its own node of the target's device numbe
   const std::string pb = dir + "/pb.toml";
   write_file(pb, "name = \"devnum\"\ntargets = [\"box\"]\n"
                  "[[step]]\nid = \"free\"\nkind = \"verify\"\non_failure = \"continue\"\nno_holders = [\"" + target + "\"]\n"
-                 "[[step]]\nid = \"kill\"\nkind = \"kill\"\nholders_of = [\"" + target + "\"]\nwait = \"3s\"\n");
+                 "[[step]]\nid = \"kill\"\nkind = \"verify\"\nno_holders = [\"" + target + "\"]\n"
+                 "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + target + "\"]\n  wait = \"3s\"\n");
   const std::string t = dir + "/t.jsonl";
   auto r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inv + " --transcript " + t);
   INFO(r.out << r.err);
@@ -92,7 +93,7 @@ TEST_CASE("a container-style holder of its own node of the target's device numbe
   CHECK(free_holders[0]["files"] == json::array({target}));
   CHECK(free_holders[0]["nodes"] ==
         json::array({{{"target", target}, {"node", priv + "/nvidia0"}, {"device", "1:7"}, {"mount_ns", ns}}}));
-  CHECK(kill_end["status"] == "changed");
+  CHECK(kill_end["status"] == "escalated");
   CHECK(signalled == std::set<long>{holder.pid()});
   CHECK(eventually([&] { return !holder.alive(); }));
   CHECK(bystander.alive());
