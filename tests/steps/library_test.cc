@@ -602,3 +602,38 @@ TEST_CASE("holders: a holder the login may not inspect (more capabilities, or no
   CHECK(r.code == 5);
   CHECK(r.err.find("warning") == std::string::npos);
 }
+
+TEST_CASE("holders: a device target is held through any node of its number - by a descriptor or a mapping",
+          "[steps][library]") {
+  std::string d = testing::temp_dir("ratchet-rdev");
+  // 1:7 is /dev/full's number, 1:5 /dev/zero's: the nodes are only opened.
+  REQUIRE(run_sh("cd '" + d + "' && mknod gpu0 c 1 7 && mknod mine c 1 7 && mknod zero c 1 5").code == 0);
+  const std::string busy = lib("ratchet_no_holders -- '" + d + "/gpu0'").out;
+  if (!busy.empty()) {
+    WARN("some process on this machine holds device 1:7 (/dev/full): not run");
+    return;
+  }
+  OwnedProcess other_node("exec sleep 300 3<'" + d + "/mine'");  // another node, same number: a holder
+  OwnedProcess zero("exec sleep 301 3<'" + d + "/zero'");          // another number: not one
+  REQUIRE(eventually([&] { return run_sh("test -e /proc/" + std::to_string(other_node.pid()) + "/fd/3 && test -e /proc/" +
+                                         std::to_string(zero.pid()) + "/fd/3").code == 0; }));
+  auto r = lib("ratchet_no_holders -- '" + d + "/gpu0'");
+  CHECK(r.code == 1);
+  auto h = steps::parse_process_lines(r.out, "holder");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].pid == other_node.pid());
+  CHECK(h[0].files == std::vector<std::string>{d + "/gpu0"});
+  REQUIRE(h[0].nodes.size() == 1);
+  CHECK(h[0].nodes[0] == steps::HeldNode{d + "/gpu0", d + "/mine", "", "1:7"});
+  // A mapping carries its node's own device and inode: the node is stat-ed
+  // through /proc/PID/root (ratchet_match's M lines; m: the same file mapped
+  // by another process), and only a node of the target's number holds it.
+  const std::string id = run_sh("stat -c %d:%i '" + d + "/mine'").out, z = run_sh("stat -c %d:%i '" + d + "/zero'").out;
+  const std::string me = std::to_string(getpid());
+  r = lib("RATCHET_WANT=$(ratchet_targets '" + d + "/gpu0'); printf 'M\\t" + me + "\\t" + d + "/mine\\t" +
+          id.substr(0, id.size() - 1) + "\\nm\\t77\\t/x\\t" + id.substr(0, id.size() - 1) + "\\nM\\t" + me + "\\t" + d +
+          "/zero\\t" + z.substr(0, z.size() - 1) + "\\n' > '" + d + "/cand'; ratchet_match '" + d + "/cand' '" + d + "/err'");
+  CHECK(r.code == 0);
+  CHECK(r.out == me + "\t" + d + "/gpu0\nN\t" + me + "\t" + d + "/gpu0\t" + d + "/mine\t-\t1:7\n77\t" + d +
+                     "/gpu0\nN\t77\t" + d + "/gpu0\t/x\t-\t1:7\n");
+}
