@@ -580,8 +580,9 @@ ratchet_match() { # FILE ERRFILE [3: something to stat]
     _x=$?
   fi
   # 123: a stat that found a file gone or refused (its words are in ERRFILE);
-  # 124 and above: no stat ran (a missing xargs is 127): nothing was compared.
-  if [ "$_x" -ge 124 ]; then
+  # anything else (127: no xargs; 1: an xargs without -0 or -r) and the
+  # descriptors may not all have been compared.
+  if [ "$_x" != 0 ] && [ "$_x" != 123 ]; then
     printf '%s\n' "ratchet: could not check: needs xargs and stat -c (findutils and coreutils, or BusyBox) on the host (xargs exited $_x)" >&2
     return 5
   fi
