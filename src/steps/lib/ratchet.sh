@@ -879,7 +879,8 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
 
 # Kill check: the processes listed on stdin (process lines from the action)
 # that are still alive with the same start time, plus whatever the selector
-# selects now; printed as "alive<TAB>line". Holds when nothing is printed.
+# selects now; printed as "alive<TAB>line" (holders_of: its node lines too).
+# Holds when no alive line is printed.
 ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
   local _l _now _p _rc _t
   ratchet_room || return 5
