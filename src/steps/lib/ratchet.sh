@@ -534,9 +534,9 @@ ratchet_proc_visible() {
 # Processes whose open files this login cannot read (not root, no become): the
 # PIDs whose /proc/PID/fd is not readable, and the PIDs given (a descriptor,
 # maps, cwd or root the scan was refused: a process with more privileges or
-# capabilities), leaving out kernel threads (PID 2 and its children: they hold
-# no user files) and zombies (whose files closed at exit), as process lines
-# with no files.
+# capabilities), leaving out PID 1 (never selected), kernel threads (PID 2 and
+# its children: they hold no user files) and zombies (whose files closed at
+# exit), as process lines with no files.
 ratchet_unreadable() { # [PID...]
   local _d _k _kt _st _up _ur _x
   _ur=$(for _d in /proc/[0-9]*; do
@@ -545,7 +545,7 @@ ratchet_unreadable() { # [PID...]
   [ -n "$_ur" ] || return 0
   if [ "${RATCHET_KT+set}" = set ]; then _kt=$RATCHET_KT; else _kt=$(ratchet_kthreads); fi
   printf '%s\n' "$_ur" | sort -un | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
-    $1 != "" && !($1 in K)' | while read -r _up; do
+    $1 != "" && $1 != 1 && !($1 in K)' | while read -r _up; do
       # A zombie holds no files (they closed at its exit), yet its fd directory
       # is root's: not unreadable, unless a thread of its group still runs.
       _st=''
@@ -692,7 +692,8 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   _x=$? _nodes=
   if [ "$_x" = 3 ]; then _nodes=$(ratchet_node_lines < "$_tmp/held"); fi
   : >> "$_tmp/stat-errors"
-  _denied=$(sed -n 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
+  # (PID 1 is never selected, nor counted: a container's may be unreadable even to root.)
+  _denied=$(sed -n -e '\|/proc/1/|d' -e 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
   RATCHET_WANT=''
   # Needed by the filters only when something was seen (else ratchet_unreadable reads its own).
   if [ -n "$_pairs$_denied" ]; then RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads); fi
