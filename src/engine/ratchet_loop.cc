@@ -57,6 +57,13 @@ steps::Verdict check_rung0(const steps::PreparedStep& ps, Executor& ex, const st
 
 namespace {
 
+util::Value unkillable_value(const std::vector<steps::Unkillable>& us) {
+  util::Value out = util::Value::array();
+  for (const auto& u : us)
+    out.push_back(util::Value::table({{"pid", u.pid}, {"comm", u.comm}, {"state", u.state}, {"wchan", u.wchan}}));
+  return out;
+}
+
 // The process lines of a kill action (tag "signalled"), untagged, to feed the
 // kill check on stdin: those PIDs must be gone (same PID and start time).
 std::string selection_of(const std::string& action_out) {
@@ -80,6 +87,7 @@ struct Loop {
   std::string action_reason;
   std::string action_note;  // a passing action's note (a warning), for a run step's reason
   bool acted = false;     // once an action ran, o.out/o.err keep its output
+  std::string stuck;      // survivors of KILL in state D (the last kill action): no rung or retry ends them
 
   void note_holders(const std::vector<steps::Holder>& h) {
     if (o.holders.empty() && !h.empty()) o.holders = h;
@@ -135,6 +143,8 @@ struct Loop {
             w = fmt::format("PID {} ({}) was respawned after the last signal: this one is likely undone too", h.pid, h.comm);
         if (!w.empty()) warn += (warn.empty() ? "" : "; ") + w;
       }
+      stuck.clear();
+      for (const auto& u : v.unkillable) stuck += (stuck.empty() ? "" : "; ") + steps::unkillable_text(u);
       // A kill step's holders are what its own action selected (tree included).
       if (k == 0) o.holders = v.holders;
       else note_holders(v.holders);
@@ -142,6 +152,7 @@ struct Loop {
     if (!v.holders.empty() || !v.holds || !v.reason.empty()) {
       util::Value ev = util::Value::table({{"role", name(steps::Role::action)}, {"ok", v.holds}});
       if (!v.holders.empty()) ev["signalled"] = steps::to_value(v.holders);
+      if (!v.unkillable.empty()) ev["unkillable"] = unkillable_value(v.unkillable);
       const std::string note = v.reason.empty() ? warn : warn.empty() ? v.reason : v.reason + "; " + warn;
       if (!note.empty()) ev["note"] = note;
       ex.evidence(k, std::move(ev));
@@ -194,7 +205,8 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
     last = static_cast<int>(k);
     L.act(r, last);
     if (r.settle.count() > 0) sleep(r.settle);
-    auto v = L.check_with_retries(r);
+    // A survivor of KILL in state D: no retry and no rung can end it (one check says what is left).
+    auto v = L.stuck.empty() ? L.check_with_retries(r) : L.check_once();
     if (v.holds) {
       // Notes of the passing check ("nothing to kill") would mislead here; a
       // warning of the action (write: what it could not keep) stays.
@@ -202,6 +214,10 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
       return finish(k == 0 ? StepStatus::changed : StepStatus::escalated, last);
     }
     o.reason = L.action_error.empty() ? v.reason : L.action_error + "; then the check: " + v.reason;
+    if (!L.stuck.empty()) {
+      o.reason = L.stuck + "; then the check: " + v.reason;
+      break;
+    }
     if (v.unknown) break;  // no stronger rung on a state nobody could check
   }
   return finish(StepStatus::failed, last);

@@ -202,7 +202,16 @@ void on_evidence(Page&, const json& e, const std::string&, std::string& b) {
         lines += fmt::format("          {} PID {} user {} started {}{} cmd: {}\n", k == std::string("holders") ? "holder" : "signalled",
                              str(h, "pid"), str(h, "user"), str(h, "started"), owner.empty() ? "" : " owner " + owner,
                              first_line(str(h, "cmdline"), 80));
+        if (h.contains("nodes") && h["nodes"].is_array())  // a device held through another node
+          for (const auto& n : h["nodes"])
+            lines += fmt::format("            holds {}{}: same device {} as {}\n", str(n, "node"),
+                                 n.contains("mount_ns") ? " of mount namespace " + str(n, "mount_ns") : "",
+                                 str(n, "device"), str(n, "target"));
       }
+  if (e.contains("unkillable") && e["unkillable"].is_array())
+    for (const auto& u : e["unkillable"])
+      lines += fmt::format("          unkillable PID {} ({}) in state {}, wchan {}\n", str(u, "pid"), str(u, "comm"),
+                           str(u, "state"), str(u, "wchan"));
   if (e.contains("gpus"))
     if (const util::Value gpus = from_json(e["gpus"]); util::is_gpu_evidence(gpus))
       for (const auto& l : util::gpu_lines(gpus)) lines += "          " + l + "\n";

@@ -126,17 +126,25 @@ ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 # comm field may hold spaces and parentheses, so cut after the last ") ").
 # (Shell builtins only: the lines joined by blanks, cut after the last ") ",
 # split at blanks.)
-ratchet_start() {
+ratchet_start() { ratchet_stat_word "$1" 20; }
+
+# Field N+2 of /proc/PID/stat (N counts from the state, field 3, as 1), as
+# ratchet_start reads it; nothing when PID is gone.
+ratchet_stat_word() { # PID N
   local _l _st
   _st='' _l=''
   { while IFS= read -r _l; do _st="$_st$_l "; done < "/proc/$1/stat"; } 2>/dev/null || [ -n "$_st$_l" ] || return 0
   _st="$_st$_l"
   [ -n "$_st" ] || return 0
   _st=${_st##*) }
+  set -- "$2" "$_st"
   # shellcheck disable=SC2086  # the stat fields, split at blanks on purpose
-  { set -f; set -- $_st; set +f; }
-  printf '%s\n' "${20:-}"
+  { set -f; set -- "$1" $2; set +f; }
+  eval "printf '%s\\n' \"\${$(($1 + 1)):-}\""
 }
+
+# The state of PID (R, S, D, T, t, Z, ...: /proc/PID/stat field 3).
+ratchet_state() { ratchet_stat_word "$1" 1; }
 
 # True when PID is alive and still the process that started at TICKS (a
 # different start time is a recycled PID). A zombie is dead unless another
@@ -533,7 +541,8 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 # Resolves path patterns (globs expanded here, on the host) to canonical paths,
 # one per line, %-encoded (any byte may be in a name), a tab, and the file's
 # DEV:INODE (decimal st_dev, as stat %d prints it; "-" for a directory, which
-# stands for everything beneath it: "DIR/").
+# stands for everything beneath it: "DIR/"); for a character or block device,
+# a tab and its device number, c:MAJOR:MINOR or b:MAJOR:MINOR (decimal st_rdev).
 # From the first component a wildcard matched on, no component is followed
 # when it is a symlink: a link planted where a glob looks (/tmp/app-*.sock -> /,
 # or /tmp/app-x/sock -> /usr under a matched directory) must not widen a kill.
@@ -542,7 +551,7 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 # refused. Exit 2 naming the pattern when one matches nothing
 # (unless MISSING_OK=1).
 ratchet_targets() {
-  local _c _f _found _id _link _oifs _p _pat _r _w
+  local _c _f _found _id _link _oifs _p _pat _r _rd _w
   for _pat in "$@"; do
     _found=0
     # Components of the pattern before the first one with a wildcard, plus one:
@@ -581,13 +590,19 @@ ratchet_targets() {
       _found=1
       # A file is also named by its device and inode: a holder must hold that
       # very file (not a namesake in another mount namespace, nor a deleted one).
+      # A device node is also named by its device number (st_rdev): a holder
+      # of any node of that number holds it, whatever path or mount namespace.
       if [ -d "$_r" ]; then printf '%s\t-\n' "$(ratchet_esc_path "${_r%/}/")"
       else
-        _id=$(stat -L -c '%d:%i' -- "$_r" 2>/dev/null)
+        _id=$(stat -L -c '%d:%i %t:%T' -- "$_r" 2>/dev/null)
         if [ -z "$_id" ]; then
           printf '%s\n' "ratchet: could not check: cannot stat $_f (needs stat -c, and a path this login may search)" >&2; return 5
         fi
-        printf '%s\t%s\n' "$(ratchet_esc_path "$_r")" "$_id"
+        _rd=${_id#* }; _id=${_id%% *}
+        if [ -c "$_r" ]; then _rd="$RATCHET_TAB"c:$((0x${_rd%:*})):$((0x${_rd#*:}))
+        elif [ -b "$_r" ]; then _rd="$RATCHET_TAB"b:$((0x${_rd%:*})):$((0x${_rd#*:}))
+        else _rd=; fi
+        printf '%s\t%s%s\n' "$(ratchet_esc_path "$_r")" "$_id" "$_rd"
       fi
     done
     IFS=$_oifs
@@ -609,18 +624,30 @@ ratchet_fast_scan() {
 # what may be one of the targets, ready for eval: with `lname`, each name as
 # a -lname pattern (glob characters escaped; a directory's as "DIR/*"); with
 # `samefile`, -samefile of each file target (none for a directory target).
-# The words are single-quoted. Exit 1 when a name holds a byte the process
-# lines %-encode (%, TAB, newline: then nothing may be left out), or (samefile)
-# when a target is a directory.
+# Device targets are left out (their descriptors are picked by type and
+# compared by device number: ratchet_fd_links). The words are single-quoted;
+# nothing is printed when no target is left. Exit 1 when a name holds a byte
+# the process lines %-encode (%, TAB, newline: then nothing may be left out),
+# or (samefile) when a target is a directory.
 ratchet_want_expr() { # lname|samefile
-  printf '%s\n' "$RATCHET_WANT" | awk -F '\t' -v mode="$1" -v q="'" '$1 != "" {
+  printf '%s\n' "$RATCHET_WANT" | awk -F '\t' -v mode="$1" -v q="'" '$1 != "" && $3 == "" {
     if (index($1, "%") || (mode == "samefile" && $2 == "-")) bad = 1
     s = ""; for (i = 1; i <= length($1); i++) { c = substr($1, i, 1)
       if (mode == "lname" && index("[]*?\\", c)) s = s "\\"
       s = s (c == q ? q "\\" q q : c) }
     if (mode == "lname" && $2 == "-") s = s "*"
     out = out (out == "" ? "" : " -o ") "-" mode " " q s q }
-    END { if (bad || out == "") exit 1; print out }'
+    END { if (bad) exit 1; if (out != "") print out }'
+}
+
+# True when RATCHET_WANT holds a character or block device target; RATCHET_XTYPE
+# is then the find test that picks a descriptor of that type (`-xtype c`,
+# `-xtype b`, or both: each is one stat of the descriptor).
+ratchet_want_devices() {
+  RATCHET_XTYPE=
+  case "$RATCHET_WANT" in *"$RATCHET_TAB"c:*) RATCHET_XTYPE='-xtype c' ;; esac
+  case "$RATCHET_WANT" in *"$RATCHET_TAB"b:*) RATCHET_XTYPE="${RATCHET_XTYPE:+$RATCHET_XTYPE -o }-xtype b" ;; esac
+  [ -n "$RATCHET_XTYPE" ]
 }
 
 # "PID<TAB>%-encoded target<TAB>link" for every link given: the open
@@ -632,25 +659,42 @@ ratchet_want_expr() { # lname|samefile
 # With RATCHET_WANT set (ratchet_holders), only the links that may be one of
 # those targets: find -lname picks them (so the scan costs about what find's
 # walk does); without -printf, find -L -samefile picks the descriptors that
-# are a target file, and only those are read with readlink.
+# are a target file, and only those are read with readlink. With a device
+# target, every descriptor that is a character or block device comes too,
+# its link marked "*" ("PID<TAB>target<TAB>*link"; the target is empty
+# without -printf: read only for a holder): ratchet_holders compares its
+# device number (stat, in batches).
 ratchet_fd_links() { # FD_DIR_OR_LINK...
-  local _d _dp _e _l _t
+  local _d _dp _dv _e _l _m _rd _t
   [ $# -gt 0 ] || return 0
+  _dv=
+  if [ -n "${RATCHET_WANT:-}" ] && ratchet_want_devices; then _dv=1; fi
   if ratchet_fast_scan; then
     # A link ends in NUL: no byte of a name can forge a record.
     { if [ -n "${RATCHET_WANT:-}" ] && _e=$(ratchet_want_expr lname); then
-        eval "LC_ALL=C find \"\$@\" -maxdepth 1 -type l \\( $_e \\) -printf '%p\\t%l\\0'"
+        if [ -n "$_dv" ]; then
+          _e="\\( $RATCHET_XTYPE \\) -printf '*%p\\t%l\\0'${_e:+ -o \\( $_e \\) -printf '%p\\t%l\\0'}"
+        else _e="\\( $_e \\) -printf '%p\\t%l\\0'"; fi
+        eval "LC_ALL=C find \"\$@\" -maxdepth 1 -type l \\( $_e \\)"
+      elif [ -n "$_dv" ]; then
+        # shellcheck disable=SC2086  # the find test, one word each
+        LC_ALL=C find "$@" -maxdepth 1 -type l \( \( $RATCHET_XTYPE \) -printf '*%p\t%l\0' -o -printf '%p\t%l\0' \)
       else LC_ALL=C find "$@" -maxdepth 1 -type l -printf '%p\t%l\0'; fi; } |
       awk 'BEGIN { RS = "\0" }
-        { c = index($0, "\t"); d = substr($0, 1, c - 1); l = substr($0, c + 1)
+        { c = index($0, "\t"); d = substr($0, 1, c - 1); l = substr($0, c + 1); m = ""
+          if (substr(d, 1, 1) == "*") { m = "*"; d = substr(d, 2) }
           split(d, q, "/"); gsub(/%/, "%25", l); gsub(/\t/, "%09", l); gsub(/\n/, "%0A", l)
-          print q[3] "\t" l "\t" d }'
+          print q[3] "\t" l "\t" m d }'
     return 0
   fi
+  _rd=1
   if [ -n "${RATCHET_WANT:-}" ] && _e=$(ratchet_want_expr samefile); then
+    _rd=
     # File targets only: the descriptors that are one of them (device and
-    # inode, through the link), one a line (proc paths).
-    _d=$(eval "LC_ALL=C find -L \"\$@\" -mindepth 1 -maxdepth 1 \\( $_e \\) -print")
+    # inode, through the link), or a device, one a line (proc paths).
+    [ -z "$_dv" ] || _e="$(printf '%s\n' "$RATCHET_XTYPE" | sed 's/-xtype/-type/g')${_e:+ -o $_e}"
+    _d=
+    [ -z "$_e" ] || _d=$(eval "LC_ALL=C find -L \"\$@\" -mindepth 1 -maxdepth 1 \\( $_e \\) -print")
     IFS=$RATCHET_NL; set -f
     # shellcheck disable=SC2086  # one path a line
     set -- $_d
@@ -661,6 +705,12 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
     _dp=${_d#/proc/}; _dp=${_dp%%/*}
     for _l in "$@"; do
       [ -L "$_l" ] || continue
+      _m=
+      if [ -n "$_dv" ] && { [ -c "$_l" ] || [ -b "$_l" ]; }; then
+        # its name read only where every link is (a directory target)
+        [ -n "$_rd" ] || { printf '%s\t\t*%s\n' "$_dp" "$_l"; continue; }
+        _m='*'
+      fi
       if ! _t=$(readlink -- "$_l" 2>/dev/null; echo .); then :; fi
       _t=${_t%"$RATCHET_NL."}
       if [ "$_t" = . ]; then
@@ -668,7 +718,7 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
         continue
       fi
       case "$_t" in *%*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*) _t=$(ratchet_esc "$_t");; esac
-      printf '%s\t%s\t%s\n' "$_dp" "$_t" "$_l"
+      printf '%s\t%s\t%s%s\n' "$_dp" "$_t" "$_m" "$_l"
     done
   done
 }
@@ -679,23 +729,25 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
 # name the kernel cannot escape unambiguously (a newline is \012, and so is a
 # literal backslash-012) still names one file. A maps file that cannot be read
 # is named on stderr (LC_ALL=C: grep's words). With RATCHET_WANT set, only the
-# lines that hold one of those targets' names (grep -F).
+# lines that hold one of those targets' names (grep -F); every file mapping
+# with a device target (a node of its number may have any name). A process
+# maps a file many times: one line per process and file.
 ratchet_map_files() { # MAPS...
   local _want
   _want=' /'
-  if [ -n "${RATCHET_WANT:-}" ] && ratchet_want_expr lname >/dev/null; then
+  if [ -n "${RATCHET_WANT:-}" ] && ! ratchet_want_devices && ratchet_want_expr lname >/dev/null; then
     _want=$(printf '%s\n' "$RATCHET_WANT" | cut -f1)
   fi
   { LC_ALL=C grep -H -F -e "$_want" "$@" 2>&1 >&3 | grep 'Permission denied' >&2; } 3>&1 | awk '
   function hex(s,   i, n, c) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); n = n * 16 + c - 1 }; return n }
   { c = index($0, ":"); f = substr($0, 1, c - 1); l = substr($0, c + 1); i = index(l, "/")
-    if (i > 0) { split(f, q, "/"); split(l, col, " "); split(col[4], mm, ":")
-                 ma = hex(mm[1]); mi = hex(mm[2])
-                 dev = (mi % 256) + (ma % 4096) * 256 + int(mi / 256) * 1048576 + int(ma / 4096) * 17592186044416
-                 l = substr(l, i); gsub(/%/, "%25", l); gsub(/\t/, "%09", l)
-                 gsub(/\\012/, "%0A", l); printf "%s\t%s\t=%.0f:%s\n", q[3], l, dev, col[5] } }'
+    if (i > 0) { split(l, col, " "); l = substr(l, i); if (seen[f, col[4], col[5], l]++) next
+                 split(f, q, "/"); split(col[4], mm, ":")
+                 if (!((col[4]) in dv)) { ma = hex(mm[1]); mi = hex(mm[2])
+                   dv[col[4]] = sprintf("%.0f", (mi % 256) + (ma % 4096) * 256 + int(mi / 256) * 1048576 + int(ma / 4096) * 17592186044416) }
+                 gsub(/%/, "%25", l); gsub(/\t/, "%09", l)
+                 gsub(/\\012/, "%0A", l); printf "%s\t%s\t=%s:%s\n", q[3], l, dv[col[4]], col[5] } }'
 }
-
 
 # Why a /proc scan by this login cannot see every process: /proc mounted with
 # hidepid=2 (invisible) or 4 (ptraceable) hides other users' processes from
@@ -715,9 +767,9 @@ ratchet_proc_visible() {
 # Processes whose open files this login cannot read (not root, no become): the
 # PIDs whose /proc/PID/fd is not readable, and the PIDs given (a descriptor,
 # maps, cwd or root the scan was refused: a process with more privileges or
-# capabilities), leaving out kernel threads (PID 2 and its children: they hold
-# no user files) and zombies (whose files closed at exit), as process lines
-# with no files.
+# capabilities), leaving out PID 1 (never selected), kernel threads (PID 2 and
+# its children: they hold no user files) and zombies (whose files closed at
+# exit), as process lines with no files.
 ratchet_unreadable() { # [PID...]
   local _d _k _kt _st _up _ur _x
   _ur=$(for _d in /proc/[0-9]*; do
@@ -726,7 +778,7 @@ ratchet_unreadable() { # [PID...]
   [ -n "$_ur" ] || return 0
   if [ "${RATCHET_KT+set}" = set ]; then _kt=$RATCHET_KT; else _kt=$(ratchet_kthreads); fi
   printf '%s\n' "$_ur" | sort -un | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
-    $1 != "" && !($1 in K)' | while read -r _up; do
+    $1 != "" && $1 != 1 && !($1 in K)' | while read -r _up; do
       # A zombie holds no files (they closed at its exit), yet its fd directory
       # is root's: not unreadable, unless a thread of its group still runs.
       _st=''
@@ -734,6 +786,72 @@ ratchet_unreadable() { # [PID...]
       case "$_st" in Z|X) ratchet_live_threads "$_up" || continue ;; esac
       ratchet_describe "$_up" ""
     done
+}
+
+# The holds among ratchet_holders' candidates in FILE (targets in
+# RATCHET_WANT), tab-separated, a tag first: H PID TARGET (held), V PID TARGET
+# DEV:INODE LINK (a descriptor named as a file target: held when the link's
+# device and inode are the target's), D PID NAME LINK (a descriptor that is a
+# device node: held when its type and device number are a device target's),
+# M/m PID NAME DEV:INODE (a mapping; M: the first of that file, whose node is
+# stat-ed through /proc/PID/root: a device node of a target's number holds it
+# for every m of that file). Every descriptor and mapped node is stat-ed in
+# batches (never a process per descriptor); stat's words go to ERRFILE
+# (LC_ALL=C: "Permission denied" marks a process this scan could not see).
+# A third argument other than 3 says nothing is to be stat-ed (no V, D or M).
+# Prints "PID<TAB>target" per hold, and for a device held through a node
+# that is not the target itself "N<TAB>PID<TAB>target<TAB>node<TAB>link<TAB>MAJ:MIN"
+# (node: %-encoded as the process names it, "-" when not read yet; link: the
+# descriptor, "-" for a mapping).
+ratchet_match() { # FILE ERRFILE [3: something to stat]
+  local _x
+  _x=0
+  : > "$1.st"
+  if [ "${3:-3}" = 3 ]; then
+    awk -F '\t' '$1 == "V" { print $5 } $1 == "D" { print $4 } $1 == "M" && !index($3, "%") { print "/proc/" $2 "/root" $3 }' "$1" |
+      tr '\n' '\000' | LC_ALL=C xargs -0 -r stat -L -c '%d:%i %t:%T %f %n' 2>"$2" > "$1.st"
+    _x=$?
+  fi
+  # 123: a stat that found a file gone or refused (its words are in ERRFILE);
+  # anything else (127: no xargs; 1: an xargs without -0 or -r) and the
+  # descriptors may not all have been compared.
+  if [ "$_x" != 0 ] && [ "$_x" != 123 ]; then
+    printf '%s\n' "ratchet: could not check: needs xargs and stat -c (findutils and coreutils, or BusyBox) on the host (xargs exited $_x)" >&2
+    return 5
+  fi
+  RT=$RATCHET_WANT awk -F '\t' -v st="$1.st" '
+    function hex(s,   i, n) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return n }
+    BEGIN { n = split(ENVIRON["RT"], t, "\n")
+            for (i = 1; i <= n; i++) { split(t[i], a, "\t"); if (a[3] != "") { dev[a[3]] = a[1]; tid[a[1]] = a[2] } } }
+    FILENAME == st { split($0, w, " "); p = substr($0, length(w[1]) + length(w[2]) + length(w[3]) + 4)
+      split(w[2], r, ":"); m = int(hex(w[3]) / 4096)  # the file type: 2 character, 6 block device
+      ID[p] = w[1]; K[p] = (m == 2 ? "c" : m == 6 ? "b" : "-") ":" hex(r[1]) ":" hex(r[2]); next }
+    $1 == "H" { print $2 "\t" $3; next }
+    $1 == "V" { if (ID[$5] == $4) print $2 "\t" $3; next }
+    $1 == "D" { p = $4; if (!(p in K) || !(K[p] in dev)) next; g = dev[K[p]]; print $2 "\t" g
+                if (ID[p] != tid[g]) print "N\t" $2 "\t" g "\t" ($3 == "" ? "-" : $3) "\t" p "\t" substr(K[p], 3); next }
+    $1 == "M" { p = "/proc/" $2 "/root" $3; if ((p in K) && ID[p] == $4 && (K[p] in dev)) good[$4] = K[p] }
+    ($1 == "M" || $1 == "m") && ($4 in good) { g = dev[good[$4]]; print $2 "\t" g
+                print "N\t" $2 "\t" g "\t" $3 "\t-\t" substr(good[$4], 3) }' "$1.st" "$1"
+}
+
+# The N lines of ratchet_match on stdin as node lines:
+# "node<TAB>PID<TAB>target<TAB>node<TAB>MOUNT_NS<TAB>MAJ:MIN" (target and node
+# %-encoded; MOUNT_NS the inode of /proc/PID/ns/mnt, "-" when it is this
+# scan's own, "?" when it cannot be read). A node not named yet (a scan
+# without find -printf) is read with readlink, one per holder's node.
+ratchet_node_lines() {
+  local _g _l _n _ns _p _r _x
+  _r=$(grep "^N$RATCHET_TAB") || return 0
+  _ns=$(printf '%s\n' "$_r" | cut -f2 | sort -un | sed 's|.*|/proc/&/ns/mnt|' |
+        { cat; printf '/proc/%s/ns/mnt\n' "$$"; } | xargs stat -L -c '%i %n' 2>/dev/null)
+  printf '%s\n' "$_r" | awk -F '\t' '!seen[$2, $3, $4, $6]++' | while IFS="$RATCHET_TAB" read -r _x _p _g _n _l _x; do
+    if [ "$_n" = - ] && [ "$_l" != - ]; then
+      _n=$(readlink -- "$_l" 2>/dev/null; echo .); _n=${_n%"$RATCHET_NL."}; _n=$(ratchet_esc_path "$_n")
+    fi
+    printf 'node\t%s\t%s\t%s\t%s\t%s\n' "$_p" "$_g" "$_n" "$(printf '%s\n' "$_ns" | awk -v p="/proc/$_p/ns/mnt" -v me="/proc/$$/ns/mnt" '
+      $2 == me { m = $1 } $2 == p { n = $1 } END { print (n == "" ? "?" : n == m ? "-" : n) }')" "$_x"
+  done
 }
 
 # Who holds the files: scans /proc/*/fd, /proc/*/maps and each process's cwd
@@ -749,7 +867,7 @@ ratchet_unreadable() { # [PID...]
 # same user: real, effective and saved UID all the login user's) are named in
 # a warning instead.
 ratchet_holders() { # USER EXCLUDES PATTERN...
-  local _blind _denied _errf _ex _fdd _fl _hit _id _lk _me _mine _mp _other _own _p _pairs _tg _tmp _user _want _why _x _zp
+  local _blind _denied _errf _ex _fdd _fl _id _kept _lk _me _mine _mp _nodes _other _own _p _pairs _tg _tmp _user _why _x _zp
   # One /proc/*/status snapshot serves the zombie leaders, the protected PIDs
   # and the kernel threads; the scan prints only links and mappings that may
   # be a target (RATCHET_WANT).
@@ -779,48 +897,53 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   case "$_tg$RATCHET_NL" in *"$RATCHET_TAB-$RATCHET_NL"*) _lk=1 ;; esac
   # shellcheck disable=SC2086  # the task globs expand here
   # The mappings are read while find walks the descriptors (each its own errors file).
-  _pairs=$( { ratchet_map_files /proc/[0-9]*/maps $_mp > "$_tmp/maps" 2>"$_tmp/maps-errors" &
-              if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd $_fdd /proc/[0-9]*/cwd /proc/[0-9]*/root
-              else ratchet_fd_links /proc/[0-9]*/fd $_fdd; fi 2>"$_errf"
-              wait
-              cat "$_tmp/maps"; } | RT=$_tg awk -F '\t' '
+  { ratchet_map_files /proc/[0-9]*/maps $_mp > "$_tmp/maps" 2>"$_tmp/maps-errors" &
+    if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd $_fdd /proc/[0-9]*/cwd /proc/[0-9]*/root
+    else ratchet_fd_links /proc/[0-9]*/fd $_fdd; fi 2>"$_errf"
+    wait
+    cat "$_tmp/maps"; } | RT=$_tg awk -F '\t' '
     BEGIN { n = split(ENVIRON["RT"], t, "\n")
-            for (i = 1; i <= n; i++) { if (t[i] == "") continue; c = index(t[i], "\t")
-              e = substr(t[i], 1, c - 1); id = substr(t[i], c + 1)
-              if (e ~ /\/$/) d[e] = 1; else f[e] = id } }
-    { pid = $1; name = $2; via = $3
+            for (i = 1; i <= n; i++) { if (t[i] == "") continue; split(t[i], a, "\t")
+              if (a[1] ~ /\/$/) d[a[1]] = 1; else if (a[3] != "") { dv[a[2]] = a[1]; nd++ } else f[a[1]] = a[2] } }
+    { pid = $1; name = $2; via = $3; k = substr(via, 1, 1)
       if (pid !~ /^[0-9]+$/) next
-      if (name in f) {
-        # a mapping carries its own device:inode; a descriptor is stat-ed below
-        if (substr(via, 1, 1) == "=") { if (substr(via, 2) == f[name]) print "H\t" pid "\t" name }
-        else print "V\t" pid "\t" name "\t" f[name] "\t" via
-        next }
-      for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name; break } }' |
-    while IFS="$RATCHET_TAB" read -r _hit _p _fl _want _x; do
-      if [ "$_hit" = V ]; then
-        _id=$(stat -L -c '%d:%i' -- "$_x" 2>/dev/null)
-        if [ -z "$_id" ]; then
-          # refused (not gone): a process this scan could not see
-          [ ! -e "/proc/$_p" ] || printf '%s\n' "stat: '$_x': Permission denied" >> "$_tmp/stat-errors"
-          continue
-        fi
-        [ "$_id" = "$_want" ] || continue
-      fi
-      printf '%s\t%s\n' "$_p" "$_fl"
-    done | awk -F '\t' '!seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
-      END { for (p in files) print p "\t" files[p] }')
+      if (k == "*") { print "D\t" pid "\t" name "\t" substr(via, 2); st = 1 }
+      if (k == "=") {
+        # a mapping carries its own device:inode; a descriptor is stat-ed later
+        id = substr(via, 2)
+        if (id in dv) { print "H\t" pid "\t" dv[id]; next }
+        if (name in f) { if (id == f[name]) print "H\t" pid "\t" name; next }
+        if (nd && !seen[pid, id]++) { print (rep[id]++ ? "m" : "M") "\t" pid "\t" name "\t" id; st = 1 }
+      } else if (k != "*" && (name in f)) { print "V\t" pid "\t" name "\t" f[name] "\t" via; st = 1; next }
+      for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name; break } }
+    END { exit st ? 3 : 0 }' > "$_tmp/cand"  # 3: something to stat
+  _x=$?
+  if ! ratchet_match "$_tmp/cand" "$_tmp/stat-errors" "$_x" > "$_tmp/held"; then rm -rf -- "$_tmp"; return 5; fi
+  # exit 3: a device held through another node
+  _pairs=$(awk -F '\t' '$1 == "N" { n = 1; next } !seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
+      END { for (p in files) print p "\t" files[p]; exit n ? 3 : 0 }' "$_tmp/held")
+  _x=$? _nodes=
+  if [ "$_x" = 3 ]; then _nodes=$(ratchet_node_lines < "$_tmp/held"); fi
   : >> "$_tmp/stat-errors"
-  _denied=$(sed -n 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
+  # (PID 1 is never selected, nor counted: a container's may be unreadable even to root.)
+  _denied=$(sed -n -e '\|/proc/1/|d' -e 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
   RATCHET_WANT=''
-  RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads)
+  # Needed by the filters only when something was seen (else ratchet_unreadable reads its own).
+  if [ -n "$_pairs$_denied" ]; then RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads); fi
   rm -rf -- "$_tmp" 2>/dev/null
   RATCHET_SNAP_FILE=''
   # The clock for the process lines, once for every holder described below.
   if [ -n "$_pairs$_denied" ]; then RATCHET_HZ=${RATCHET_HZ:-$(ratchet_hz)} RATCHET_BT=${RATCHET_BT:-$(ratchet_btime)}; fi
   if [ -n "$_pairs" ]; then
-    printf '%s\n' "$_pairs" | sort -n | while IFS="$RATCHET_TAB" read -r _p _fl; do
+    _kept=$(printf '%s\n' "$_pairs" | sort -n | while IFS="$RATCHET_TAB" read -r _p _fl; do
       ratchet_describe "$_p" "$_fl"
-    done | ratchet_filter "$_user" "$_ex"
+    done | ratchet_filter "$_user" "$_ex")
+    if [ -n "$_kept" ]; then
+      printf '%s\n' "$_kept"
+      # The node lines of the holders the filters kept.
+      [ -z "$_nodes" ] || printf '%s\n' "$_kept" | RN=$_nodes awk -F '\t' '{ pid = $1; k[pid] = 1 }
+        END { n = split(ENVIRON["RN"], l, "\n"); for (i = 1; i <= n; i++) { split(l[i], f, "\t"); if (f[2] in k) print l[i] } }'
+    fi
   fi
   # shellcheck disable=SC2086  # one PID a word
   _blind=$(ratchet_unreadable $_denied)
@@ -944,11 +1067,14 @@ ratchet_parents() { # [clock]
 
 # Kill action: select, add the tree (TREE=1), re-check each PID's start time
 # right before its signal, then wait up to WAIT_MS for the targets to die.
-# Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID) and
-# "alive<TAB>line" for survivors; first, right before the signals, the clock
-# and each target's parent (ratchet_parents clock), for respawns.
+# Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID),
+# "continued<TAB>line" (a stopped process sent CONT after TERM, INT, HUP or
+# QUIT), "alive<TAB>line" for survivors, "unkillable<TAB>PID<TAB>D<TAB>WCHAN"
+# for a survivor of KILL in uninterruptible sleep, and holders_of's node lines;
+# right before the signals, the clock and each target's parent
+# (ratchet_parents clock), for respawns.
 ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
-  local _done _end _extra _kex _kuser _l _more _p _rc _sel _t _targets
+  local _cont _done _end _extra _kex _kill _kuser _l _more _p _rc _sel _t _targets _w
   ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _kuser=$_user _kex=$_ex
@@ -964,12 +1090,23 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     fi
   fi
   [ -n "$_sel" ] || return 0
+  # holders_of: the node lines (a device held through another node) are evidence, printed as they are.
+  case "$_sel" in "node$RATCHET_TAB"*|*"${RATCHET_NL}node$RATCHET_TAB"*)
+    printf '%s\n' "$_sel" | grep "^node$RATCHET_TAB"; _sel=$(printf '%s\n' "$_sel" | grep -v "^node$RATCHET_TAB") ;;
+  esac
+  # A stopped process (state T, t) keeps TERM, INT, HUP or QUIT pending until
+  # it runs again: it gets CONT right after, as systemd does.
+  case "$_sig" in TERM|SIGTERM|15|INT|SIGINT|2|HUP|SIGHUP|1|QUIT|SIGQUIT|3) _cont=1 ;; *) _cont= ;; esac
   printf '%s\n' "$_sel" | cut -f"$RATCHET_COL_PID" | ratchet_parents clock
   _done=$(printf '%s\n' "$_sel" | while IFS= read -r _l; do
     [ -n "$_l" ] || continue
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
     if ! ratchet_same_alive "$_p" "$_t"; then printf 'skipped\t%s\n' "$_l"
-    elif kill -s "$_sig" "$_p" 2>/dev/null; then printf 'signalled\t%s\n' "$_l"
+    elif kill -s "$_sig" "$_p" 2>/dev/null; then
+      printf 'signalled\t%s\n' "$_l"
+      if [ -n "$_cont" ]; then
+        case "$(ratchet_state "$_p")" in T|t) kill -s CONT "$_p" 2>/dev/null && printf 'continued\t%s\n' "$_l" ;; esac
+      fi
     else printf 'refused\t%s\n' "$_l"; fi
   done)
   printf '%s\n' "$_done"
@@ -983,24 +1120,34 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     [ "$(ratchet_now_ms)" -lt "$_end" ] || break
     ratchet_nap
   done
+  # KILL cannot end a process in uninterruptible sleep (state D: a wedged
+  # driver, a frozen cgroup) until the kernel releases it: named, with where it waits.
+  case "$_sig" in KILL|SIGKILL|9) _kill=1 ;; *) _kill= ;; esac
   printf '%s\n' "$_sel" | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
-    ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
+    ratchet_same_alive "$_p" "$_t" || continue
+    printf 'alive\t%s\n' "$_l"
+    if [ -n "$_kill" ] && [ "$(ratchet_state "$_p")" = D ]; then
+      _w=$(cat "/proc/$_p/wchan" 2>/dev/null); printf 'unkillable\t%s\tD\t%s\n' "$_p" "${_w:-?}"
+    fi
   done
   return 0
 }
 
 # Kill check: the processes listed on stdin (process lines from the action)
 # that are still alive with the same start time, plus whatever the selector
-# selects now; printed as "alive<TAB>line", then their parents
-# (ratchet_parents). Holds when nothing is printed.
+# selects now; printed as "alive<TAB>line" (holders_of: its node lines too),
+# then their parents (ratchet_parents). Holds when no alive line is printed.
 ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
   local _alive _l _now _p _rc _t
   ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _now=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
-  _alive=$({ cat; printf '%s\n' "$_now"; } | awk -F '\t' -v nf="$RATCHET_COL_OWNER" 'NF >= nf && !seen[$1]++' | while IFS= read -r _l; do
+  case "$_now" in "node$RATCHET_TAB"*|*"${RATCHET_NL}node$RATCHET_TAB"*)
+    printf '%s\n' "$_now" | grep "^node$RATCHET_TAB"; _now=$(printf '%s\n' "$_now" | grep -v "^node$RATCHET_TAB") ;;
+  esac
+  _alive=$({ cat; printf '%s\n' "$_now"; } | awk -F '\t' -v nf="$RATCHET_COL_OWNER" 'NF >= nf && $1 != "node" && !seen[$1]++' | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
     ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
   done)
@@ -1016,7 +1163,7 @@ ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN.
   _h=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return 2
   [ -z "$_h" ] && return "$_rc"  # 5: none seen, but not everything could be seen
-  printf 'holder\t%s\n' "$_h" | sed "2,\$s/^/holder$RATCHET_TAB/"
+  printf '%s\n' "$_h" | sed "/^node$RATCHET_TAB/!s/^/holder$RATCHET_TAB/"
   return 1
 }
 ratchet_absent() { # REGEX
@@ -1379,7 +1526,7 @@ ratchet_gpus_idle() { # [--smi CMD] [--smi-timeout MS] [--mig] [--user U] [--exc
   _sel=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   if [ -n "$_user$_ex" ]; then _all=$(RATCHET_QUIET=1 ratchet_holders '' '' "$@" 2>/dev/null); else _all=$_sel; fi
-  printf '%s\n%s\n' "$_sel" "$_all" | awk -F '\t' -v nf="$RATCHET_COL_OWNER" 'NF >= nf && !seen[$1]++ { print "holder\t" $0 }'
+  printf '%s\n%s\n' "$_sel" "$_all" | awk -F '\t' -v nf="$RATCHET_COL_OWNER" '$1 == "node" { if (!node[$0]++) print; next } NF >= nf && !seen[$1]++ { print "holder\t" $0 }'
   _lp=$(printf '%s\n' "$_apps" | awk -F ',' '{ p = $2; gsub(/[ \t]/, "", p) } p ~ /^[0-9]+$/ { print p }' | sort -un)
   _listed=$(for _p in $_lp; do ratchet_describe "$_p" ""; done)
   [ -z "$_listed" ] || printf '%s\n' "$_listed" | sed "s/^/listed$RATCHET_TAB/"
