@@ -160,8 +160,8 @@ TEST_CASE("a check with nothing to compare with could not check and never holds"
 TEST_CASE("a device held through another node: node lines join their holder, name it in the reason and round-trip",
           "[steps]") {
   const std::string out =
-      "holder\t4242\troot\t1\t1.0\tpython3\tpython3 x.py\t/dev/nvidia0\n"
-      "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\t/dev/nvidia0\n"
+      "holder\t4242\troot\t1\t1.0\tpython3\tpython3 x.py\tS\t-\t/dev/nvidia0\n"
+      "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\tS\t-\t/dev/nvidia0\n"
       "node\t4242\t/dev/nvidia0\t/run/c%25/nvidia0\t4026532711\t195:0\n"
       "node\t99\t/dev/nvidia0\t/x\t-\t195:0\n"   // no holder line: dropped
       "node\t7\t/dev/nvidia0\t/tmp/n0\t-\t195:0\n";
@@ -183,7 +183,7 @@ TEST_CASE("a device held through another node: node lines join their holder, nam
   }
   CHECK_FALSE(to_value(v.holders[1])["nodes"][0].contains("mount_ns"));
   // A malformed node line is no node (and no holder).
-  CHECK(parse_process_lines("holder\t7\troot\t1\t1.0\tsleep\tsleep 9\t/d\nnode\t7\t/d\n", "holder")[0].nodes.empty());
+  CHECK(parse_process_lines("holder\t7\troot\t1\t1.0\tsleep\tsleep 9\tS\t-\t/d\nnode\t7\t/d\n", "holder")[0].nodes.empty());
 }
 
 TEST_CASE("a kill's survivor of KILL in state D is named unkillable with its wchan, a stopped one as continued",
@@ -192,8 +192,8 @@ TEST_CASE("a kill's survivor of KILL in state D is named unkillable with its wch
   act.role = Role::action;
   act.judge = Judge::kill_action;
   const std::string out =
-      "signalled\t7\troot\t1\t1.0\tpython3\tpython3 x.py\t/d\n"
-      "alive\t7\troot\t1\t1.0\tpython3\tpython3 x.py\t/d\n"
+      "signalled\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tD:__refrigerator\t-\t/d\n"
+      "alive\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tD:__refrigerator\t-\t/d\n"
       "unkillable\t7\tD\t__refrigerator\n";
   auto v = judge_action(act, exec_result(0, out, ""), {0});
   REQUIRE(v.unkillable.size() == 1);
@@ -202,8 +202,8 @@ TEST_CASE("a kill's survivor of KILL in state D is named unkillable with its wch
         "releases it; a reboot or a driver reset may be needed");
   v = judge_action(act,
                    exec_result(0,
-                               "signalled\t8\troot\t1\t1.0\tsleep\tsleep 9\t/d\n"
-                               "continued\t8\troot\t1\t1.0\tsleep\tsleep 9\t/d\n",
+                               "signalled\t8\troot\t1\t1.0\tsleep\tsleep 9\tT\t-\t/d\n"
+                               "continued\t8\troot\t1\t1.0\tsleep\tsleep 9\tT\t-\t/d\n",
                                ""),
                    {0});
   CHECK(v.unkillable.empty());

@@ -70,7 +70,7 @@ std::string app(long long pid, long long mib) {
   return "app\t" + kGpu + ", " + std::to_string(pid) + ", python3, " + std::to_string(mib) + "\n";
 }
 std::string holder(long long pid) {
-  return "holder\t" + std::to_string(pid) + "\talice\t1000\t1796000000.00\tpython3\tpython3 serve.py\t/dev/nvidia0\n" +
+  return "holder\t" + std::to_string(pid) + "\talice\t1000\t1796000000.00\tpython3\tpython3 serve.py\tS\t-\t/dev/nvidia0\n" +
          "listed\t" + std::to_string(pid) + "\talice\t1000\t1796000000.00\tpython3\tpython3 serve.py\t\n" + "selected\t" +
          std::to_string(pid) + "\n";
 }
@@ -183,7 +183,7 @@ TEST_CASE("mig: a holder of an instance's nvidia-cap file counts for that instan
   const std::string caps = "migcap\t/proc/driver/nvidia/capabilities/gpu0/mig/gi10/access\t93\n"
                            "migcap\t/proc/driver/nvidia/capabilities/gpu0/mig/gi10/ci0/access\t94\n"
                            "migcap\t/proc/driver/nvidia/capabilities/gpu0/mig/gi9/access\t84\n";
-  const std::string h = "holder\t777\talice\t1000\t1796000000.00\tpython3\tpython3 warm.py\t/dev/nvidia0\t"
+  const std::string h = "holder\t777\talice\t1000\t1796000000.00\tpython3\tpython3 warm.py\tS\t-\t/dev/nvidia0\t"
                         "/dev/nvidia-caps/nvidia-cap94\nselected\t777\n";
   std::string err;
   MigScan s = parse_mig(list_lines(), {},
