@@ -11,6 +11,9 @@
 #   fuser      fuser TARGET (psmisc)
 #   raw walk   find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -printf '%h %l\n'
 # Every scan must find the holder (exit 1 for no_holders, 0 for fuser).
+# DEVICE=1: the target is a character device node of number 1:7 (/dev/full's,
+# harmless to open; mknod under the temp dir) instead of a file: the scan then
+# stats every descriptor that is a device (the stand-ins' stdio: /dev/null).
 # Prints a table; never a test. Run as root (it reads every process's fds).
 #   bench/w9.sh
 #   SIZES="100 500" N=3 BEFORE=/tmp/ratchet-before.sh bench/w9.sh
@@ -37,7 +40,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 for i in $(seq "$F"); do : > "$W/f$i"; done
-: > "$W/target"
+if [ "${DEVICE:-0}" = 1 ]; then mknod "$W/target" c 1 7; else : > "$W/target"; fi
 redirs=''
 for i in $(seq "$F"); do redirs="$redirs $((i + 2))<$W/f$i"; done
 
@@ -59,7 +62,7 @@ add_standins() { # COUNT
 BUSY=''
 if command -v busybox >/dev/null; then
   BUSY=$W/busybox-bin; mkdir -p "$BUSY"
-  for t in sh find stat sleep awk sed grep tr cut readlink sort head tail wc cat date id mktemp rm rmdir; do
+  for t in sh find stat sleep awk sed grep tr cut readlink sort head tail wc cat date id mktemp rm rmdir xargs; do
     ln -s "$(command -v busybox)" "$BUSY/$t"
   done
 fi

@@ -17,6 +17,8 @@ PACKAGES=(
   busybox-static shellcheck
   # R25: the keepalive test drops packets in a network namespace of its own
   iptables
+  # R26: write keeps a file's POSIX ACL and extended attributes (getfacl/setfacl, getfattr/setfattr)
+  acl attr
   # login shells a lab's users really have: the exec request and every kind are tested under each
   zsh fish tcsh csh mksh
   # the live-progress test drives ratchet in a tmux pane (a pseudo-terminal)

@@ -22,9 +22,12 @@ namespace ratchet::cli {
 static std::string holder_text(const steps::Holder& h) {
   std::string files;
   for (const auto& f : h.files) files += (files.empty() ? "" : ", ") + f;
-  return fmt::format("PID {} {} (user {}{}): {}{}", h.pid, h.comm, h.user.empty() ? "?" : h.user,
-                     h.started.empty() ? "" : ", started " + h.started, h.cmdline,
-                     files.empty() ? "" : "; holds " + files);
+  const std::string owner = h.owner ? steps::describe(*h.owner) : "";
+  std::string nodes;  // a device held through another node: "; PID 4242 holds /dev/nvidia0 of mount namespace ..."
+  for (const auto& n : h.nodes) nodes += "; " + steps::node_text(h.pid, n);
+  return fmt::format("PID {} {} (user {}{}{}): {}{}{}", h.pid, h.comm, h.user.empty() ? "?" : h.user,
+                     h.started.empty() ? "" : ", started " + h.started, owner.empty() ? "" : ", " + owner,
+                     h.cmdline, files.empty() ? "" : "; holds " + files, nodes);
 }
 
 static std::string verdict_words(const engine::StepProbe& s) {

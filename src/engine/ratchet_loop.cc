@@ -1,5 +1,6 @@
 #include "engine/ratchet_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -10,12 +11,22 @@
 namespace ratchet::engine {
 
 steps::Verdict check_rung0(const steps::PreparedStep& ps, Executor& ex, const std::string& selection,
-                           std::vector<transport::ExecResult>* results) {
+                           std::vector<transport::ExecResult>* results, steps::KillRound* round) {
   steps::Verdict all;
   all.holds = true;
   for (const auto& c : ps.rungs.at(0).check) {
     auto r = ex.run(c, 0, c.stdin_from_action ? selection : "");
     auto v = steps::judge_check(c, r);
+    if (c.judge == steps::Judge::kill) {
+      if (round) steps::explain_respawns(round, r.out.data, &v);
+      // Before a kill: whose owner would bring it back (a respawn's reason says so already).
+      if (!v.holds && !v.unknown)
+        for (const auto& h : v.holders) {
+          const bool told = round && std::any_of(round->respawned.begin(), round->respawned.end(),
+                                                 [&](const steps::Respawn& x) { return x.now.pid == h.pid; });
+          if (std::string w = steps::kill_undone_note(h); !w.empty() && !told) v.reason += "; " + w;
+        }
+    }
     if (results) results->push_back(r);
     for (const auto& h : v.holders) all.holders.push_back(h);
     for (const auto& g : v.gpus.as_list()) all.gpus.push_back(g);
@@ -46,6 +57,13 @@ steps::Verdict check_rung0(const steps::PreparedStep& ps, Executor& ex, const st
 
 namespace {
 
+util::Value unkillable_value(const std::vector<steps::Unkillable>& us) {
+  util::Value out = util::Value::array();
+  for (const auto& u : us)
+    out.push_back(util::Value::table({{"pid", u.pid}, {"comm", u.comm}, {"state", u.state}, {"wchan", u.wchan}}));
+  return out;
+}
+
 // The process lines of a kill action (tag "signalled"), untagged, to feed the
 // kill check on stdin: those PIDs must be gone (same PID and start time).
 std::string selection_of(const std::string& action_out) {
@@ -64,10 +82,12 @@ struct Loop {
   const Sleeper& sleep;
   StepOutcome o;
   std::string selection;  // stdin for a kill check
+  steps::KillRound round;  // the last kill action: whom it signalled, and which of them came back
   std::string action_error;  // why the last action failed ("" = it did not)
   std::string action_reason;
   std::string action_note;  // a passing action's note (a warning), for a run step's reason
   bool acted = false;     // once an action ran, o.out/o.err keep its output
+  std::string stuck;      // survivors of KILL in state D (the last kill action): no rung or retry ends them
 
   void note_holders(const std::vector<steps::Holder>& h) {
     if (o.holders.empty() && !h.empty()) o.holders = h;
@@ -75,7 +95,7 @@ struct Loop {
 
   steps::Verdict check_once() {
     std::vector<transport::ExecResult> results;
-    auto all = check_rung0(ps, ex, selection, &results);
+    auto all = check_rung0(ps, ex, selection, &results, &round);
     if (!results.empty()) {
       o.rc = results.back().exit_code;
       if (!acted) o.out = results.back().out.data, o.err = results.back().err.data;
@@ -111,8 +131,20 @@ struct Loop {
     o.out = res.out.data;
     o.err = res.err.data;
     auto v = steps::judge_action(c, res, ps.expect_exit);
+    std::string warn;  // a kill a supervisor will undo: said before the check finds it back
     if (c.judge == steps::Judge::kill_action) {
       selection = selection_of(res.out.data);
+      auto before = std::move(round.respawned);
+      round = steps::parse_kill_round(res.out.data);
+      for (const auto& h : round.signalled) {
+        std::string w = steps::kill_undone_note(h);
+        for (const auto& r : before)
+          if (w.empty() && r.now.pid == h.pid && r.now.start_ticks == h.start_ticks)
+            w = fmt::format("PID {} ({}) was respawned after the last signal: this one is likely undone too", h.pid, h.comm);
+        if (!w.empty()) warn += (warn.empty() ? "" : "; ") + w;
+      }
+      stuck.clear();
+      for (const auto& u : v.unkillable) stuck += (stuck.empty() ? "" : "; ") + steps::unkillable_text(u);
       // A kill step's holders are what its own action selected (tree included).
       if (k == 0) o.holders = v.holders;
       else note_holders(v.holders);
@@ -120,7 +152,9 @@ struct Loop {
     if (!v.holders.empty() || !v.holds || !v.reason.empty()) {
       util::Value ev = util::Value::table({{"role", name(steps::Role::action)}, {"ok", v.holds}});
       if (!v.holders.empty()) ev["signalled"] = steps::to_value(v.holders);
-      if (!v.reason.empty()) ev["note"] = v.reason;
+      if (!v.unkillable.empty()) ev["unkillable"] = unkillable_value(v.unkillable);
+      const std::string note = v.reason.empty() ? warn : warn.empty() ? v.reason : v.reason + "; " + warn;
+      if (!note.empty()) ev["note"] = note;
       ex.evidence(k, std::move(ev));
     }
     action_reason = v.holds ? "" : v.reason;
@@ -133,7 +167,7 @@ struct Loop {
 
 StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleeper& sleep) {
   auto t0 = std::chrono::steady_clock::now();
-  Loop L{ps, ex, sleep, {}, {}, {}, {}, {}, false};
+  Loop L{ps, ex, sleep, {}, {}, {}, {}, {}, {}, false};
   StepOutcome& o = L.o;
   auto finish = [&](StepStatus status, int rung) {
     o.status = status;
@@ -171,14 +205,21 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
     last = static_cast<int>(k);
     L.act(r, last);
     if (r.settle.count() > 0) sleep(r.settle);
-    auto v = L.check_with_retries(r);
+    // A survivor of KILL in state D: no retry and no rung can end it (one check says what is left).
+    auto v = L.stuck.empty() ? L.check_with_retries(r) : L.check_once();
     if (v.holds) {
-      o.reason.clear();  // notes of the passing check ("nothing to kill") would mislead here
+      // Notes of the passing check ("nothing to kill") would mislead here; a
+      // warning of the action (write: what it could not keep) stays.
+      o.reason = L.action_note.rfind("warning: ", 0) == 0 ? L.action_note : "";
       return finish(k == 0 ? StepStatus::changed : StepStatus::escalated, last);
     }
     o.reason = L.action_error.empty() ? v.reason : L.action_error + "; then the check: " + v.reason;
     // An action that refused for the reason the check then gave (systemd not running): said once.
     if (v.unknown && !L.action_error.empty() && L.action_error.find(v.reason) != std::string::npos) o.reason = v.reason;
+    if (!L.stuck.empty()) {
+      o.reason = L.stuck + "; then the check: " + v.reason;
+      break;
+    }
     if (v.unknown) break;  // no stronger rung on a state nobody could check
   }
   return finish(StepStatus::failed, last);

@@ -8,6 +8,7 @@
 #include "engine/executor.h"
 #include "engine/status.h"
 #include "steps/action.h"
+#include "steps/respawn.h"
 
 namespace ratchet::engine {
 
@@ -31,9 +32,11 @@ using Sleeper = std::function<void(util::Millis)>;
 /// Runs rung 0's check commands of `ps` once each through `ex` (a kill
 /// check gets `selection` on stdin) and judges them: holds when all hold,
 /// unknown when one could not look. Records the evidence event; `results`
-/// (may be null) gets each command's result in order.
+/// (may be null) gets each command's result in order. `round` (may be null):
+/// the kill action before this check, whose respawned holders a failing kill
+/// check names (steps::explain_respawns).
 steps::Verdict check_rung0(const steps::PreparedStep& ps, Executor& ex, const std::string& selection,
-                           std::vector<transport::ExecResult>* results);
+                           std::vector<transport::ExecResult>* results, steps::KillRound* round = nullptr);
 
 /// Runs one prepared step through `ex`. Never throws for remote failures: a
 /// failed or timed-out command is part of the outcome.

@@ -22,8 +22,10 @@ bool same_process(const steps::Holder& a, const steps::Holder& b) {
 }
 
 std::string who(const steps::Holder& h) {
-  return fmt::format("PID {} {} (user {}{}): {}", h.pid, h.comm, h.user.empty() ? "?" : h.user,
-                     h.started.empty() ? "" : ", started " + h.started, h.cmdline);
+  const std::string owner = h.owner ? steps::describe(*h.owner) : "";
+  return fmt::format("PID {} {} (user {}{}{}): {}", h.pid, h.comm, h.user.empty() ? "?" : h.user,
+                     h.started.empty() ? "" : ", started " + h.started, owner.empty() ? "" : ", " + owner,
+                     h.cmdline);
 }
 
 std::string words(ProbeVerdict v) {

@@ -66,6 +66,7 @@ struct VerifyAction {
   Field<long long> max_memory_used;               ///< gpus_idle: MiB a GPU may show used (default 512)
   Field<std::vector<std::string>> gpu_devices;    ///< gpus_idle: the device files (default /dev/nvidia*)
   Field<std::string> nvidia_smi;                  ///< gpus_idle: the program (default nvidia-smi)
+  Field<util::Millis> smi_timeout;                ///< gpus_idle: bound on each nvidia-smi call (default 10 s)
   Field<std::vector<std::string>> user, exclude;  ///< no_holders' and gpus_idle's filters, as kill's
   Field<bool> missing_ok;
   Field<std::vector<std::string>> absent, service_active, file_exists;

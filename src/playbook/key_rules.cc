@@ -279,6 +279,14 @@ bool read_reboot_timeout(std::string_view key, const Value& v, bool rendered, ut
   return true;
 }
 
+bool read_smi_timeout(std::string_view key, const Value& v, bool rendered, util::Millis* out, KeyProblem* p) {
+  if (!read_duration(key, v, rendered, out, p)) return false;
+  if (*out < util::Millis(1'000) || *out > util::Millis(600'000))
+    return fail(p, fmt::format("`{}` must be from 1s to 10m", key),
+                "the bound on each nvidia-smi call: a healthy driver answers in well under a second");
+  return true;
+}
+
 bool read_signal(std::string_view key, const Value& v, bool rendered, util::SignalSpec* out, KeyProblem* p) {
   std::string s;
   if (!one_text(v, rendered, &s)) return wrong_type(key, v, FieldType::string, rendered, p);

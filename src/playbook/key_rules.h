@@ -62,6 +62,8 @@ bool read_ints(std::string_view key, const Value& v, bool rendered, std::vector<
 bool read_duration(std::string_view key, const Value& v, bool rendered, util::Millis* out, KeyProblem* p);
 /// A duration of at least 5 s (reboot's `reboot_timeout`: a host needs time to go down and come back).
 bool read_reboot_timeout(std::string_view key, const Value& v, bool rendered, util::Millis* out, KeyProblem* p);
+/// A duration from 1 s to 10 min (verify gpus_idle's `smi_timeout`: the bound on each nvidia-smi call).
+bool read_smi_timeout(std::string_view key, const Value& v, bool rendered, util::Millis* out, KeyProblem* p);
 /// A signal: "TERM", "SIGTERM", "term" or its number (util::signals()).
 bool read_signal(std::string_view key, const Value& v, bool rendered, util::SignalSpec* out, KeyProblem* p);
 /// A service `state`: started, stopped, restarted or reloaded.
@@ -84,7 +86,8 @@ bool read_mode(std::string_view key, const Value& v, bool rendered, FileMode* ou
 /// without one here gets `plain` (its FieldType alone).
 enum class ValueRule {
   plain, text, content, word, texts, paths, abs_paths, names, users, units, regex, regexes, abs_path,
-  boolean, true_only, integer, gpus, pid, ints, duration, reboot_timeout, signal, state, mode, scope, user_name,
+  boolean, true_only, integer, gpus, pid, ints, duration, reboot_timeout, smi_timeout, signal, state, mode,
+  scope, user_name,
   count,          ///< `serial`, `max_fail`: hosts, or "N%" (loader.cc read_count)
   guard_path,     ///< `lock_path`: an absolute path (guards.h)
   path_or_false,  ///< `audit_log`: an absolute path, or false (guards.h)
@@ -117,6 +120,7 @@ template <> inline constexpr ValueRule rule_of<&read_pid> = ValueRule::pid;
 template <> inline constexpr ValueRule rule_of<&read_ints> = ValueRule::ints;
 template <> inline constexpr ValueRule rule_of<&read_duration> = ValueRule::duration;
 template <> inline constexpr ValueRule rule_of<&read_reboot_timeout> = ValueRule::reboot_timeout;
+template <> inline constexpr ValueRule rule_of<&read_smi_timeout> = ValueRule::smi_timeout;
 template <> inline constexpr ValueRule rule_of<&read_signal> = ValueRule::signal;
 template <> inline constexpr ValueRule rule_of<&read_state> = ValueRule::state;
 template <> inline constexpr ValueRule rule_of<&read_mode> = ValueRule::mode;

@@ -166,7 +166,8 @@ const KindRules& kind_rules(Kind k) {
                   {"gpus", {"gpus_idle"}},
                   {"max_memory_used", {"gpus_idle"}},
                   {"gpu_devices", {"gpus_idle"}},
-                  {"nvidia_smi", {"gpus_idle"}}}});
+                  {"nvidia_smi", {"gpus_idle"}},
+                  {"smi_timeout", {"gpus_idle"}}}});
     r.push_back({Kind::write, {"path"}, {"content", "template"}, "", {}, "", {}});
     r.push_back({Kind::copy, {"src", "dest"}, {}, "", {}, "", {}});
     r.push_back({Kind::fetch, {"src"}, {}, "", {}, "", {}});

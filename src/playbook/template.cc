@@ -6,6 +6,7 @@
 
 #include "transcript/value_json.h"
 #include "util/gpu_table.h"
+#include "util/owner_words.h"
 #include "util/shell.h"
 #include "util/spell.h"
 
@@ -138,6 +139,8 @@ std::string holder_line(const Value& h) {
   std::string out = "PID " + to_text(h["pid"]);
   if (h.contains("user")) out += " user " + to_text(h["user"]);
   if (h.contains("started")) out += " started " + to_text(h["started"]);
+  if (h.contains("state")) out += " state " + to_text(h["state"]);
+  if (const Value* o = h.find("owner"); o && !util::owner_words(*o).empty()) out += " owner " + util::owner_words(*o);
   if (h.contains("cmdline")) {
     const Value& c = h["cmdline"];
     std::string cmd;
@@ -149,6 +152,13 @@ std::string holder_line(const Value& h) {
     out += " cmd: " + cmd;
   }
   if (h.contains("files") && !h["files"].empty()) out += " files: " + to_text(h["files"]);
+  if (h.contains("nodes") && h["nodes"].is_array())  // a device held through another node
+    for (const auto& n : h["nodes"].as_array()) {
+      if (!n.is_table()) continue;
+      out += " (holds " + to_text(n["node"]);
+      if (n.contains("mount_ns")) out += " of mount namespace " + to_text(n["mount_ns"]);
+      out += ": same device " + to_text(n["device"]) + " as " + to_text(n["target"]) + ")";
+    }
   return out;
 }
 

@@ -8,6 +8,8 @@
 #include <ctime>
 
 #include "transcript/events.h"
+#include "transcript/value_json.h"
+#include "util/owner_words.h"
 #include "util/text.h"
 
 namespace ratchet::report {
@@ -52,6 +54,8 @@ std::vector<Holder> holders(const json& e, const char* k) {
     auto get = [&](const char* f) { return h.contains(f) ? text(h[f]) : std::string(); };
     x.pid = get("pid"), x.user = get("user"), x.comm = get("comm"), x.cmdline = get("cmdline");
     x.started = get("started");
+    x.state = get("state");
+    if (h.contains("owner")) x.owner = util::owner_words(transcript::from_json(h["owner"]));
     if (auto f = h.find("files"); f != h.end() && f->is_array())
       for (const auto& p : *f) x.files += (x.files.empty() ? "" : "\n") + text(p);
     out.push_back(std::move(x));

@@ -36,6 +36,7 @@ struct Command {
 /// A process in a holders/signalled list.
 struct Holder {
   std::string pid, user, comm, cmdline, started, files;
+  std::string state, owner;  ///< owner in words (util::owner_words)
 };
 
 struct Evidence {

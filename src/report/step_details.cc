@@ -51,12 +51,12 @@ std::string output_html(const Output& o, const DetailOptions& opt) {
 std::string holders_table(const std::vector<Holder>& hs, std::string_view caption) {
   std::string out = fmt::format(
       R"(<table class="holders"><caption>{}</caption><tr><th>PID</th><th>user</th><th>comm</th>)"
-      R"(<th>started</th><th>command line</th><th>files</th></tr>)",
+      R"(<th>started</th><th>state</th><th>owner</th><th>command line</th><th>files</th></tr>)",
       caption);
   for (const auto& h : hs)
     out += fmt::format(
-        R"(<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td><pre>{}</pre></td></tr>)",
-        esc(h.pid), esc(h.user), esc(h.comm), esc(h.started), esc(h.cmdline), esc(h.files));
+        R"(<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td><pre>{}</pre></td></tr>)",
+        esc(h.pid), esc(h.user), esc(h.comm), esc(h.started), esc(h.state), esc(h.owner), esc(h.cmdline), esc(h.files));
   return out + "</table>";
 }
 

@@ -79,6 +79,8 @@ struct Verdict {
   bool unknown = false;
   std::string reason;    ///< why not (one line), or a note ("unit not found: stopped")
   std::vector<Holder> holders;  ///< processes found (holders, live kill targets)
+  /// kill action: survivors of KILL in state D; no rung or retry can end them
+  std::vector<Unkillable> unkillable;
   util::Value gpus = util::Value::array();  ///< verify gpus_idle: the per-GPU evidence (steps/gpus.h)
 };
 

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "steps/holders.h"
+#include "steps/mig.h"
 #include "util/shell.h"
 
 namespace ratchet::steps {
@@ -101,6 +102,7 @@ struct Scan {
   std::map<long long, Holder> listed;       // driver-listed PIDs that are processes here
   std::set<long long> selected;
   std::map<long long, std::vector<long long>> nspid;
+  std::vector<std::string> mig_list, mig_xml, mig_caps;  // nvidia-smi -L, -q -x, capabilities (--mig)
   std::string bad;  // why a line could not be read ("" = every line was)
 };
 
@@ -130,6 +132,12 @@ Scan read_scan(const std::string& out) {
       if (!h) continue;
       if (tag == "listed") s.listed[h->pid] = *h;
       else if (seen_holder.insert(h->pid).second) s.holders.push_back(*h);
+    } else if (tag == "migl") {
+      s.mig_list.emplace_back(rest);
+    } else if (tag == "migx") {
+      s.mig_xml.emplace_back(rest);
+    } else if (tag == "migcap") {
+      s.mig_caps.emplace_back(rest);
     } else if (tag == "selected") {
       if (auto p = number(trim(rest))) s.selected.insert(*p);
     } else if (tag == "nspid") {
@@ -183,6 +191,8 @@ std::string pid_namespace_note(const Scan& s, long long pid) {
 
 }  // namespace
 
+bool is_mig_name(const std::string& name) { return lower(name.substr(0, 4)) == "mig-"; }
+
 std::optional<SmiGpu> parse_smi_gpu(std::string_view line, std::string* err) {
   auto f = split(line, ',');
   auto bad = [&](const char* what) {
@@ -235,6 +245,13 @@ Command build_gpus_idle(const playbook::VerifyAction& a, const BuildContext& ctx
   const std::string smi = a.nvidia_smi.or_else("nvidia-smi");
   std::string text = "ratchet_gpus_idle";
   if (smi != "nvidia-smi") text += " --smi " + util::shell_quote(smi);
+  if (a.smi_timeout.given) text += fmt::format(" --smi-timeout {}", (*a.smi_timeout).count());
+  // A MIG instance asked for: the library also prints nvidia-smi -L and -q -x.
+  for (const auto& w : g.gpus)
+    if (is_mig_name(w)) {
+      text += " --mig";
+      break;
+    }
   text += filter_flags(a.user, a.exclude, a.missing_ok) + " -- " + util::shell_join(a.gpu_devices.or_else({"/dev/nvidia*"}));
   Expect e;
   e.gpus = std::move(g);
@@ -272,10 +289,24 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
   const long long max_mib = e.max_memory_used_mib;
   const bool all = e.gpus == std::vector<std::string>{"all"};
   std::set<size_t> chosen;  // indexes into s.gpus
+  std::vector<std::pair<MigInstance, size_t>> chosen_mig;  // an instance and its parent's index into s.gpus
+  MigScan mig;
+  if (!s.mig_list.empty() || !s.mig_xml.empty()) {
+    std::string why;
+    mig = parse_mig(s.mig_list, s.mig_xml, s.mig_caps, &why);
+    if (!why.empty()) return cannot(why);
+  }
   if (all) {
     for (size_t i = 0; i < s.gpus.size(); ++i) chosen.insert(i);
   } else {
     for (const auto& w : e.gpus) {
+      if (is_mig_name(w)) {
+        std::string why;
+        auto found = find_mig(mig, s.gpus, w, &why);
+        if (!found) return cannot(why);
+        chosen_mig.push_back(*found);
+        continue;
+      }
       auto idx = number(w);
       bool found = false;
       for (size_t i = 0; i < s.gpus.size(); ++i)
@@ -464,6 +495,29 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
     if (!shared.empty())
       reasons.push_back(fmt::format("{} process(es) hold device files every GPU shares ({})", shared.size(),
                                     pid_list(shared)));
+  }
+
+  // Each MIG instance asked for, on its own (steps/mig.h).
+  for (const auto& [m, pi] : chosen_mig) {
+    MigContext mc;
+    mc.parent = &s.gpus[pi];
+    mc.apps = &s.apps;
+    mc.holders = &s.holders;
+    mc.listed = &s.listed;
+    mc.selected = &s.selected;
+    const long long pm = minor_of[pi];
+    mc.parent_file = [pm](const std::string& f) { return gpu_minor(f) == pm; };
+    mc.parent_minor = pm;
+    mc.left_out = [&e](const Holder& h) { return why_left_out(h, e); };
+    mc.max_memory_used_mib = max_mib;
+    MigVerdict mv = judge_mig(m, mig, mc);
+    if (!mv.busy.empty()) reasons.push_back(fmt::format("MIG {}: {}", m.uuid, fmt::join(mv.busy, ", ")));
+    if (!mv.unknown.empty() && !unknown_memory) {
+      unknown_memory = true;
+      unknown_why = mv.unknown;
+    }
+    for (const auto& h : mv.holders) add_holder(h);
+    v.gpus.push_back(std::move(mv.evidence));
   }
 
   auto join = [](const std::vector<std::string>& xs) {

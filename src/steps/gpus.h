@@ -37,6 +37,9 @@ struct SmiApp {
   std::optional<long long> used_memory;  ///< MiB; nullopt: "[N/A]" (no permission, MIG)
 };
 
+/// True when `name` (an item of `gpus`) names a MIG instance: "MIG-..." (any case).
+bool is_mig_name(const std::string& name);
+
 /// Parses one --query-gpu line; nullopt with *err when it is not of that shape.
 /// A name holding ", " is kept whole (the fields around it are fixed).
 std::optional<SmiGpu> parse_smi_gpu(std::string_view line, std::string* err);
@@ -45,7 +48,8 @@ std::optional<SmiGpu> parse_smi_gpu(std::string_view line, std::string* err);
 std::optional<SmiApp> parse_smi_app(std::string_view line, std::string* err);
 
 /// verify's `gpus_idle` check command (ratchet_gpus_idle) from its resolved keys:
-/// gpus, max_memory_used, gpu_devices, nvidia_smi, user, exclude, missing_ok.
+/// gpus, max_memory_used, gpu_devices, nvidia_smi, smi_timeout, user, exclude,
+/// missing_ok. Each nvidia-smi call is bounded on the host (ratchet_smi).
 Command build_gpus_idle(const playbook::VerifyAction& a, const BuildContext& ctx);
 
 /// Judges ratchet_gpus_idle's output (Judge::gpus): the verdict, the selected

@@ -1,7 +1,11 @@
 #include "steps/holders.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -57,7 +61,7 @@ std::string decode_file(std::string_view field) {
 
 std::optional<Holder> parse_process_line(std::string_view line) {
   auto f = split(line, '\t');
-  if (f.size() < 6) return std::nullopt;
+  if (f.size() < 8) return std::nullopt;
   Holder h;
   if (!to_ll(f[0], &h.pid) || !to_ll(f[2], &h.start_ticks)) return std::nullopt;
   double epoch = 0;
@@ -70,15 +74,60 @@ std::optional<Holder> parse_process_line(std::string_view line) {
   h.user = std::string(f[1]);
   h.comm = std::string(f[4]);
   h.cmdline = std::string(f[5]);
-  for (size_t i = 6; i < f.size(); ++i)
+  h.state = std::string(f[6]);
+  h.owner = parse_owner(f[7]);
+  if (!h.owner) return std::nullopt;
+  for (size_t i = 8; i < f.size(); ++i)
     if (!f[i].empty()) h.files.push_back(decode_file(f[i]));
   return h;
+}
+
+// "node PID target node mount_ns MAJ:MIN" (docs/host-library.md): the PID and its node.
+static std::optional<std::pair<long long, HeldNode>> parse_node_line(std::string_view line) {
+  auto f = split(line, '\t');
+  long long pid = 0;
+  if (f.size() != 6 || f[0] != "node" || !to_ll(f[1], &pid) || f[2].empty() || f[3].empty() || f[5].empty())
+    return std::nullopt;
+  HeldNode n{decode_file(f[2]), decode_file(f[3]), f[4] == "-" ? "" : std::string(f[4]), std::string(f[5])};
+  return std::make_pair(pid, std::move(n));
+}
+
+std::string node_text(long long pid, const HeldNode& n) {
+  return fmt::format("PID {} holds {}{}: same device {} as {}", pid, n.node,
+                     n.mount_ns.empty() ? "" : " of mount namespace " + n.mount_ns, n.device, n.target);
+}
+
+std::string unkillable_text(const Unkillable& u) {
+  return fmt::format("PID {}{} is in state {} (uninterruptible, wchan {}): KILL is pending until the kernel "
+                     "releases it; a reboot or a driver reset may be needed",
+                     u.pid, u.comm.empty() ? "" : " (" + u.comm + ")", u.state, u.wchan);
+}
+
+std::vector<Unkillable> parse_unkillable(std::string_view text) {
+  std::vector<Unkillable> out;
+  std::map<long long, std::string> comm;
+  for (const auto& h : parse_process_lines(text, "alive")) comm[h.pid] = h.comm;
+  for (auto line : split(text, '\n')) {
+    auto f = split(line, '\t');
+    Unkillable u;
+    if (f.size() != 4 || f[0] != "unkillable" || !to_ll(f[1], &u.pid) || f[2].empty()) continue;
+    u.state = std::string(f[2]);
+    u.wchan = f[3].empty() ? "?" : std::string(f[3]);
+    if (auto c = comm.find(u.pid); c != comm.end()) u.comm = c->second;
+    out.push_back(std::move(u));
+  }
+  return out;
 }
 
 std::vector<Holder> parse_process_lines(std::string_view text, std::string_view tag) {
   std::vector<Holder> out;
   std::set<long long> seen;
+  std::vector<std::pair<long long, HeldNode>> nodes;
   for (auto line : split(text, '\n')) {
+    if (auto n = parse_node_line(line)) {
+      nodes.push_back(std::move(*n));
+      continue;
+    }
     if (!tag.empty()) {
       if (line.size() <= tag.size() || line.substr(0, tag.size()) != tag || line[tag.size()] != '\t')
         continue;
@@ -88,6 +137,9 @@ std::vector<Holder> parse_process_lines(std::string_view text, std::string_view 
     if (!h || !seen.insert(h->pid).second) continue;
     out.push_back(std::move(*h));
   }
+  for (auto& [pid, n] : nodes)
+    for (auto& h : out)
+      if (h.pid == pid && std::find(h.nodes.begin(), h.nodes.end(), n) == h.nodes.end()) h.nodes.push_back(n);
   return out;
 }
 
@@ -100,7 +152,33 @@ util::Value to_value(const Holder& h) {
     v["start_ticks"] = h.start_ticks;
     v["started"] = h.started;
   }
+  if (!h.state.empty()) v["state"] = h.state;
+  if (h.owner) v["owner"] = to_value(*h.owner);
+  if (!h.nodes.empty()) {
+    util::Value nodes = util::Value::array();
+    for (const auto& n : h.nodes) {
+      util::Value nv = util::Value::table({{"target", n.target}, {"node", n.node}, {"device", n.device}});
+      if (!n.mount_ns.empty()) nv["mount_ns"] = n.mount_ns;
+      nodes.push_back(std::move(nv));
+    }
+    v["nodes"] = std::move(nodes);
+  }
   return v;
+}
+
+// The inverse of to_value's `nodes` member: false when it is not of that shape.
+static bool nodes_from(const util::Value& v, std::vector<HeldNode>* out) {
+  if (!v.is_array() || v.empty()) return false;
+  for (const auto& nv : v.as_list()) {
+    if (!nv.is_table()) return false;
+    for (const auto& kv : nv.as_table())
+      if (kv.first != "target" && kv.first != "node" && kv.first != "device" && kv.first != "mount_ns") return false;
+    const util::Value &t = nv["target"], &n = nv["node"], &d = nv["device"], &ns = nv["mount_ns"];
+    if (!t.is_string() || !n.is_string() || !d.is_string() || !(ns.is_null() || ns.is_string())) return false;
+    if (ns.is_string() && ns.as_string().empty()) return false;  // to_value leaves it out then
+    out->push_back({t.as_string(), n.as_string(), ns.is_null() ? "" : ns.as_string(), d.as_string()});
+  }
+  return true;
 }
 
 util::Value to_value(const std::vector<Holder>& hs) {
@@ -113,7 +191,8 @@ std::optional<Holder> holder_from(const util::Value& v) {
   if (!v.is_table()) return std::nullopt;
   for (const auto& kv : v.as_table())
     if (kv.first != "pid" && kv.first != "user" && kv.first != "comm" && kv.first != "cmdline" &&
-        kv.first != "files" && kv.first != "start_ticks" && kv.first != "started")
+        kv.first != "files" && kv.first != "start_ticks" && kv.first != "started" && kv.first != "state" &&
+        kv.first != "owner" && kv.first != "nodes")
       return std::nullopt;
   const util::Value &pid = v["pid"], &user = v["user"], &comm = v["comm"], &cmdline = v["cmdline"],
                     &files = v["files"], &ticks = v["start_ticks"], &started = v["started"];
@@ -130,6 +209,15 @@ std::optional<Holder> holder_from(const util::Value& v) {
     if (!f.is_string()) return std::nullopt;
     h.files.push_back(f.as_string());
   }
+  if (const util::Value* st = v.find("state")) {
+    if (!st->is_string() || st->as_string().empty()) return std::nullopt;
+    h.state = st->as_string();
+  }
+  if (const util::Value* ow = v.find("owner")) {
+    h.owner = owner_from(*ow);
+    if (!h.owner) return std::nullopt;
+  }
+  if (const util::Value& nodes = v["nodes"]; !nodes.is_null() && !nodes_from(nodes, &h.nodes)) return std::nullopt;
   if (!ticks.is_null()) {
     h.start_ticks = ticks.as_int();
     h.started = started.as_string();

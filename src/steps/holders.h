@@ -5,9 +5,20 @@
 #include <string_view>
 #include <vector>
 
+#include "steps/owner.h"
 #include "util/value.h"
 
 namespace ratchet::steps {
+
+/// A device target held through a node that is not the target itself (a
+/// container's own /dev/nvidia0): the host library's `node` line.
+struct HeldNode {
+  std::string target;    ///< the target it holds (a path the step named, decoded)
+  std::string node;      ///< the node the process holds, as the process names it (decoded)
+  std::string mount_ns;  ///< its mount namespace (inode number); "" when the scan's own, "?" unreadable
+  std::string device;    ///< "MAJOR:MINOR", decimal: the number both nodes share
+  bool operator==(const HeldNode&) const = default;
+};
 
 /// One process the host library printed: a holder of a file, a process a
 /// pattern matched, or one a kill signalled.
@@ -18,25 +29,55 @@ struct Holder {
   std::string started;        ///< RFC 3339 UTC; "" = not known
   std::string comm;
   std::string cmdline;
+  std::string state;           ///< /proc/PID/stat state letter, "D:WCHAN" for D; "" = not known
+  std::optional<Owner> owner;  ///< its unit, container, pod or session (kind "none"); nullopt = not read
   std::vector<std::string> files;  ///< the files it holds (decoded)
+  std::vector<HeldNode> nodes;     ///< device targets it holds through another node
   bool operator==(const Holder&) const = default;
 };
+
+/// A survivor of KILL in uninterruptible sleep (the host library's
+/// `unkillable` line): KILL stays pending until the kernel releases it.
+struct Unkillable {
+  long long pid = 0;
+  std::string comm;   ///< from the survivor's process line; "" when none was printed
+  std::string state;  ///< "D"
+  std::string wchan;  ///< /proc/PID/wchan: where it waits ("?" unreadable)
+  bool operator==(const Unkillable&) const = default;
+};
+
+/// "PID 4242 holds /x/nvidia0 of mount namespace 4026532711: same device 195:0 as /dev/nvidia0"
+/// (no namespace named when it is the scan's own).
+std::string node_text(long long pid, const HeldNode& n);
+
+/// "PID N (comm) is in state D (uninterruptible, wchan W): KILL is pending until
+/// the kernel releases it; a reboot or a driver reset may be needed".
+std::string unkillable_text(const Unkillable& u);
+
+/// The `unkillable` lines of a kill's output, each with the comm of its
+/// `alive` line.
+std::vector<Unkillable> parse_unkillable(std::string_view text);
 
 /// Decodes one %-encoded file field of a process line (%25, %09, %0A: any
 /// %XX); a '%' not followed by two hex digits stays as it is.
 std::string decode_file(std::string_view field);
 
 /// Parses one tab-separated process line ("pid user ticks epoch comm cmdline
-/// file file ...", docs/host-library.md); nullopt when the line does not have that shape.
+/// state owner file file ...", docs/host-library.md); nullopt when the line
+/// does not have that shape.
 std::optional<Holder> parse_process_line(std::string_view line);
 
 /// Parses every line of `text` that starts with `tag` + TAB (or every line when
-/// tag is ""), skipping malformed ones; one holder per PID, first wins.
+/// tag is ""), skipping malformed ones; one holder per PID, first wins. The
+/// `node` lines of `text` ("node PID target node mount_ns MAJ:MIN") go to
+/// their holder's `nodes`.
 std::vector<Holder> parse_process_lines(std::string_view text, std::string_view tag);
 
 /// A holder as data, as templates (`steps.X.holders`) and the transcript see it:
-/// {pid, user, start_ticks, started, comm, cmdline, files}; start_ticks and
-/// started are left out when not known.
+/// {pid, user, start_ticks, started, comm, cmdline, state, owner, files, nodes};
+/// start_ticks and started, state, owner are left out when not known (owner:
+/// to_value(Owner)), nodes when empty (each {target, node, device, mount_ns};
+/// mount_ns left out when the scan's own).
 util::Value to_value(const Holder& h);
 util::Value to_value(const std::vector<Holder>& hs);  ///< an array, one table per holder
 /// The inverse of to_value(Holder): nullopt when `v` is not a table of that

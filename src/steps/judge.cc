@@ -247,6 +247,12 @@ static Verdict judge_processes(const Command& c, const transport::ExecResult& r)
   } else if (r.exit_code == 1) {
     v.reason = holders ? fmt::format("{} process(es) hold the files", v.holders.size())
                        : fmt::format("{} matching process(es) running", v.holders.size());
+    // A device held through another node (a container's own): say which, the first one.
+    for (const auto& h : v.holders)
+      if (!h.nodes.empty()) {
+        v.reason += ": " + node_text(h.pid, h.nodes.front());
+        break;
+      }
     std::string blind = library_line(r.err.data);
     if (blind.rfind("could not check: ", 0) == 0) v.reason += "; and " + blind;
   } else {
@@ -336,9 +342,14 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
   switch (c.judge) {  // no default: a judge added to the enum must be handled here
     case Judge::kill_action:
       v.holders = parse_process_lines(r.out.data, "signalled");
+      v.unkillable = parse_unkillable(r.out.data);
       v.holds = r.exit_code == 0;
       if (!v.holds) v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
       else if (v.holders.empty()) v.reason = first_line(r.err.data);
+      // A stopped holder keeps the signal pending: CONT followed it (`continued` lines).
+      for (const auto& h : parse_process_lines(r.out.data, "continued"))
+        v.reason += fmt::format("{}PID {} ({}) was stopped: CONT sent after the signal", v.reason.empty() ? "" : "; ",
+                                h.pid, h.comm);
       return v;
     case Judge::exit:
     case Judge::exit0:  // a check's judge on an action: its exit status, as `exit`
@@ -352,8 +363,11 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
     case Judge::copy:
       break;
   }
-  // A command that succeeded but left its output held open: say so.
+  // A command that succeeded but left its output held open: say so; else the
+  // host library's own "ratchet: warning:" line (write: an ACL, an extended
+  // attribute or a hard link it could not keep).
   if (!r.warning.empty()) v.reason = "warning: " + r.warning;
+  else v.reason = warning_line(r.err.data);
   const std::vector<int>& ok = c.expect.exit_codes.empty() ? expect_exit : c.expect.exit_codes;
   v.holds = std::find(ok.begin(), ok.end(), r.exit_code) != ok.end();
   if (!v.holds) {

@@ -9,6 +9,7 @@
 #include "transcript/value_json.h"
 #include "util/duration.h"
 #include "util/gpu_table.h"
+#include "util/owner_words.h"
 #include "util/text.h"
 
 namespace ratchet::transcript {
@@ -196,9 +197,21 @@ void on_evidence(Page&, const json& e, const std::string&, std::string& b) {
   std::string lines;
   for (const char* k : {"holders", "signalled"})
     if (e.contains(k) && e[k].is_array())
-      for (const auto& h : e[k])
-        lines += fmt::format("          {} PID {} user {} started {} cmd: {}\n", k == std::string("holders") ? "holder" : "signalled",
-                             str(h, "pid"), str(h, "user"), str(h, "started"), first_line(str(h, "cmdline"), 80));
+      for (const auto& h : e[k]) {
+        const std::string owner = h.contains("owner") ? util::owner_words(from_json(h["owner"])) : "";
+        lines += fmt::format("          {} PID {} user {} started {}{} cmd: {}\n", k == std::string("holders") ? "holder" : "signalled",
+                             str(h, "pid"), str(h, "user"), str(h, "started"), owner.empty() ? "" : " owner " + owner,
+                             first_line(str(h, "cmdline"), 80));
+        if (h.contains("nodes") && h["nodes"].is_array())  // a device held through another node
+          for (const auto& n : h["nodes"])
+            lines += fmt::format("            holds {}{}: same device {} as {}\n", str(n, "node"),
+                                 n.contains("mount_ns") ? " of mount namespace " + str(n, "mount_ns") : "",
+                                 str(n, "device"), str(n, "target"));
+      }
+  if (e.contains("unkillable") && e["unkillable"].is_array())
+    for (const auto& u : e["unkillable"])
+      lines += fmt::format("          unkillable PID {} ({}) in state {}, wchan {}\n", str(u, "pid"), str(u, "comm"),
+                           str(u, "state"), str(u, "wchan"));
   if (e.contains("gpus"))
     if (const util::Value gpus = from_json(e["gpus"]); util::is_gpu_evidence(gpus))
       for (const auto& l : util::gpu_lines(gpus)) lines += "          " + l + "\n";

@@ -120,6 +120,38 @@ TEST_CASE("fail closed: a non-root login without become cannot see root's holder
              " -F none --transcript " + dir + "/alice-own.jsonl");
   INFO(r.out << r.err);
   CHECK(r.code == 0);
+  // R08: the run lock fails closed too: alice cannot tell a lock whose owner
+  // names a live root process held from stale, so nothing runs.
+  REQUIRE(on_host(host, "mkdir /run/lock/ratchet-r08 && echo \"r08run root@lab 2026-12-03T00:00:00Z " + holder +
+                            " $(awk '{print $22}' /proc/" + holder + "/stat)\" > /run/lock/ratchet-r08/owner && echo ok") ==
+          "ok");
+  ratchet::testing::write_file(pb, "name = \"fc\"\ntargets = [\"lab\"]\nlock = true\nlock_path = \"/run/lock/ratchet-r08\"\n"
+                                   "[[step]]\nid = \"free\"\nkind = \"verify\"\nno_holders = \"/srv/fc/gpu*\"\nuser = \"alice\"\n");
+  t = dir + "/alice-hidepid-lock.jsonl";
+  r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inventory(host, dir, "alice", false) +
+             " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code != 0);
+  CHECK(step_end(t, "free").value("status", "") == "skipped");  // no step ran
+  // (Under hidepid alice cannot even see her session's root-owned sshd: it says so.)
+  CHECK((r.out + r.err).find("could not check the lock /run/lock/ratchet-r08: ") != std::string::npos);
+  on_host(host, "rm -rf /run/lock/ratchet-r08");
+  // R08: with become the same login sees through hidepid and finds the holder.
+  ratchet::testing::write_file(pb, "name = \"fc\"\ntargets = [\"lab\"]\n[[step]]\nid = \"free\"\nkind = \"verify\"\n"
+                                   "no_holders = \"/srv/fc/gpu*\"\n");
+  t = dir + "/alice-hidepid-become.jsonl";
+  r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inventory(host, dir, "alice", true) +
+             " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  end = step_end(t, "free");
+  REQUIRE(end.is_object());
+  CHECK(end.value("reason", "") == "1 process(es) hold the files");
+  bool named = false;
+  for (const auto& e : events(t, "evidence"))
+    if (e.contains("holders"))
+      for (const auto& h : e["holders"]) named |= std::to_string(h["pid"].get<long>()) == holder;
+  CHECK(named);
   on_host(host, "mount -o remount,hidepid=0 /proc; kill " + holder);
 }
 

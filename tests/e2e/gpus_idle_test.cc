@@ -7,11 +7,13 @@
 // when its test ends, also on failure.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -263,6 +265,132 @@ TEST_CASE("gpus_idle: nvidia-smi missing or exiting non-zero could not check and
                                  "couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver "
                                  "is installed and running.");
   CHECK(no_rung_ran(t));
+}
+
+// The PIDs the stand-in recorded as hanging (hang.pids); each is KILLed by its
+// PID when the test ends, also on failure (the stand-in sleeps at most 120 s).
+struct HungStandIns {
+  std::string file;
+  std::vector<long long> pids() const {
+    std::vector<long long> out;
+    std::ifstream in(file);
+    for (long long p; in >> p;) out.push_back(p);
+    return out;
+  }
+  ~HungStandIns() {
+    for (long long p : pids())
+      if (run_local("cat /proc/" + std::to_string(p) + "/cmdline 2>/dev/null | tr '\\0' ' '").rfind("sleep 120", 0) == 0)
+        kill(static_cast<pid_t>(p), SIGKILL);
+  }
+};
+
+TEST_CASE("gpus_idle: a wedged nvidia-smi is ended at smi_timeout: could not check, no rung, its process gone",
+          "[ssh][gpus]") {
+  GpuLab lab;
+  HungStandIns hung{lab.smi_dir + "/hang.pids"};
+  const std::string rung = "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = \"" + lab.devices() +
+                           "\"\n  signal = \"KILL\"\n";
+  auto run_hung = [&](const std::string& keys, const std::string& t) {
+    auto start = std::chrono::steady_clock::now();
+    auto r = lab.run(lab.step(keys + rung), t);
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto gone = [](long long pid) { return !std::filesystem::exists("/proc/" + std::to_string(pid)); };
+  // The first query hangs: 2 s, then TERM ends it.
+  write_file(lab.smi_dir + "/hang", "120\n");
+  std::string t = lab.dir + "/t1.jsonl";
+  long long ms = run_hung("smi_timeout = \"2s\"\n", t);
+  CHECK(ms >= 2000);
+  CHECK(ms < 15000);  // far below the step's 60 s timeout
+  REQUIRE(hung.pids().size() == 1);
+  const long long p1 = hung.pids()[0];
+  CHECK(step_end(t)["reason"] ==
+        fmt::format("could not check: nvidia-smi did not answer in 2s (--query-gpu; PID {} ended by ratchet with TERM)", p1));
+  CHECK(step_end(t)["status"] == "failed");
+  CHECK(checks(t).at(0)["could_not_check"] == true);
+  CHECK(events(t, "command").size() == 1);  // the check only: no rung
+  CHECK(events(t, "command").at(0)["command"] == "ratchet_gpus_idle --smi-timeout 2000 -- '" + lab.devices() + "'");
+  CHECK(gone(p1));
+  // The second query hangs: the first answered, the second is bounded on its own.
+  write_file(lab.smi_dir + "/hang", "120\n--query-compute-apps\n");
+  t = lab.dir + "/t2.jsonl";
+  run_hung("smi_timeout = \"1s\"\n", t);
+  REQUIRE(hung.pids().size() == 2);
+  const long long p2 = hung.pids()[1];
+  CHECK(step_end(t)["reason"] ==
+        fmt::format("could not check: nvidia-smi did not answer in 1s (--query-compute-apps; PID {} ended by ratchet "
+                    "with TERM)", p2));
+  CHECK(gone(p2));
+  // The default bound: 10 s.
+  write_file(lab.smi_dir + "/hang", "120\n");
+  t = lab.dir + "/t3.jsonl";
+  ms = run_hung("", t);
+  CHECK(ms >= 10000);
+  CHECK(ms < 25000);
+  REQUIRE(hung.pids().size() == 3);
+  CHECK(step_end(t)["reason"] ==
+        fmt::format("could not check: nvidia-smi did not answer in 10s (--query-gpu; PID {} ended by ratchet with TERM)",
+                    hung.pids()[2]));
+  CHECK(gone(hung.pids()[2]));
+}
+
+TEST_CASE("gpus_idle in MIG mode: an instance is judged alone, [N/A] never fails, an unattributed holder could not check",
+          "[ssh][gpus][mig]") {
+  GpuLab lab;
+  const std::string mig_a = "MIG-feb88891-0321-5fef-9c87-d4af3b54259e", mig_b = "MIG-a25704ba-3a06-5299-a795-fd7cf4d13973";
+  // Two instances of GPU 0; a process holding an instance's marker runs on it.
+  std::filesystem::create_directories(lab.dir + "/mig");
+  chmod((lab.dir + "/mig").c_str(), 0755);
+  for (const char* m : {"a", "b"}) {
+    write_file(lab.dir + "/mig/" + m, "");
+    chmod((lab.dir + "/mig/" + m).c_str(), 0644);
+  }
+  write_file(lab.smi_dir + "/mig", "0 0 9 0 " + mig_a + " 9856 " + lab.dir + "/mig/a MIG 1g.10gb\n0 1 10 0 " + mig_b +
+                                       " 9856 " + lab.dir + "/mig/b MIG 1g.10gb\n");
+  OwnedProcess busy("exec setpriv --reuid=nobody --regid=nogroup --clear-groups sleep 302 3<" + lab.dev("nvidia0") + " 4<" +
+                    lab.dir + "/mig/b");
+  REQUIRE(eventually([&] { return holds_file(busy.pid(), lab.dir + "/mig/b"); }));
+  const std::string bp = std::to_string(busy.pid());
+  // The idle instance beside its busy sibling: ok; utilization is [N/A] throughout.
+  std::string t = lab.dir + "/t1.jsonl";
+  auto r = lab.run(lab.step("gpus = [\"" + mig_a + "\"]\nuser = \"nobody\"\n"), t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(step_end(t)["status"] == "ok");
+  auto c = checks(t);
+  REQUIRE(c.size() == 1);
+  REQUIRE(c[0]["gpus"].size() == 2);
+  CHECK(c[0]["gpus"][0]["utilization_pct"].is_null());
+  CHECK(c[0]["gpus"][0]["selected"] == false);
+  CHECK(c[0]["gpus"][1]["uuid"] == mig_a);
+  CHECK(c[0]["gpus"][1]["memory_used_mib"] == 0);
+  CHECK(c[0]["gpus"][1]["mig"]["gpu_instance_id"] == 9);
+  CHECK(c[0]["gpus"][1]["idle"] == true);
+  CHECK(events(t, "command").at(0)["command"] == "ratchet_gpus_idle --mig --user nobody -- '" + lab.devices() + "'");
+  // The busy instance: its process and its memory.
+  t = lab.dir + "/t2.jsonl";
+  r = lab.run(lab.step("gpus = [\"" + mig_b + "\"]\nuser = \"nobody\"\n"), t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(step_end(t)["reason"] == "MIG " + mig_b + ": 1 compute process(es) on this instance (PID " + bp + " (sleep)), 1 "
+                                 "process(es) of this instance hold the GPU's device file (PID " + bp + "), 866 MiB used, "
+                                 "above max_memory_used 512 MiB");
+  CHECK(busy.alive());
+  // A holder of GPU 0's device file that the driver names no instance for.
+  OwnedProcess stray("exec setpriv --reuid=nobody --regid=nogroup --clear-groups sleep 303 3<" + lab.dev("nvidia0"));
+  REQUIRE(eventually([&] { return holds_file(stray.pid(), lab.dev("nvidia0")); }));
+  const std::string sp = std::to_string(stray.pid());
+  t = lab.dir + "/t3.jsonl";
+  r = lab.run(lab.step("gpus = [\"" + mig_a + "\"]\nuser = \"nobody\"\n"), t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(step_end(t)["reason"] == "could not check: MIG " + mig_a + ": PID " + sp + " (sleep) holds " + lab.dev("nvidia0") +
+                                 " of GPU 0 but nvidia-smi names no MIG instance for it; PID " + sp + " (sleep) runs on "
+                                 "GPU 0 but nvidia-smi names no MIG instance for it");
+  CHECK(checks(t).at(0)["could_not_check"] == true);
+  CHECK(stray.alive());
 }
 
 TEST_CASE("gpus_idle: an excluded bystander is listed but never selected", "[ssh][gpus]") {

@@ -325,3 +325,72 @@ TEST_CASE("service scope = \"user\": a manager that is not running, or another u
   CHECK(lab.sh("systemctl --user -M alice@ is-active gpujob; true") == "active");
   lab.sh("mv /usr/bin/setpriv.off /usr/bin/setpriv");
 }
+
+TEST_CASE("kill holders_of a Restart=always unit's process: its owner is the unit, the kill is said to be undone "
+          "and the respawn is named with the unit (issue 27, item 2 and R18)",
+          "[systemd][e2e]") {
+  Lab lab;
+  REQUIRE(lab.sh("touch /run/r27-standin && echo ok") == "ok");
+  lab.unit("r27gpu", "[Service]\nRestart=always\nRestartSec=200ms\nExecStart=/bin/sh -c 'exec sleep 100700 3</run/r27-standin'\n");
+  REQUIRE(lab.sh("systemctl daemon-reload && systemctl start r27gpu && systemctl is-active r27gpu") == "active");
+  std::string first;
+  REQUIRE(ratchet::testing::eventually([&] {
+    first = lab.sh("systemctl show -p MainPID --value r27gpu");
+    return first != "0" && !lab.sh("ls -l /proc/" + first + "/fd | grep r27-standin").empty();
+  }));
+  std::string t = lab.dir + "/t.jsonl";
+  // settle: the check after the kill waits for systemd's restart (RestartSec).
+  auto r = lab.run("[[step]]\nid = \"free\"\nkind = \"kill\"\nsignal = \"KILL\"\nwait = \"2s\"\nsettle = \"1500ms\"\n"
+                   "holders_of = \"/run/r27-standin\"\non_failure = \"continue\"\n"
+                   "[[step]]\nid = \"who\"\nkind = \"run\"\n"
+                   "command = \"echo {{ steps.free.holders.0.owner.unit }} {{ steps.free.holders_left.0.owner.restarts }}\"\n",
+                   t);
+  INFO(r.out << r.err);
+  lab.sh("systemctl stop r27gpu; rm -f /run/r27-standin");
+  CHECK(r.code == 1);
+  auto checks = events(t, "evidence", "free");
+  REQUIRE(checks.size() >= 2);
+  // The check before the kill: the holder, its unit, and the warning.
+  REQUIRE(checks[0].contains("holders"));
+  CHECK(checks[0]["holders"][0]["pid"].dump() == first);
+  CHECK(checks[0]["holders"][0]["owner"] == json{{"kind", "unit"}, {"name", "r27gpu.service"}, {"scope", "system"},
+                                                 {"restart", "always"}, {"unit", "r27gpu.service"}, {"restarts", true}});
+  CHECK(checks[0]["note"].get<std::string>().find("PID " + first + " belongs to r27gpu.service (Restart=always): a kill "
+                                                   "will be undone; stop the unit") != std::string::npos);
+  const std::string reason = events(t, "step_end", "free")[0]["reason"];
+  CHECK(reason.find("started after the signal: respawned by PID 1 (systemd) / unit r27gpu.service (Restart=always); "
+                    "stop the unit instead") != std::string::npos);
+  CHECK(reason.find("PID " + first + " ") == std::string::npos);  // the new PID, not the killed one
+  CHECK(stdout_of(t, "who") == "r27gpu.service true\n");  // templates: steps.X.holders.N.owner
+}
+
+TEST_CASE("a holder in a user's own unit: its owner is that user unit, with its Restart=", "[systemd][e2e]") {
+  Lab lab;
+  REQUIRE(run_sh(SystemdHost::script() + " add-user " + lab.host.state_dir() + " r27user nopasswd").code == 0);
+  const std::string as_user = "runuser -u r27user -- env XDG_RUNTIME_DIR=/run/user/$(id -u r27user) systemctl --user ";
+  REQUIRE(lab.sh("touch /run/r27-user-standin && chmod 644 /run/r27-user-standin && loginctl enable-linger r27user && "
+                 "mkdir -p /home/r27user/.config/systemd/user && printf '[Service]\\nRestart=on-failure\\n"
+                 "ExecStart=/bin/sh -c \"exec sleep 100800 3</run/r27-user-standin\"\\n' > "
+                 "/home/r27user/.config/systemd/user/r27job.service && chown -R r27user /home/r27user/.config && echo ok") ==
+          "ok");
+  REQUIRE(ratchet::testing::eventually([&] { return lab.sh("test -S /run/user/$(id -u r27user)/systemd/private && echo up") == "up"; }));
+  REQUIRE(lab.sh(as_user + "daemon-reload && " + as_user + "start r27job && " + as_user + "is-active r27job") == "active");
+  std::string pid;
+  REQUIRE(ratchet::testing::eventually([&] {
+    pid = lab.sh(as_user + "show -p MainPID --value r27job");
+    return pid != "0" && !lab.sh("ls -l /proc/" + pid + "/fd | grep r27-user-standin").empty();
+  }));
+  std::string t = lab.dir + "/t.jsonl";
+  auto r = lab.run("[[step]]\nid = \"free\"\nkind = \"verify\"\nno_holders = \"/run/r27-user-standin\"\n", t);
+  INFO(r.out << r.err);
+  lab.sh(as_user + "stop r27job; rm -f /run/r27-user-standin");
+  CHECK(r.code == 1);
+  auto ev = events(t, "evidence", "free");
+  REQUIRE(ev.size() == 1);
+  REQUIRE(ev[0]["holders"].size() == 1);
+  CHECK(ev[0]["holders"][0]["pid"].dump() == pid);
+  CHECK(ev[0]["holders"][0]["owner"] == json{{"kind", "unit"},       {"name", "r27job.service"},
+                                             {"scope", "user"},      {"user", "r27user"},
+                                             {"restart", "on-failure"}, {"unit", "r27job.service"},
+                                             {"restarts", true}});
+}

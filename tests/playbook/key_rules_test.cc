@@ -47,6 +47,9 @@ TEST_CASE("key rules: a value passes or fails alike from a literal or a template
   CHECK(problem<std::vector<int>>(read_ints, "expect_exit", 256) == "`expect_exit` 256 is outside 0..255");
   CHECK(problem<ratchet::util::Millis>(read_reboot_timeout, "reboot_timeout", "2s") == "`reboot_timeout` must be at least 5s | a host needs time to go down and come back");
   CHECK(problem<std::string>(read_word, "pid_file", "") == "`pid_file` is empty");
+  CHECK(problem<ratchet::util::Millis>(read_smi_timeout, "smi_timeout", "500ms") == "`smi_timeout` must be from 1s to 10m | the bound on each nvidia-smi call: a healthy driver answers in well under a second");
+  CHECK(problem<ratchet::util::Millis>(read_smi_timeout, "smi_timeout", "11m") == "`smi_timeout` must be from 1s to 10m | the bound on each nvidia-smi call: a healthy driver answers in well under a second");
+  CHECK(problem<ratchet::util::Millis>(read_smi_timeout, "smi_timeout", "ten").rfind("`smi_timeout`: ", 0) == 0);
 }
 
 TEST_CASE("key rules: values read into their types", "[playbook]") {

@@ -707,7 +707,8 @@ TEST_CASE("typed model: every key of every kind is read into its field at its li
                   {"absent", "\"^x$\""}, {"port_free", "8000"}, {"port_open", "[22, 80]"}, {"service_active", "\"sshd\""},
                   {"file_exists", "\"/etc/hosts\""}, {"command", "\"uname\""}, {"stdout_matches", "\"Linux\""}}},
       {"verify", {{"gpus_idle", "true"}, {"gpus", "[\"0\", \"GPU-3051597d-0a17\"]"}, {"max_memory_used", "1024"},
-                  {"gpu_devices", "[\"/dev/nvidia*\"]"}, {"nvidia_smi", "\"/usr/bin/nvidia-smi\""}}},
+                  {"gpu_devices", "[\"/dev/nvidia*\"]"}, {"nvidia_smi", "\"/usr/bin/nvidia-smi\""},
+                  {"smi_timeout", "\"3s\""}}},
       {"write", {{"path", "\"/root/n.md\""}, {"content", "\"x\""}, {"mode", "\"0600\""}, {"owner", "\"root\""},
                  {"group", "\"root\""}, {"backup", "true"}}},
       {"write", {{"path", "\"/root/t.md\""}, {"template", "\"n.tmpl\""}}},
@@ -768,6 +769,7 @@ TEST_CASE("typed model: every key of every kind is read into its field at its li
   const auto& g = std::get<VerifyAction>(pb.steps[7].body.keys);
   CHECK(g.gpus.value == std::vector<std::string>{"0", "GPU-3051597d-0a17"});
   CHECK(g.max_memory_used.value == 1024);
+  CHECK(g.smi_timeout.value == Millis(3'000));
   const auto& w = std::get<WriteAction>(pb.steps[8].body.keys);
   CHECK((*w.mode).octal == "0600");
   CHECK(w.backup.value == true);

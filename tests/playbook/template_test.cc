@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 
+#include "steps/holders.h"
+
 using namespace ratchet::playbook;
 
 namespace {
@@ -89,6 +91,12 @@ TEST_CASE("holders render one holder a line", "[playbook]") {
   CHECK(*text("Held by:\n{{ steps.gpus_free.holders }}\n", &err) ==
         "Held by:\n" + to_text(kHolders) + "\n");
   CHECK(to_text(Value::array({{{"pid", 9}}})) == "PID 9");
+  // A device held through another node (steps/holders.h's `nodes`).
+  ratchet::steps::Holder h{.pid = 5, .user = "root", .comm = "sleep", .cmdline = "sleep 9", .files = {"/dev/nvidia0"}};
+  h.nodes = {{"/dev/nvidia0", "/dev/nvidia0", "4026532711", "195:0"}, {"/dev/nvidia0", "/tmp/n0", "", "195:0"}};
+  CHECK(to_text(Value::array({ratchet::steps::to_value(h)})) ==
+        "PID 5 user root cmd: sleep 9 files: /dev/nvidia0 (holds /dev/nvidia0 of mount namespace 4026532711: same "
+        "device 195:0 as /dev/nvidia0) (holds /tmp/n0: same device 195:0 as /dev/nvidia0)");
   CHECK(to_text(Value::array({{{"name", "x"}}, 2})) == "{\"name\":\"x\"}, 2");
   CHECK(to_text(Value()) == "");
 }

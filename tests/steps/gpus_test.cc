@@ -38,7 +38,7 @@ std::string app(const std::string& uuid, long long pid, const std::string& name,
 std::string proc(const std::string& tag, long long pid, const std::string& user, const std::string& comm,
                  const std::string& files) {
   return tag + "\t" + std::to_string(pid) + "\t" + user + "\t1000\t1796000000.00\t" + comm + "\t" + comm +
-         " --serve\t" + files + "\n";
+         " --serve\tS\t-\t" + files + "\n";
 }
 std::string sel(long long pid) { return "selected\t" + std::to_string(pid) + "\n"; }
 
@@ -377,6 +377,16 @@ TEST_CASE("gpus: the loader checks the keys at their file:line:col", "[steps][gp
         "pb.toml:6:8: error: `gpus` goes with `gpus_idle`, which this step lacks\n"
         "    gpus = \"all\"\n"
         "           ^\n");
+  CHECK(errors("gpus_idle = true\nsmi_timeout = \"500ms\"\n") ==
+        "pb.toml:6:15: error: `smi_timeout` must be from 1s to 10m (the bound on each nvidia-smi call: a healthy "
+        "driver answers in well under a second)\n"
+        "    smi_timeout = \"500ms\"\n"
+        "                  ^\n");
+  CHECK(errors("gpus_idle = true\ngpus = [\"MIG-feb88891-0321\"]\nsmi_timeout = \"2s\"\n") == "(loaded)");
+  CHECK(errors("no_holders = \"/x\"\nsmi_timeout = \"2s\"\n") ==
+        "pb.toml:6:15: error: `smi_timeout` goes with `gpus_idle`, which this step lacks\n"
+        "    smi_timeout = \"2s\"\n"
+        "                  ^\n");
   CHECK(errors("gpus_idle = true\ngpus = [\"all\", \"1\"]\n") ==
         "pb.toml:6:8: error: `gpus` must be \"all\" or a list of GPU indexes or UUIDs, such as [\"0\", \"3\"]\n"
         "    gpus = [\"all\", \"1\"]\n"

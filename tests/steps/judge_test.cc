@@ -50,7 +50,7 @@ TEST_CASE("library checks that exit 2 to 5 could not check, and send no action",
   CHECK(v.unknown);
   CHECK(v.reason == "could not check: 3 processes' open files are unreadable as alice (owners: root); run as root or set become = true");
   // A holder seen by a partly blind scan: the state does not hold (it was seen), and the blindness is said.
-  v = judge_check(check("holders"), exec_result(1, "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\t/dev/x0\n",
+  v = judge_check(check("holders"), exec_result(1, "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\tS\t-\t/dev/x0\n",
                                            "ratchet: could not check: 1 process's open files are unreadable as alice (owners: root); run as root or set become = true\n"));
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
@@ -95,7 +95,7 @@ TEST_CASE("a check that timed out, was killed or got no exit status could not ch
 }
 
 TEST_CASE("kill checks: a process seen alive does not hold, a blind scan with none seen could not check", "[steps]") {
-  auto v = judge_check(check("kill"), exec_result(5, "alive\t7\troot\t1\t1.0\tsleep\tsleep 9\t\n", "ratchet: could not check: x\n"));
+  auto v = judge_check(check("kill"), exec_result(5, "alive\t7\troot\t1\t1.0\tsleep\tsleep 9\tS\t-\t\n", "ratchet: could not check: x\n"));
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
   CHECK(v.reason == "1 selected process(es) still alive");
@@ -155,4 +155,57 @@ TEST_CASE("a check with nothing to compare with could not check and never holds"
     CHECK(v.unknown);
     CHECK(v.reason.rfind("could not check: the check names no ", 0) == 0);
   }
+}
+
+TEST_CASE("a device held through another node: node lines join their holder, name it in the reason and round-trip",
+          "[steps]") {
+  const std::string out =
+      "holder\t4242\troot\t1\t1.0\tpython3\tpython3 x.py\t/dev/nvidia0\n"
+      "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\t/dev/nvidia0\n"
+      "node\t4242\t/dev/nvidia0\t/run/c%25/nvidia0\t4026532711\t195:0\n"
+      "node\t99\t/dev/nvidia0\t/x\t-\t195:0\n"   // no holder line: dropped
+      "node\t7\t/dev/nvidia0\t/tmp/n0\t-\t195:0\n";
+  auto v = judge_check(check("holders"), exec_result(1, out, ""));
+  CHECK_FALSE(v.holds);
+  REQUIRE(v.holders.size() == 2);
+  REQUIRE(v.holders[0].nodes.size() == 1);
+  CHECK(v.holders[0].nodes[0] == HeldNode{"/dev/nvidia0", "/run/c%/nvidia0", "4026532711", "195:0"});
+  REQUIRE(v.holders[1].nodes.size() == 1);
+  CHECK(v.holders[1].nodes[0].mount_ns.empty());  // the scan's own namespace
+  CHECK(v.reason ==
+        "2 process(es) hold the files: PID 4242 holds /run/c%/nvidia0 of mount namespace 4026532711: same device 195:0 "
+        "as /dev/nvidia0");
+  CHECK(node_text(7, v.holders[1].nodes[0]) == "PID 7 holds /tmp/n0: same device 195:0 as /dev/nvidia0");
+  for (const auto& h : v.holders) {
+    auto val = to_value(h);
+    CHECK(val["nodes"][0]["device"] == ratchet::util::Value("195:0"));
+    CHECK(holder_from(val) == h);
+  }
+  CHECK_FALSE(to_value(v.holders[1])["nodes"][0].contains("mount_ns"));
+  // A malformed node line is no node (and no holder).
+  CHECK(parse_process_lines("holder\t7\troot\t1\t1.0\tsleep\tsleep 9\t/d\nnode\t7\t/d\n", "holder")[0].nodes.empty());
+}
+
+TEST_CASE("a kill's survivor of KILL in state D is named unkillable with its wchan, a stopped one as continued",
+          "[steps]") {
+  Command act;
+  act.role = Role::action;
+  act.judge = Judge::kill_action;
+  const std::string out =
+      "signalled\t7\troot\t1\t1.0\tpython3\tpython3 x.py\t/d\n"
+      "alive\t7\troot\t1\t1.0\tpython3\tpython3 x.py\t/d\n"
+      "unkillable\t7\tD\t__refrigerator\n";
+  auto v = judge_action(act, exec_result(0, out, ""), {0});
+  REQUIRE(v.unkillable.size() == 1);
+  CHECK(unkillable_text(v.unkillable[0]) ==
+        "PID 7 (python3) is in state D (uninterruptible, wchan __refrigerator): KILL is pending until the kernel "
+        "releases it; a reboot or a driver reset may be needed");
+  v = judge_action(act,
+                   exec_result(0,
+                               "signalled\t8\troot\t1\t1.0\tsleep\tsleep 9\t/d\n"
+                               "continued\t8\troot\t1\t1.0\tsleep\tsleep 9\t/d\n",
+                               ""),
+                   {0});
+  CHECK(v.unkillable.empty());
+  CHECK(v.reason == "PID 8 (sleep) was stopped: CONT sent after the signal");
 }

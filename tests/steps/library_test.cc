@@ -373,7 +373,7 @@ TEST_CASE("ratchet's own processes (RATCHET_SELF=1 in their environment) are nev
     if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");
     std::string bin = testing::temp_dir("ratchet-busybox");
     for (const char* tool : {"sh", "find", "stat", "sleep", "awk", "sed", "grep", "tr", "cut", "readlink", "sort",
-                             "head", "wc", "cat", "date", "id", "mktemp", "rm"})
+                             "head", "wc", "cat", "date", "id", "mktemp", "rm", "xargs"})
       REQUIRE(run_sh("ln -s \"$(command -v busybox)\" " + bin + "/" + tool).code == 0);
     path = "PATH=" + bin + " " + bin + "/sh -c ";
   }
@@ -426,7 +426,7 @@ TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same ho
   if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");
   std::string bin = testing::temp_dir("ratchet-busybox");
   for (const char* tool : {"sh", "find", "stat", "sleep", "awk", "sed", "grep", "tr", "cut", "readlink", "sort",
-                           "head", "wc", "cat", "date", "id", "sha256sum", "mktemp", "chmod", "chown", "mv"})
+                           "head", "wc", "cat", "date", "id", "sha256sum", "mktemp", "chmod", "chown", "mv", "xargs"})
     REQUIRE(run_sh("ln -s \"$(command -v busybox)\" " + bin + "/" + tool).code == 0);
   REQUIRE(run_sh("PATH=" + bin + " find /proc/self/fd -maxdepth 0 -printf '' 2>/dev/null").code != 0);
   std::string d = stand_ins({"gpu0", "gpu1"});
@@ -459,6 +459,14 @@ TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same ho
              util::shell_quote(steps::with_library("ratchet_stat '" + d + "/gpu0'")));
   CHECK(r.code == 5);
   CHECK(r.err == "ratchet: could not check: needs stat -c (GNU coreutils or BusyBox) on the host\n");
+  // Without xargs no descriptor is stat-ed: never "nobody holds it".
+  std::string noxargs = testing::temp_dir("ratchet-noxargs");
+  REQUIRE(run_sh("for t in " + bin + "/*; do case \"${t##*/}\" in xargs) ;; *) ln -s \"$t\" " + noxargs +
+                 "/;; esac; done").code == 0);
+  r = run_sh("PATH=" + noxargs + " /bin/dash -c " +
+             util::shell_quote(steps::with_library("ratchet_no_holders -- '" + d + "/gpu0'")));
+  CHECK(r.code == 5);
+  CHECK(r.err.find("ratchet: could not check: needs xargs and stat -c") != std::string::npos);
 }
 
 TEST_CASE("verify conditions: port_open, port_free and absent read /proc and say what violates them",
@@ -593,4 +601,39 @@ TEST_CASE("holders: a holder the login may not inspect (more capabilities, or no
   INFO(r.out << r.err);
   CHECK(r.code == 5);
   CHECK(r.err.find("warning") == std::string::npos);
+}
+
+TEST_CASE("holders: a device target is held through any node of its number - by a descriptor or a mapping",
+          "[steps][library]") {
+  std::string d = testing::temp_dir("ratchet-rdev");
+  // 1:7 is /dev/full's number, 1:5 /dev/zero's: the nodes are only opened.
+  REQUIRE(run_sh("cd '" + d + "' && mknod gpu0 c 1 7 && mknod mine c 1 7 && mknod zero c 1 5").code == 0);
+  const std::string busy = lib("ratchet_no_holders -- '" + d + "/gpu0'").out;
+  if (!busy.empty()) {
+    WARN("some process on this machine holds device 1:7 (/dev/full): not run");
+    return;
+  }
+  OwnedProcess other_node("exec sleep 300 3<'" + d + "/mine'");  // another node, same number: a holder
+  OwnedProcess zero("exec sleep 301 3<'" + d + "/zero'");          // another number: not one
+  REQUIRE(eventually([&] { return run_sh("test -e /proc/" + std::to_string(other_node.pid()) + "/fd/3 && test -e /proc/" +
+                                         std::to_string(zero.pid()) + "/fd/3").code == 0; }));
+  auto r = lib("ratchet_no_holders -- '" + d + "/gpu0'");
+  CHECK(r.code == 1);
+  auto h = steps::parse_process_lines(r.out, "holder");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].pid == other_node.pid());
+  CHECK(h[0].files == std::vector<std::string>{d + "/gpu0"});
+  REQUIRE(h[0].nodes.size() == 1);
+  CHECK(h[0].nodes[0] == steps::HeldNode{d + "/gpu0", d + "/mine", "", "1:7"});
+  // A mapping carries its node's own device and inode: the node is stat-ed
+  // through /proc/PID/root (ratchet_match's M lines; m: the same file mapped
+  // by another process), and only a node of the target's number holds it.
+  const std::string id = run_sh("stat -c %d:%i '" + d + "/mine'").out, z = run_sh("stat -c %d:%i '" + d + "/zero'").out;
+  const std::string me = std::to_string(getpid());
+  r = lib("RATCHET_WANT=$(ratchet_targets '" + d + "/gpu0'); printf 'M\\t" + me + "\\t" + d + "/mine\\t" +
+          id.substr(0, id.size() - 1) + "\\nm\\t77\\t/x\\t" + id.substr(0, id.size() - 1) + "\\nM\\t" + me + "\\t" + d +
+          "/zero\\t" + z.substr(0, z.size() - 1) + "\\n' > '" + d + "/cand'; ratchet_match '" + d + "/cand' '" + d + "/err'");
+  CHECK(r.code == 0);
+  CHECK(r.out == me + "\t" + d + "/gpu0\nN\t" + me + "\t" + d + "/gpu0\t" + d + "/mine\t-\t1:7\n77\t" + d +
+                     "/gpu0\nN\t77\t" + d + "/gpu0\t/x\t-\t1:7\n");
 }

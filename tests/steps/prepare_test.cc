@@ -111,17 +111,22 @@ TEST_CASE("prepare: a rendered scope = \"user\" without `user` is refused as a l
 }
 
 TEST_CASE("process lines parse into holders", "[steps]") {
-  auto h = steps::parse_process_line("4242\troot\t123\t1796000000.50\tpython\tpython serve.py\t/dev/nvidia0\t/dev/nvidiactl");
+  auto h = steps::parse_process_line(
+      "4242\troot\t123\t1796000000.50\tpython\tpython serve.py\tS\t-\t/dev/nvidia0\t/dev/nvidiactl");
+  REQUIRE(h);
   CHECK(h->pid == 4242);
+  CHECK(h->state == "S");
+  CHECK(h->owner == steps::Owner{.kind = "none"});
   CHECK(h->start_ticks == 123);
   CHECK(h->started == "2026-11-30T00:53:20Z");
   CHECK(h->files == std::vector<std::string>({"/dev/nvidia0", "/dev/nvidiactl"}));
   // Each file is its own field, %-encoded: a name may hold " | ", a tab or a newline.
-  h = steps::parse_process_line("7\troot\t1\t1.0\tc\ta\t/tmp/a | b%09c%0Ad%25e\t/tmp/x%zz%4");
+  h = steps::parse_process_line("7\troot\t1\t1.0\tc\ta\tR\t-\t/tmp/a | b%09c%0Ad%25e\t/tmp/x%zz%4");
+  REQUIRE(h);
   CHECK(h->files == std::vector<std::string>({"/tmp/a | b\tc\nd%e", "/tmp/x%zz%4"}));
   CHECK(steps::decode_file("%41%2f%0a") == "A/\n");
   CHECK_FALSE(steps::parse_process_line("garbage"));
-  auto all = steps::parse_process_lines("alive\t1\tu\t1\t1.0\tc\ta\t\nother\t2\tu\t1\t1.0\tc\ta\t\n", "alive");
+  auto all = steps::parse_process_lines("alive\t1\tu\t1\t1.0\tc\ta\tS\t-\t\nother\t2\tu\t1\t1.0\tc\ta\tS\t-\t\n", "alive");
   REQUIRE(all.size() == 1);
   CHECK(all[0].pid == 1);
 }

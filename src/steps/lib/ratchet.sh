@@ -2,7 +2,10 @@
 # Prepended to every command that calls a ratchet_* function (the transcript's
 # `sent`); the `command` shown by plan is the call alone. Never uses fuser.
 # Holder/process line format (tab-separated):
-#   pid  user  start_ticks  start_epoch  comm  cmdline  file  file ...
+#   pid  user  start_ticks  start_epoch  comm  cmdline  state  owner  file  file ...
+# state: /proc/PID/stat's state letter (R S D T t Z ...), "D:WCHAN" for D.
+# owner: "-", or KEY=VALUE words joined by blanks (kind name scope user restart
+# id; ratchet_owner), each VALUE %-encoded as a file plus a blank -> %20.
 # Each file is %-encoded (% -> %25, TAB -> %09, newline -> %0A), so no byte of a
 # path can split a field or a line. Exit statuses of checks: 0 holds, 1 does
 # not hold, 2 bad target (a pattern that matches nothing), 3 recycled PID,
@@ -11,7 +14,8 @@
 # process limit still gets as far as ratchet_room).
 RATCHET_TAB='	'
 # Column numbers of a process line, for cut -f (awk scripts name them too).
-RATCHET_COL_PID=1 RATCHET_COL_TICKS=3 RATCHET_COL_EPOCH=4
+# A process line has at least RATCHET_COL_OWNER fields (files follow it).
+RATCHET_COL_PID=1 RATCHET_COL_TICKS=3 RATCHET_COL_EPOCH=4 RATCHET_COL_OWNER=8
 RATCHET_NL='
 '
 
@@ -122,17 +126,25 @@ ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 # comm field may hold spaces and parentheses, so cut after the last ") ").
 # (Shell builtins only: the lines joined by blanks, cut after the last ") ",
 # split at blanks.)
-ratchet_start() {
+ratchet_start() { ratchet_stat_word "$1" 20; }
+
+# Field N+2 of /proc/PID/stat (N counts from the state, field 3, as 1), as
+# ratchet_start reads it; nothing when PID is gone.
+ratchet_stat_word() { # PID N
   local _l _st
   _st='' _l=''
   { while IFS= read -r _l; do _st="$_st$_l "; done < "/proc/$1/stat"; } 2>/dev/null || [ -n "$_st$_l" ] || return 0
   _st="$_st$_l"
   [ -n "$_st" ] || return 0
   _st=${_st##*) }
+  set -- "$2" "$_st"
   # shellcheck disable=SC2086  # the stat fields, split at blanks on purpose
-  { set -f; set -- $_st; set +f; }
-  printf '%s\n' "${20:-}"
+  { set -f; set -- "$1" $2; set +f; }
+  eval "printf '%s\\n' \"\${$(($1 + 1)):-}\""
 }
+
+# The state of PID (R, S, D, T, t, Z, ...: /proc/PID/stat field 3).
+ratchet_state() { ratchet_stat_word "$1" 1; }
 
 # True when PID is alive and still the process that started at TICKS (a
 # different start time is a recycled PID). A zombie is dead unless another
@@ -218,19 +230,38 @@ ratchet_self() { # PID...
   return 0
 }
 
+# Sets RATCHET_STATE (state letter), RATCHET_TICKS (start ticks) and
+# RATCHET_PPID of PID from /proc/PID/stat (shell builtins only, as
+# ratchet_start); all "" when it is gone.
+ratchet_stat_fields() { # PID
+  local _l _st
+  RATCHET_STATE='' RATCHET_TICKS='' RATCHET_PPID='' _st='' _l=''
+  { while IFS= read -r _l; do _st="$_st$_l "; done < "/proc/$1/stat"; } 2>/dev/null || [ -n "$_st$_l" ] || return 0
+  _st="$_st$_l"
+  case "$_st" in *") "*) ;; *) return 0 ;; esac
+  _st=${_st##*) }
+  # shellcheck disable=SC2086  # the stat fields, split at blanks on purpose
+  { set -f; set -- $_st; set +f; }
+  RATCHET_STATE=${1:-} RATCHET_PPID=${2:-} RATCHET_TICKS=${20:-}
+}
+
 # Prints the process line for PID (see header); nothing when it is gone.
 # FILES: the file fields, already %-encoded and tab-separated ("" for none).
 ratchet_describe() { # PID FILES
-  local _a _bt _c _e _hz _n _t _u
+  local _a _bt _c _e _hz _n _s _t _u _w
   [ -d "/proc/$1" ] || return 0
-  _t=$(ratchet_start "$1"); [ -n "$_t" ] || return 0
+  ratchet_stat_fields "$1"; _t=$RATCHET_TICKS _s=$RATCHET_STATE
+  [ -n "$_t" ] || return 0
+  if [ "$_s" = D ]; then
+    _w=''
+    { read -r _w < "/proc/$1/wchan"; } 2>/dev/null
+    case "$_w" in ''|0|*[!A-Za-z0-9_.]*) ;; *) _s="D:$_w" ;; esac
+  fi
   _u=$(ratchet_euid "$1")
   case "$_u" in  # the name of each UID looked up once in this shell (RATCHET_UN_<UID>)
     '') ;;
     *[!0-9]*) _u=$(ratchet_uname "$_u") ;;
-    *) eval "_n=\${RATCHET_UN_$_u-}"
-       if [ -z "$_n" ]; then _n=$(ratchet_uname "$_u"); eval "RATCHET_UN_$_u=\$_n"; fi
-       _u=$_n ;;
+    *) ratchet_uid_name "$_u"; _u=$RATCHET_UNAME ;;
   esac
   _c=$(cat "/proc/$1/comm" 2>/dev/null)
   case "$_c" in  # comm may hold any byte, even a newline
@@ -241,7 +272,217 @@ ratchet_describe() { # PID FILES
   [ -n "$_a" ] || _a="[$_c]"
   _hz=${RATCHET_HZ:=$(ratchet_hz)}; _bt=${RATCHET_BT:=$(ratchet_btime)}
   _e=$(awk -v b="$_bt" -v t="$_t" -v h="$_hz" 'BEGIN{printf "%.2f", b + t / h}')
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$_u" "$_t" "$_e" "$_c" "$_a" "$2"
+  ratchet_owner "$1"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$_u" "$_t" "$_e" "$_c" "$_a" "$_s" "$RATCHET_OWNER" "$2"
+}
+
+# Sets RATCHET_UNAME to the user name of numeric UID, looked up once in this
+# shell (cached in RATCHET_UN_<UID>).
+ratchet_uid_name() { # UID
+  local _n
+  eval "_n=\${RATCHET_UN_$1-}"
+  if [ -z "$_n" ]; then _n=$(ratchet_uname "$1"); eval "RATCHET_UN_$1=\$_n"; fi
+  RATCHET_UNAME=$_n
+}
+
+# Sets RATCHET_ESC to $1 %-encoded as an owner value (a file's encoding, and
+# a blank is %20); no process when nothing needs it.
+ratchet_esc_word() { # VALUE
+  case "$1" in
+    *%*|*" "*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*)
+      RATCHET_ESC=$(RE_S=$1 awk 'BEGIN { s = ENVIRON["RE_S"]; gsub(/%/, "%25", s); gsub(/\t/, "%09", s); gsub(/\n/, "%0A", s); gsub(/ /, "%20", s); printf "%s", s }') ;;
+    *) RATCHET_ESC=$1 ;;
+  esac
+}
+
+# Who owns a cgroup PATH (one path of /proc/PID/cgroup): sets RATCHET_OK (kind:
+# pod, container, unit, session; "" none), RATCHET_ON (name), RATCHET_OS
+# (scope: system or user for a unit, the runtime for a container or pod),
+# RATCHET_OU (UID of a user unit or session), RATCHET_OI (id: container, pod
+# UID, session number); returns 1 when the path names no owner. The most
+# specific wins: pod, container, user unit, login session, system unit.
+#   /system.slice/NAME.service  /user.slice/user-UID.slice/user@UID.service/.../NAME.service
+#   docker-ID.scope /docker/ID  cri-containerd-ID.scope  crio-ID.scope  libpod-ID(.scope)
+#   kubepods...-pod<UID>.slice  /kubepods/.../pod<UID>/ID  user-UID.slice/session-N.scope
+ratchet_cgroup_path() { # PATH
+  local _c _cid _kube _oifs _pod _prev _rt _sess _suid _unit _uuid _uunit
+  RATCHET_OK='' RATCHET_ON='' RATCHET_OS='' RATCHET_OU='' RATCHET_OI=''
+  case "$1" in ''|/) return 1 ;; esac
+  _cid='' _kube='' _pod='' _prev='' _rt='' _sess='' _suid='' _unit='' _uuid='' _uunit=''
+  _oifs=$IFS; IFS=/
+  # shellcheck disable=SC2086  # split at / on purpose, no globbing
+  { set -f; set -- $1; set +f; }
+  IFS=$_oifs
+  for _c in "$@"; do
+    case "$_c" in kubepods*) _kube=1 ;; esac
+    case "$_c" in
+      '') ;;
+      *-pod*.slice) if [ -n "$_kube" ]; then _pod=${_c##*-pod}; _pod=${_pod%.slice}; fi ;;
+      pod?*) if [ -n "$_kube" ]; then _pod=${_c#pod}; fi ;;
+      docker-*.scope) _rt=docker _cid=${_c#docker-}; _cid=${_cid%.scope} ;;
+      cri-containerd-*.scope) _rt=containerd _cid=${_c#cri-containerd-}; _cid=${_cid%.scope} ;;
+      crio-conmon-*|libpod-conmon-*) ;;  # the runtime's monitor, not the container
+      crio-*.scope) _rt=cri-o _cid=${_c#crio-}; _cid=${_cid%.scope} ;;
+      libpod-*) _rt=podman _cid=${_c#libpod-}; _cid=${_cid%.scope} ;;
+      user@*.service) _uuid=${_c#user@}; _uuid=${_uuid%.service}; [ -n "$_unit" ] || _unit=$_c ;;
+      user-*.slice) _suid=${_c#user-}; _suid=${_suid%.slice} ;;
+      session-*.scope) _sess=${_c#session-}; _sess=${_sess%.scope} ;;
+      *.service|*.scope)
+        if [ -n "$_uuid" ]; then { [ -n "$_uunit" ] || [ "$_c" = init.scope ]; } || _uunit=$_c
+        elif [ -z "$_unit" ]; then _unit=$_c; fi ;;
+      *)  # a bare 64-hex container id: /docker/ID, /kubepods/.../pod<UID>/ID
+        if [ ${#_c} -eq 64 ]; then
+          case "$_c" in *[!0-9a-f]*) ;; *)
+            if [ "$_prev" = docker ]; then _rt=docker _cid=$_c; elif [ -n "$_pod" ]; then _cid=$_c; fi ;;
+          esac
+        fi ;;
+    esac
+    _prev=$_c
+  done
+  # A systemd slice escapes a pod UID's dashes as underscores.
+  while :; do case "$_pod" in *_*) _pod=${_pod%%_*}-${_pod#*_} ;; *) break ;; esac; done
+  if [ -n "$_pod" ]; then RATCHET_OK=pod RATCHET_OS=$_rt RATCHET_OI=$_pod RATCHET_ON=$_cid
+  elif [ -n "$_rt" ]; then RATCHET_OK=container RATCHET_OS=$_rt RATCHET_OI=$_cid
+  elif [ -n "$_uunit" ]; then RATCHET_OK=unit RATCHET_OS=user RATCHET_ON=$_uunit RATCHET_OU=$_uuid
+  elif [ -n "$_sess" ]; then RATCHET_OK=session RATCHET_ON="session-$_sess.scope" RATCHET_OI=$_sess RATCHET_OU=$_suid
+  elif [ -n "$_unit" ]; then RATCHET_OK=unit RATCHET_OS=system RATCHET_ON=$_unit
+  else return 1; fi
+  return 0
+}
+
+# The owner in a /proc/PID/cgroup FILE (ratchet_cgroup_path's variables): the
+# cgroup v2 path ("0::/path") first, then v1's name=systemd, then each other
+# v1 hierarchy (cgroupfs drivers put /docker/ID, /kubepods/... there). A path
+# holding a newline goes on at the next line that is not "N:...:" (v2 and
+# name=systemd only). Returns 1 when none names an owner.
+ratchet_cgroup_owner() { # FILE
+  local _c _cur _l _other _p _r _sd _v2
+  _v2='' _sd='' _other='' _cur=''
+  { while IFS= read -r _l || [ -n "$_l" ]; do
+      case "$_l" in
+        [0-9]*:*:*)
+          _r=${_l#*:}; _c=${_r%%:*}; _p=${_r#*:}
+          case "${_l%%:*}:$_c" in
+            0:) _v2=$_p _cur=v2 ;;
+            *:name=systemd) _sd=$_p _cur=sd ;;
+            *) _other="$_other$_p$RATCHET_NL" _cur='' ;;
+          esac ;;
+        *) case "$_cur" in v2) _v2="$_v2$RATCHET_NL$_l" ;; sd) _sd="$_sd$RATCHET_NL$_l" ;; esac ;;
+      esac
+    done < "$1"; } 2>/dev/null
+  ratchet_cgroup_path "$_v2" && return 0
+  ratchet_cgroup_path "$_sd" && return 0
+  while [ -n "$_other" ]; do
+    _p=${_other%%"$RATCHET_NL"*}; _other=${_other#*"$RATCHET_NL"}
+    ratchet_cgroup_path "$_p" && return 0
+  done
+  return 1
+}
+
+# A value cached in this shell under KEY (RATCHET_OC: "|KEY=VALUE|..."):
+# sets RATCHET_CV and returns 0 when there is one.
+ratchet_cache_get() { # KEY
+  case "${RATCHET_OC:-}" in *"|$1="*) RATCHET_CV=${RATCHET_OC#*"|$1="}; RATCHET_CV=${RATCHET_CV%%|*}; return 0 ;; esac
+  return 1
+}
+ratchet_cache_put() { RATCHET_OC="${RATCHET_OC:-}|$1=$2|"; }  # KEY VALUE (no | in either)
+
+# Sets RATCHET_RESTART to a loaded service's Restart= (no, always, on-failure,
+# ...; "" unknown: systemd not running here, a unit it does not know, a name
+# with odd bytes), asking systemctl once per unit in this shell (5 s bound).
+# A user unit: the user's manager through `-M USER@`, else (root, where that
+# needs machined) as the user with its XDG_RUNTIME_DIR (/run/user/UID).
+ratchet_unit_restart() { # system|user USER UNIT [UID]
+  local _id _k _l _sc _su _un _v
+  RATCHET_RESTART=''
+  [ -d /run/systemd/system ] || return 0  # sd_booted(3): no systemd manager here
+  case "$2$3" in *[!A-Za-z0-9:_.@-]*) return 0 ;; esac
+  _k="restart:$1:$2:$3"
+  if ratchet_cache_get "$_k"; then RATCHET_RESTART=$RATCHET_CV; return 0; fi
+  _sc=$1 _su=$2 _un=$3 _id=${4:-}
+  if command -v timeout >/dev/null 2>&1; then set -- timeout 5; else set --; fi
+  if [ "$_sc" = user ]; then
+    _l=$("$@" systemctl --user -M "$_su@" show -p LoadState -p Restart -- "$_un" 2>/dev/null)
+    if [ -z "$_l" ] && [ -d "/run/user/$_id" ] && command -v runuser >/dev/null 2>&1; then
+      _l=$("$@" runuser -u "$_su" -- env XDG_RUNTIME_DIR="/run/user/$_id" systemctl --user show -p LoadState -p Restart -- "$_un" 2>/dev/null)
+    fi
+  else _l=$("$@" systemctl show -p LoadState -p Restart -- "$_un" 2>/dev/null); fi
+  _v=''
+  case "$RATCHET_NL$_l$RATCHET_NL" in
+    *"${RATCHET_NL}LoadState=loaded$RATCHET_NL"*"${RATCHET_NL}Restart="*|*"${RATCHET_NL}Restart="*"${RATCHET_NL}LoadState=loaded$RATCHET_NL"*)
+      _v=${_l#*Restart=}; _v=${_v%%"$RATCHET_NL"*} ;;
+  esac
+  case "$_v" in *[!a-z-]*) _v='' ;; esac
+  ratchet_cache_put "$_k" "$_v"
+  RATCHET_RESTART=$_v
+}
+
+# Sets RATCHET_CNAME (its name), RATCHET_CRESTART (restart policy) and
+# RATCHET_CPOD (NAMESPACE/POD) of container ID where the runtime's files say
+# so readably (Docker: config.v2.json "Name" and hostconfig.json
+# "RestartPolicy" under RATCHET_DOCKER_ROOT, /var/lib/docker; containerd (CRI):
+# the task's config.json annotations under RATCHET_CONTAINERD_ROOT,
+# /run/containerd/io.containerd.runtime.v2.task/k8s.io); "" when they do not.
+# Once per container in this shell.
+ratchet_container_names() { # RUNTIME ID
+  local _d _f _k
+  RATCHET_CNAME='' RATCHET_CRESTART='' RATCHET_CPOD=''
+  case "$2" in ''|*[!0-9a-f]*) return 0 ;; esac
+  _k="ctr:$1:$2"
+  if ratchet_cache_get "$_k"; then
+    RATCHET_CNAME=${RATCHET_CV%%/*}; RATCHET_CV=${RATCHET_CV#*/}
+    RATCHET_CRESTART=${RATCHET_CV%%/*}; RATCHET_CPOD=${RATCHET_CV#*/}
+    return 0
+  fi
+  case "$1" in
+    docker)
+      _d=${RATCHET_DOCKER_ROOT:-/var/lib/docker}/containers/$2
+      if [ -r "$_d/config.v2.json" ]; then
+        RATCHET_CNAME=$(grep -o '"Name":"/[^"]*"' "$_d/config.v2.json" 2>/dev/null | head -n 1 | sed 's|^"Name":"/||; s|"$||')
+        RATCHET_CRESTART=$(grep -o '"RestartPolicy":{"Name":"[^"]*"' "$_d/hostconfig.json" 2>/dev/null | head -n 1 | sed 's|.*"Name":"||; s|"$||')
+      fi ;;
+    containerd)
+      _f=${RATCHET_CONTAINERD_ROOT:-/run/containerd/io.containerd.runtime.v2.task/k8s.io}/$2/config.json
+      if [ -r "$_f" ]; then
+        RATCHET_CNAME=$(grep -o '"io.kubernetes.cri.container-name":"[^"]*"' "$_f" 2>/dev/null | head -n 1 | sed 's|.*":"||; s|"$||')
+        RATCHET_CPOD=$(awk '{ while (match($0, /"io\.kubernetes\.cri\.sandbox-(name|namespace)":"[^"]*"/)) {
+            s = substr($0, RSTART, RLENGTH); $0 = substr($0, RSTART + RLENGTH); v = s; sub(/^.*":"/, "", v); sub(/"$/, "", v)
+            if (s ~ /sandbox-name/) n = v; else ns = v } }
+          END { if (n != "") print (ns != "" ? ns "/" : "") n }' "$_f" 2>/dev/null)
+      fi ;;
+  esac
+  # Names as the runtimes allow them: no | or / to break the cache, no blank.
+  case "$RATCHET_CNAME" in *[!A-Za-z0-9_.-]*) RATCHET_CNAME='' ;; esac
+  case "$RATCHET_CRESTART" in *[!a-z-]*) RATCHET_CRESTART='' ;; esac
+  case "$RATCHET_CPOD" in *[!A-Za-z0-9_./-]*|*/*/*) RATCHET_CPOD='' ;; esac
+  ratchet_cache_put "$_k" "$RATCHET_CNAME/$RATCHET_CRESTART/$RATCHET_CPOD"
+}
+
+# Sets RATCHET_OWNER to PID's owner field (see header): "-", or
+# "kind=K name=N scope=S user=U restart=R id=I" (each but kind left out when
+# empty). FILE (a test's) replaces /proc/PID/cgroup.
+ratchet_owner() { # PID [CGROUP_FILE]
+  local _o _r _u
+  RATCHET_OWNER=-
+  ratchet_cgroup_owner "${2:-/proc/$1/cgroup}" || return 0
+  _r='' _u=''
+  case "$RATCHET_OU" in ''|*[!0-9]*) ;; *) ratchet_uid_name "$RATCHET_OU"; _u=$RATCHET_UNAME ;; esac
+  case "$RATCHET_OK" in
+    unit) case "$RATCHET_ON" in *.service) ratchet_unit_restart "$RATCHET_OS" "$_u" "$RATCHET_ON" "$RATCHET_OU"; _r=$RATCHET_RESTART ;; esac ;;
+    container)
+      ratchet_container_names "$RATCHET_OS" "$RATCHET_OI"
+      RATCHET_ON=$RATCHET_CNAME _r=$RATCHET_CRESTART ;;
+    pod)
+      ratchet_container_names "$RATCHET_OS" "$RATCHET_ON"
+      RATCHET_ON=$RATCHET_CPOD ;;
+  esac
+  _o="kind=$RATCHET_OK"
+  ratchet_esc_word "$RATCHET_ON"; [ -z "$RATCHET_ESC" ] || _o="$_o name=$RATCHET_ESC"
+  ratchet_esc_word "$RATCHET_OS"; [ -z "$RATCHET_ESC" ] || _o="$_o scope=$RATCHET_ESC"
+  ratchet_esc_word "$_u"; [ -z "$RATCHET_ESC" ] || _o="$_o user=$RATCHET_ESC"
+  [ -z "$_r" ] || _o="$_o restart=$_r"
+  ratchet_esc_word "$RATCHET_OI"; [ -z "$RATCHET_ESC" ] || _o="$_o id=$RATCHET_ESC"
+  RATCHET_OWNER=$_o
 }
 
 # Parses the common options into globals; sets RATCHET_SHIFT to the count used.
@@ -285,13 +526,13 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
             m = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= m; i++) O[o[i]] = 1
             m = split(ENVIRON["RK"], kt, "\n"); for (i = 1; i <= m; i++) K[kt[i]] = 1
             m = split(ENVIRON["RS"], s, "\n"); for (i = 1; i <= m; i++) { c = index(s[i], " "); if (c) S[substr(s[i], 1, c - 1)] = substr(s[i], c + 1) } }
-    { pid = $1; owner = $2; comm = $5; cmd = $6  # the process line (header)
+    { pid = $1; puser = $2; comm = $5; cmd = $6  # the process line (header)
       if (pid == 1) { if (!q) print "ratchet: PID 1 (" comm ") is never selected" > "/dev/stderr"; next }
       if (pid in K) { if (!q) print "ratchet: PID " pid " (" comm ") is a kernel thread: never selected" > "/dev/stderr"; next }
       if (pid in P) { if (!q) print "ratchet: PID " pid " (" comm ") is part of this SSH session (ratchet itself): never selected" > "/dev/stderr"; next }
       if ((pid in S) && S[pid] == "self") { if (!q) print "ratchet: PID " pid " (" comm ") is ratchet'"'"'s own (RATCHET_SELF=1: a session shell, its reader or a watchdog of a ratchet run): never selected" > "/dev/stderr"; next }
       if ((pid in O) || (pid in S)) { if (!q) print "ratchet: PID " pid " (" comm ") runs ratchet host library commands: never selected" > "/dev/stderr"; next }
-      if (user != "" && !(owner in U)) next
+      if (user != "" && !(puser in U)) next
       a0 = cmd; sub(/ .*/, "", a0); sub(/.*\//, "", a0)
       if ((comm in x) || (a0 in x)) next
       print }'
@@ -300,7 +541,8 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 # Resolves path patterns (globs expanded here, on the host) to canonical paths,
 # one per line, %-encoded (any byte may be in a name), a tab, and the file's
 # DEV:INODE (decimal st_dev, as stat %d prints it; "-" for a directory, which
-# stands for everything beneath it: "DIR/").
+# stands for everything beneath it: "DIR/"); for a character or block device,
+# a tab and its device number, c:MAJOR:MINOR or b:MAJOR:MINOR (decimal st_rdev).
 # From the first component a wildcard matched on, no component is followed
 # when it is a symlink: a link planted where a glob looks (/tmp/app-*.sock -> /,
 # or /tmp/app-x/sock -> /usr under a matched directory) must not widen a kill.
@@ -309,7 +551,7 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
 # refused. Exit 2 naming the pattern when one matches nothing
 # (unless MISSING_OK=1).
 ratchet_targets() {
-  local _c _f _found _id _link _oifs _p _pat _r _w
+  local _c _f _found _id _link _oifs _p _pat _r _rd _w
   for _pat in "$@"; do
     _found=0
     # Components of the pattern before the first one with a wildcard, plus one:
@@ -348,13 +590,19 @@ ratchet_targets() {
       _found=1
       # A file is also named by its device and inode: a holder must hold that
       # very file (not a namesake in another mount namespace, nor a deleted one).
+      # A device node is also named by its device number (st_rdev): a holder
+      # of any node of that number holds it, whatever path or mount namespace.
       if [ -d "$_r" ]; then printf '%s\t-\n' "$(ratchet_esc_path "${_r%/}/")"
       else
-        _id=$(stat -L -c '%d:%i' -- "$_r" 2>/dev/null)
+        _id=$(stat -L -c '%d:%i %t:%T' -- "$_r" 2>/dev/null)
         if [ -z "$_id" ]; then
           printf '%s\n' "ratchet: could not check: cannot stat $_f (needs stat -c, and a path this login may search)" >&2; return 5
         fi
-        printf '%s\t%s\n' "$(ratchet_esc_path "$_r")" "$_id"
+        _rd=${_id#* }; _id=${_id%% *}
+        if [ -c "$_r" ]; then _rd="$RATCHET_TAB"c:$((0x${_rd%:*})):$((0x${_rd#*:}))
+        elif [ -b "$_r" ]; then _rd="$RATCHET_TAB"b:$((0x${_rd%:*})):$((0x${_rd#*:}))
+        else _rd=; fi
+        printf '%s\t%s%s\n' "$(ratchet_esc_path "$_r")" "$_id" "$_rd"
       fi
     done
     IFS=$_oifs
@@ -376,18 +624,30 @@ ratchet_fast_scan() {
 # what may be one of the targets, ready for eval: with `lname`, each name as
 # a -lname pattern (glob characters escaped; a directory's as "DIR/*"); with
 # `samefile`, -samefile of each file target (none for a directory target).
-# The words are single-quoted. Exit 1 when a name holds a byte the process
-# lines %-encode (%, TAB, newline: then nothing may be left out), or (samefile)
-# when a target is a directory.
+# Device targets are left out (their descriptors are picked by type and
+# compared by device number: ratchet_fd_links). The words are single-quoted;
+# nothing is printed when no target is left. Exit 1 when a name holds a byte
+# the process lines %-encode (%, TAB, newline: then nothing may be left out),
+# or (samefile) when a target is a directory.
 ratchet_want_expr() { # lname|samefile
-  printf '%s\n' "$RATCHET_WANT" | awk -F '\t' -v mode="$1" -v q="'" '$1 != "" {
+  printf '%s\n' "$RATCHET_WANT" | awk -F '\t' -v mode="$1" -v q="'" '$1 != "" && $3 == "" {
     if (index($1, "%") || (mode == "samefile" && $2 == "-")) bad = 1
     s = ""; for (i = 1; i <= length($1); i++) { c = substr($1, i, 1)
       if (mode == "lname" && index("[]*?\\", c)) s = s "\\"
       s = s (c == q ? q "\\" q q : c) }
     if (mode == "lname" && $2 == "-") s = s "*"
     out = out (out == "" ? "" : " -o ") "-" mode " " q s q }
-    END { if (bad || out == "") exit 1; print out }'
+    END { if (bad) exit 1; if (out != "") print out }'
+}
+
+# True when RATCHET_WANT holds a character or block device target; RATCHET_XTYPE
+# is then the find test that picks a descriptor of that type (`-xtype c`,
+# `-xtype b`, or both: each is one stat of the descriptor).
+ratchet_want_devices() {
+  RATCHET_XTYPE=
+  case "$RATCHET_WANT" in *"$RATCHET_TAB"c:*) RATCHET_XTYPE='-xtype c' ;; esac
+  case "$RATCHET_WANT" in *"$RATCHET_TAB"b:*) RATCHET_XTYPE="${RATCHET_XTYPE:+$RATCHET_XTYPE -o }-xtype b" ;; esac
+  [ -n "$RATCHET_XTYPE" ]
 }
 
 # "PID<TAB>%-encoded target<TAB>link" for every link given: the open
@@ -399,25 +659,42 @@ ratchet_want_expr() { # lname|samefile
 # With RATCHET_WANT set (ratchet_holders), only the links that may be one of
 # those targets: find -lname picks them (so the scan costs about what find's
 # walk does); without -printf, find -L -samefile picks the descriptors that
-# are a target file, and only those are read with readlink.
+# are a target file, and only those are read with readlink. With a device
+# target, every descriptor that is a character or block device comes too,
+# its link marked "*" ("PID<TAB>target<TAB>*link"; the target is empty
+# without -printf: read only for a holder): ratchet_holders compares its
+# device number (stat, in batches).
 ratchet_fd_links() { # FD_DIR_OR_LINK...
-  local _d _dp _e _l _t
+  local _d _dp _dv _e _l _m _rd _t
   [ $# -gt 0 ] || return 0
+  _dv=
+  if [ -n "${RATCHET_WANT:-}" ] && ratchet_want_devices; then _dv=1; fi
   if ratchet_fast_scan; then
     # A link ends in NUL: no byte of a name can forge a record.
     { if [ -n "${RATCHET_WANT:-}" ] && _e=$(ratchet_want_expr lname); then
-        eval "LC_ALL=C find \"\$@\" -maxdepth 1 -type l \\( $_e \\) -printf '%p\\t%l\\0'"
+        if [ -n "$_dv" ]; then
+          _e="\\( $RATCHET_XTYPE \\) -printf '*%p\\t%l\\0'${_e:+ -o \\( $_e \\) -printf '%p\\t%l\\0'}"
+        else _e="\\( $_e \\) -printf '%p\\t%l\\0'"; fi
+        eval "LC_ALL=C find \"\$@\" -maxdepth 1 -type l \\( $_e \\)"
+      elif [ -n "$_dv" ]; then
+        # shellcheck disable=SC2086  # the find test, one word each
+        LC_ALL=C find "$@" -maxdepth 1 -type l \( \( $RATCHET_XTYPE \) -printf '*%p\t%l\0' -o -printf '%p\t%l\0' \)
       else LC_ALL=C find "$@" -maxdepth 1 -type l -printf '%p\t%l\0'; fi; } |
       awk 'BEGIN { RS = "\0" }
-        { c = index($0, "\t"); d = substr($0, 1, c - 1); l = substr($0, c + 1)
+        { c = index($0, "\t"); d = substr($0, 1, c - 1); l = substr($0, c + 1); m = ""
+          if (substr(d, 1, 1) == "*") { m = "*"; d = substr(d, 2) }
           split(d, q, "/"); gsub(/%/, "%25", l); gsub(/\t/, "%09", l); gsub(/\n/, "%0A", l)
-          print q[3] "\t" l "\t" d }'
+          print q[3] "\t" l "\t" m d }'
     return 0
   fi
+  _rd=1
   if [ -n "${RATCHET_WANT:-}" ] && _e=$(ratchet_want_expr samefile); then
+    _rd=
     # File targets only: the descriptors that are one of them (device and
-    # inode, through the link), one a line (proc paths).
-    _d=$(eval "LC_ALL=C find -L \"\$@\" -mindepth 1 -maxdepth 1 \\( $_e \\) -print")
+    # inode, through the link), or a device, one a line (proc paths).
+    [ -z "$_dv" ] || _e="$(printf '%s\n' "$RATCHET_XTYPE" | sed 's/-xtype/-type/g')${_e:+ -o $_e}"
+    _d=
+    [ -z "$_e" ] || _d=$(eval "LC_ALL=C find -L \"\$@\" -mindepth 1 -maxdepth 1 \\( $_e \\) -print")
     IFS=$RATCHET_NL; set -f
     # shellcheck disable=SC2086  # one path a line
     set -- $_d
@@ -428,6 +705,12 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
     _dp=${_d#/proc/}; _dp=${_dp%%/*}
     for _l in "$@"; do
       [ -L "$_l" ] || continue
+      _m=
+      if [ -n "$_dv" ] && { [ -c "$_l" ] || [ -b "$_l" ]; }; then
+        # its name read only where every link is (a directory target)
+        [ -n "$_rd" ] || { printf '%s\t\t*%s\n' "$_dp" "$_l"; continue; }
+        _m='*'
+      fi
       if ! _t=$(readlink -- "$_l" 2>/dev/null; echo .); then :; fi
       _t=${_t%"$RATCHET_NL."}
       if [ "$_t" = . ]; then
@@ -435,7 +718,7 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
         continue
       fi
       case "$_t" in *%*|*"$RATCHET_TAB"*|*"$RATCHET_NL"*) _t=$(ratchet_esc "$_t");; esac
-      printf '%s\t%s\t%s\n' "$_dp" "$_t" "$_l"
+      printf '%s\t%s\t%s%s\n' "$_dp" "$_t" "$_m" "$_l"
     done
   done
 }
@@ -446,23 +729,25 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
 # name the kernel cannot escape unambiguously (a newline is \012, and so is a
 # literal backslash-012) still names one file. A maps file that cannot be read
 # is named on stderr (LC_ALL=C: grep's words). With RATCHET_WANT set, only the
-# lines that hold one of those targets' names (grep -F).
+# lines that hold one of those targets' names (grep -F); every file mapping
+# with a device target (a node of its number may have any name). A process
+# maps a file many times: one line per process and file.
 ratchet_map_files() { # MAPS...
   local _want
   _want=' /'
-  if [ -n "${RATCHET_WANT:-}" ] && ratchet_want_expr lname >/dev/null; then
+  if [ -n "${RATCHET_WANT:-}" ] && ! ratchet_want_devices && ratchet_want_expr lname >/dev/null; then
     _want=$(printf '%s\n' "$RATCHET_WANT" | cut -f1)
   fi
   { LC_ALL=C grep -H -F -e "$_want" "$@" 2>&1 >&3 | grep 'Permission denied' >&2; } 3>&1 | awk '
   function hex(s,   i, n, c) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); n = n * 16 + c - 1 }; return n }
   { c = index($0, ":"); f = substr($0, 1, c - 1); l = substr($0, c + 1); i = index(l, "/")
-    if (i > 0) { split(f, q, "/"); split(l, col, " "); split(col[4], mm, ":")
-                 ma = hex(mm[1]); mi = hex(mm[2])
-                 dev = (mi % 256) + (ma % 4096) * 256 + int(mi / 256) * 1048576 + int(ma / 4096) * 17592186044416
-                 l = substr(l, i); gsub(/%/, "%25", l); gsub(/\t/, "%09", l)
-                 gsub(/\\012/, "%0A", l); printf "%s\t%s\t=%.0f:%s\n", q[3], l, dev, col[5] } }'
+    if (i > 0) { split(l, col, " "); l = substr(l, i); if (seen[f, col[4], col[5], l]++) next
+                 split(f, q, "/"); split(col[4], mm, ":")
+                 if (!((col[4]) in dv)) { ma = hex(mm[1]); mi = hex(mm[2])
+                   dv[col[4]] = sprintf("%.0f", (mi % 256) + (ma % 4096) * 256 + int(mi / 256) * 1048576 + int(ma / 4096) * 17592186044416) }
+                 gsub(/%/, "%25", l); gsub(/\t/, "%09", l)
+                 gsub(/\\012/, "%0A", l); printf "%s\t%s\t=%s:%s\n", q[3], l, dv[col[4]], col[5] } }'
 }
-
 
 # Why a /proc scan by this login cannot see every process: /proc mounted with
 # hidepid=2 (invisible) or 4 (ptraceable) hides other users' processes from
@@ -482,9 +767,9 @@ ratchet_proc_visible() {
 # Processes whose open files this login cannot read (not root, no become): the
 # PIDs whose /proc/PID/fd is not readable, and the PIDs given (a descriptor,
 # maps, cwd or root the scan was refused: a process with more privileges or
-# capabilities), leaving out kernel threads (PID 2 and its children: they hold
-# no user files) and zombies (whose files closed at exit), as process lines
-# with no files.
+# capabilities), leaving out PID 1 (never selected), kernel threads (PID 2 and
+# its children: they hold no user files) and zombies (whose files closed at
+# exit), as process lines with no files.
 ratchet_unreadable() { # [PID...]
   local _d _k _kt _st _up _ur _x
   _ur=$(for _d in /proc/[0-9]*; do
@@ -493,7 +778,7 @@ ratchet_unreadable() { # [PID...]
   [ -n "$_ur" ] || return 0
   if [ "${RATCHET_KT+set}" = set ]; then _kt=$RATCHET_KT; else _kt=$(ratchet_kthreads); fi
   printf '%s\n' "$_ur" | sort -un | RK=$_kt awk 'BEGIN { n = split(ENVIRON["RK"], k, "\n"); for (i = 1; i <= n; i++) K[k[i]] = 1 }
-    $1 != "" && !($1 in K)' | while read -r _up; do
+    $1 != "" && $1 != 1 && !($1 in K)' | while read -r _up; do
       # A zombie holds no files (they closed at its exit), yet its fd directory
       # is root's: not unreadable, unless a thread of its group still runs.
       _st=''
@@ -501,6 +786,72 @@ ratchet_unreadable() { # [PID...]
       case "$_st" in Z|X) ratchet_live_threads "$_up" || continue ;; esac
       ratchet_describe "$_up" ""
     done
+}
+
+# The holds among ratchet_holders' candidates in FILE (targets in
+# RATCHET_WANT), tab-separated, a tag first: H PID TARGET (held), V PID TARGET
+# DEV:INODE LINK (a descriptor named as a file target: held when the link's
+# device and inode are the target's), D PID NAME LINK (a descriptor that is a
+# device node: held when its type and device number are a device target's),
+# M/m PID NAME DEV:INODE (a mapping; M: the first of that file, whose node is
+# stat-ed through /proc/PID/root: a device node of a target's number holds it
+# for every m of that file). Every descriptor and mapped node is stat-ed in
+# batches (never a process per descriptor); stat's words go to ERRFILE
+# (LC_ALL=C: "Permission denied" marks a process this scan could not see).
+# A third argument other than 3 says nothing is to be stat-ed (no V, D or M).
+# Prints "PID<TAB>target" per hold, and for a device held through a node
+# that is not the target itself "N<TAB>PID<TAB>target<TAB>node<TAB>link<TAB>MAJ:MIN"
+# (node: %-encoded as the process names it, "-" when not read yet; link: the
+# descriptor, "-" for a mapping).
+ratchet_match() { # FILE ERRFILE [3: something to stat]
+  local _x
+  _x=0
+  : > "$1.st"
+  if [ "${3:-3}" = 3 ]; then
+    awk -F '\t' '$1 == "V" { print $5 } $1 == "D" { print $4 } $1 == "M" && !index($3, "%") { print "/proc/" $2 "/root" $3 }' "$1" |
+      tr '\n' '\000' | LC_ALL=C xargs -0 -r stat -L -c '%d:%i %t:%T %f %n' 2>"$2" > "$1.st"
+    _x=$?
+  fi
+  # 123: a stat that found a file gone or refused (its words are in ERRFILE);
+  # anything else (127: no xargs; 1: an xargs without -0 or -r) and the
+  # descriptors may not all have been compared.
+  if [ "$_x" != 0 ] && [ "$_x" != 123 ]; then
+    printf '%s\n' "ratchet: could not check: needs xargs and stat -c (findutils and coreutils, or BusyBox) on the host (xargs exited $_x)" >&2
+    return 5
+  fi
+  RT=$RATCHET_WANT awk -F '\t' -v st="$1.st" '
+    function hex(s,   i, n) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return n }
+    BEGIN { n = split(ENVIRON["RT"], t, "\n")
+            for (i = 1; i <= n; i++) { split(t[i], a, "\t"); if (a[3] != "") { dev[a[3]] = a[1]; tid[a[1]] = a[2] } } }
+    FILENAME == st { split($0, w, " "); p = substr($0, length(w[1]) + length(w[2]) + length(w[3]) + 4)
+      split(w[2], r, ":"); m = int(hex(w[3]) / 4096)  # the file type: 2 character, 6 block device
+      ID[p] = w[1]; K[p] = (m == 2 ? "c" : m == 6 ? "b" : "-") ":" hex(r[1]) ":" hex(r[2]); next }
+    $1 == "H" { print $2 "\t" $3; next }
+    $1 == "V" { if (ID[$5] == $4) print $2 "\t" $3; next }
+    $1 == "D" { p = $4; if (!(p in K) || !(K[p] in dev)) next; g = dev[K[p]]; print $2 "\t" g
+                if (ID[p] != tid[g]) print "N\t" $2 "\t" g "\t" ($3 == "" ? "-" : $3) "\t" p "\t" substr(K[p], 3); next }
+    $1 == "M" { p = "/proc/" $2 "/root" $3; if ((p in K) && ID[p] == $4 && (K[p] in dev)) good[$4] = K[p] }
+    ($1 == "M" || $1 == "m") && ($4 in good) { g = dev[good[$4]]; print $2 "\t" g
+                print "N\t" $2 "\t" g "\t" $3 "\t-\t" substr(good[$4], 3) }' "$1.st" "$1"
+}
+
+# The N lines of ratchet_match on stdin as node lines:
+# "node<TAB>PID<TAB>target<TAB>node<TAB>MOUNT_NS<TAB>MAJ:MIN" (target and node
+# %-encoded; MOUNT_NS the inode of /proc/PID/ns/mnt, "-" when it is this
+# scan's own, "?" when it cannot be read). A node not named yet (a scan
+# without find -printf) is read with readlink, one per holder's node.
+ratchet_node_lines() {
+  local _g _l _n _ns _p _r _x
+  _r=$(grep "^N$RATCHET_TAB") || return 0
+  _ns=$(printf '%s\n' "$_r" | cut -f2 | sort -un | sed 's|.*|/proc/&/ns/mnt|' |
+        { cat; printf '/proc/%s/ns/mnt\n' "$$"; } | xargs stat -L -c '%i %n' 2>/dev/null)
+  printf '%s\n' "$_r" | awk -F '\t' '!seen[$2, $3, $4, $6]++' | while IFS="$RATCHET_TAB" read -r _x _p _g _n _l _x; do
+    if [ "$_n" = - ] && [ "$_l" != - ]; then
+      _n=$(readlink -- "$_l" 2>/dev/null; echo .); _n=${_n%"$RATCHET_NL."}; _n=$(ratchet_esc_path "$_n")
+    fi
+    printf 'node\t%s\t%s\t%s\t%s\t%s\n' "$_p" "$_g" "$_n" "$(printf '%s\n' "$_ns" | awk -v p="/proc/$_p/ns/mnt" -v me="/proc/$$/ns/mnt" '
+      $2 == me { m = $1 } $2 == p { n = $1 } END { print (n == "" ? "?" : n == m ? "-" : n) }')" "$_x"
+  done
 }
 
 # Who holds the files: scans /proc/*/fd, /proc/*/maps and each process's cwd
@@ -516,7 +867,7 @@ ratchet_unreadable() { # [PID...]
 # same user: real, effective and saved UID all the login user's) are named in
 # a warning instead.
 ratchet_holders() { # USER EXCLUDES PATTERN...
-  local _blind _denied _errf _ex _fdd _fl _hit _id _lk _me _mine _mp _other _own _p _pairs _tg _tmp _user _want _why _x _zp
+  local _blind _denied _errf _ex _fdd _fl _id _kept _lk _me _mine _mp _nodes _other _own _p _pairs _tg _tmp _user _why _x _zp
   # One /proc/*/status snapshot serves the zombie leaders, the protected PIDs
   # and the kernel threads; the scan prints only links and mappings that may
   # be a target (RATCHET_WANT).
@@ -546,48 +897,53 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   case "$_tg$RATCHET_NL" in *"$RATCHET_TAB-$RATCHET_NL"*) _lk=1 ;; esac
   # shellcheck disable=SC2086  # the task globs expand here
   # The mappings are read while find walks the descriptors (each its own errors file).
-  _pairs=$( { ratchet_map_files /proc/[0-9]*/maps $_mp > "$_tmp/maps" 2>"$_tmp/maps-errors" &
-              if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd $_fdd /proc/[0-9]*/cwd /proc/[0-9]*/root
-              else ratchet_fd_links /proc/[0-9]*/fd $_fdd; fi 2>"$_errf"
-              wait
-              cat "$_tmp/maps"; } | RT=$_tg awk -F '\t' '
+  { ratchet_map_files /proc/[0-9]*/maps $_mp > "$_tmp/maps" 2>"$_tmp/maps-errors" &
+    if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd $_fdd /proc/[0-9]*/cwd /proc/[0-9]*/root
+    else ratchet_fd_links /proc/[0-9]*/fd $_fdd; fi 2>"$_errf"
+    wait
+    cat "$_tmp/maps"; } | RT=$_tg awk -F '\t' '
     BEGIN { n = split(ENVIRON["RT"], t, "\n")
-            for (i = 1; i <= n; i++) { if (t[i] == "") continue; c = index(t[i], "\t")
-              e = substr(t[i], 1, c - 1); id = substr(t[i], c + 1)
-              if (e ~ /\/$/) d[e] = 1; else f[e] = id } }
-    { pid = $1; name = $2; via = $3
+            for (i = 1; i <= n; i++) { if (t[i] == "") continue; split(t[i], a, "\t")
+              if (a[1] ~ /\/$/) d[a[1]] = 1; else if (a[3] != "") { dv[a[2]] = a[1]; nd++ } else f[a[1]] = a[2] } }
+    { pid = $1; name = $2; via = $3; k = substr(via, 1, 1)
       if (pid !~ /^[0-9]+$/) next
-      if (name in f) {
-        # a mapping carries its own device:inode; a descriptor is stat-ed below
-        if (substr(via, 1, 1) == "=") { if (substr(via, 2) == f[name]) print "H\t" pid "\t" name }
-        else print "V\t" pid "\t" name "\t" f[name] "\t" via
-        next }
-      for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name; break } }' |
-    while IFS="$RATCHET_TAB" read -r _hit _p _fl _want _x; do
-      if [ "$_hit" = V ]; then
-        _id=$(stat -L -c '%d:%i' -- "$_x" 2>/dev/null)
-        if [ -z "$_id" ]; then
-          # refused (not gone): a process this scan could not see
-          [ ! -e "/proc/$_p" ] || printf '%s\n' "stat: '$_x': Permission denied" >> "$_tmp/stat-errors"
-          continue
-        fi
-        [ "$_id" = "$_want" ] || continue
-      fi
-      printf '%s\t%s\n' "$_p" "$_fl"
-    done | awk -F '\t' '!seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
-      END { for (p in files) print p "\t" files[p] }')
+      if (k == "*") { print "D\t" pid "\t" name "\t" substr(via, 2); st = 1 }
+      if (k == "=") {
+        # a mapping carries its own device:inode; a descriptor is stat-ed later
+        id = substr(via, 2)
+        if (id in dv) { print "H\t" pid "\t" dv[id]; next }
+        if (name in f) { if (id == f[name]) print "H\t" pid "\t" name; next }
+        if (nd && !seen[pid, id]++) { print (rep[id]++ ? "m" : "M") "\t" pid "\t" name "\t" id; st = 1 }
+      } else if (k != "*" && (name in f)) { print "V\t" pid "\t" name "\t" f[name] "\t" via; st = 1; next }
+      for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name; break } }
+    END { exit st ? 3 : 0 }' > "$_tmp/cand"  # 3: something to stat
+  _x=$?
+  if ! ratchet_match "$_tmp/cand" "$_tmp/stat-errors" "$_x" > "$_tmp/held"; then rm -rf -- "$_tmp"; return 5; fi
+  # exit 3: a device held through another node
+  _pairs=$(awk -F '\t' '$1 == "N" { n = 1; next } !seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
+      END { for (p in files) print p "\t" files[p]; exit n ? 3 : 0 }' "$_tmp/held")
+  _x=$? _nodes=
+  if [ "$_x" = 3 ]; then _nodes=$(ratchet_node_lines < "$_tmp/held"); fi
   : >> "$_tmp/stat-errors"
-  _denied=$(sed -n 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
+  # (PID 1 is never selected, nor counted: a container's may be unreadable even to root.)
+  _denied=$(sed -n -e '\|/proc/1/|d' -e 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
   RATCHET_WANT=''
-  RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads)
+  # Needed by the filters only when something was seen (else ratchet_unreadable reads its own).
+  if [ -n "$_pairs$_denied" ]; then RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads); fi
   rm -rf -- "$_tmp" 2>/dev/null
   RATCHET_SNAP_FILE=''
   # The clock for the process lines, once for every holder described below.
   if [ -n "$_pairs$_denied" ]; then RATCHET_HZ=${RATCHET_HZ:-$(ratchet_hz)} RATCHET_BT=${RATCHET_BT:-$(ratchet_btime)}; fi
   if [ -n "$_pairs" ]; then
-    printf '%s\n' "$_pairs" | sort -n | while IFS="$RATCHET_TAB" read -r _p _fl; do
+    _kept=$(printf '%s\n' "$_pairs" | sort -n | while IFS="$RATCHET_TAB" read -r _p _fl; do
       ratchet_describe "$_p" "$_fl"
-    done | ratchet_filter "$_user" "$_ex"
+    done | ratchet_filter "$_user" "$_ex")
+    if [ -n "$_kept" ]; then
+      printf '%s\n' "$_kept"
+      # The node lines of the holders the filters kept.
+      [ -z "$_nodes" ] || printf '%s\n' "$_kept" | RN=$_nodes awk -F '\t' '{ pid = $1; k[pid] = 1 }
+        END { n = split(ENVIRON["RN"], l, "\n"); for (i = 1; i <= n; i++) { split(l[i], f, "\t"); if (f[2] in k) print l[i] } }'
+    fi
   fi
   # shellcheck disable=SC2086  # one PID a word
   _blind=$(ratchet_unreadable $_denied)
@@ -607,8 +963,8 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   _mine=$(printf '%s\n' "$_blind" | RO=$_own awk -F '\t' 'BEGIN { n = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= n; i++) O[o[i]] = 1 }
     { pid = $1; comm = $5 } pid in O { printf "%s%s (%s)", (m++ ? ", " : ""), pid, comm }')
   _other=$(printf '%s\n' "$_blind" | RO=$_own RM=$_me awk -F '\t' 'BEGIN { n = split(ENVIRON["RO"], o, "\n"); for (i = 1; i <= n; i++) O[o[i]] = 1 }
-    { pid = $1; owner = $2 }
-    !(pid in O) { k++; if (!(owner in w)) { w[owner] = 1; ws = ws (ws == "" ? "" : ", ") owner } }
+    { pid = $1; puser = $2 }
+    !(pid in O) { k++; if (!(puser in w)) { w[puser] = 1; ws = ws (ws == "" ? "" : ", ") puser } }
     END { if (k) printf "%d process%s open files are unreadable as %s (owners: %s)", k, (k == 1 ? "'"'"'s" : "es'"'"'"), ENVIRON["RM"], ws }')
   if [ -n "$_mine" ]; then
     printf '%s\n' "ratchet: warning: processes of $_me that are not dumpable (such as another SSH session of $_me) have open files $_me cannot read; not counted: PID $_mine" >&2
@@ -689,12 +1045,36 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
   esac
 }
 
+# For respawns (a supervisor that starts a killed holder again): one
+# "parent<TAB>PID<TAB>PPID<TAB>PARENT_COMM" line per PID on stdin that is
+# alive; with `clock`, first "clock<TAB>TICKS": now, in clock ticks since boot
+# (as start_ticks), so a process that started later started after this.
+ratchet_parents() { # [clock]
+  local _c _p _pp
+  if [ "${1:-}" = clock ]; then
+    awk -v h="${RATCHET_HZ:-$(ratchet_hz)}" '{ printf "clock\t%d\n", $1 * h }' /proc/uptime
+  fi
+  while read -r _p; do
+    case "$_p" in ''|*[!0-9]*) continue ;; esac
+    ratchet_stat_fields "$_p"; _pp=$RATCHET_PPID
+    case "$_pp" in ''|*[!0-9]*) continue ;; esac
+    _c=''
+    { read -r _c < "/proc/$_pp/comm"; } 2>/dev/null
+    case "$_c" in *"$RATCHET_TAB"*) _c=$(printf '%s' "$_c" | tr '\t' ' ') ;; esac
+    printf 'parent\t%s\t%s\t%s\n' "$_p" "$_pp" "$_c"
+  done
+}
+
 # Kill action: select, add the tree (TREE=1), re-check each PID's start time
 # right before its signal, then wait up to WAIT_MS for the targets to die.
-# Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID) and
-# "alive<TAB>line" for survivors.
+# Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID),
+# "continued<TAB>line" (a stopped process sent CONT after TERM, INT, HUP or
+# QUIT), "alive<TAB>line" for survivors, "unkillable<TAB>PID<TAB>D<TAB>WCHAN"
+# for a survivor of KILL in uninterruptible sleep, and holders_of's node lines;
+# right before the signals, the clock and each target's parent
+# (ratchet_parents clock), for respawns.
 ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
-  local _done _end _extra _kex _kuser _l _more _p _rc _sel _t _targets
+  local _cont _done _end _extra _kex _kill _kuser _l _more _p _rc _sel _t _targets _w
   ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _kuser=$_user _kex=$_ex
@@ -710,11 +1090,23 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     fi
   fi
   [ -n "$_sel" ] || return 0
+  # holders_of: the node lines (a device held through another node) are evidence, printed as they are.
+  case "$_sel" in "node$RATCHET_TAB"*|*"${RATCHET_NL}node$RATCHET_TAB"*)
+    printf '%s\n' "$_sel" | grep "^node$RATCHET_TAB"; _sel=$(printf '%s\n' "$_sel" | grep -v "^node$RATCHET_TAB") ;;
+  esac
+  # A stopped process (state T, t) keeps TERM, INT, HUP or QUIT pending until
+  # it runs again: it gets CONT right after, as systemd does.
+  case "$_sig" in TERM|SIGTERM|15|INT|SIGINT|2|HUP|SIGHUP|1|QUIT|SIGQUIT|3) _cont=1 ;; *) _cont= ;; esac
+  printf '%s\n' "$_sel" | cut -f"$RATCHET_COL_PID" | ratchet_parents clock
   _done=$(printf '%s\n' "$_sel" | while IFS= read -r _l; do
     [ -n "$_l" ] || continue
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
     if ! ratchet_same_alive "$_p" "$_t"; then printf 'skipped\t%s\n' "$_l"
-    elif kill -s "$_sig" "$_p" 2>/dev/null; then printf 'signalled\t%s\n' "$_l"
+    elif kill -s "$_sig" "$_p" 2>/dev/null; then
+      printf 'signalled\t%s\n' "$_l"
+      if [ -n "$_cont" ]; then
+        case "$(ratchet_state "$_p")" in T|t) kill -s CONT "$_p" 2>/dev/null && printf 'continued\t%s\n' "$_l" ;; esac
+      fi
     else printf 'refused\t%s\n' "$_l"; fi
   done)
   printf '%s\n' "$_done"
@@ -728,26 +1120,38 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     [ "$(ratchet_now_ms)" -lt "$_end" ] || break
     ratchet_nap
   done
+  # KILL cannot end a process in uninterruptible sleep (state D: a wedged
+  # driver, a frozen cgroup) until the kernel releases it: named, with where it waits.
+  case "$_sig" in KILL|SIGKILL|9) _kill=1 ;; *) _kill= ;; esac
   printf '%s\n' "$_sel" | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
-    ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
+    ratchet_same_alive "$_p" "$_t" || continue
+    printf 'alive\t%s\n' "$_l"
+    if [ -n "$_kill" ] && [ "$(ratchet_state "$_p")" = D ]; then
+      _w=$(cat "/proc/$_p/wchan" 2>/dev/null); printf 'unkillable\t%s\tD\t%s\n' "$_p" "${_w:-?}"
+    fi
   done
   return 0
 }
 
 # Kill check: the processes listed on stdin (process lines from the action)
 # that are still alive with the same start time, plus whatever the selector
-# selects now; printed as "alive<TAB>line". Holds when nothing is printed.
+# selects now; printed as "alive<TAB>line" (holders_of: its node lines too),
+# then their parents (ratchet_parents). Holds when no alive line is printed.
 ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
-  local _l _now _p _rc _t
+  local _alive _l _now _p _rc _t
   ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _now=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
-  { cat; printf '%s\n' "$_now"; } | awk -F '\t' 'NF >= 3 && !seen[$1]++' | while IFS= read -r _l; do
+  case "$_now" in "node$RATCHET_TAB"*|*"${RATCHET_NL}node$RATCHET_TAB"*)
+    printf '%s\n' "$_now" | grep "^node$RATCHET_TAB"; _now=$(printf '%s\n' "$_now" | grep -v "^node$RATCHET_TAB") ;;
+  esac
+  _alive=$({ cat; printf '%s\n' "$_now"; } | awk -F '\t' -v nf="$RATCHET_COL_OWNER" 'NF >= nf && $1 != "node" && !seen[$1]++' | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
     ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
-  done
+  done)
+  [ -z "$_alive" ] || { printf '%s\n' "$_alive"; printf '%s\n' "$_alive" | cut -f2 | ratchet_parents; }
   return "$_rc"  # 5: nothing seen alive, but not everything could be seen
 }
 
@@ -759,7 +1163,7 @@ ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN.
   _h=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return 2
   [ -z "$_h" ] && return "$_rc"  # 5: none seen, but not everything could be seen
-  printf 'holder\t%s\n' "$_h" | sed "2,\$s/^/holder$RATCHET_TAB/"
+  printf '%s\n' "$_h" | sed "/^node$RATCHET_TAB/!s/^/holder$RATCHET_TAB/"
   return 1
 }
 ratchet_absent() { # REGEX
@@ -1006,11 +1410,50 @@ ratchet_stat() { # PATH (a symlink is followed: the file it names is checked)
   elif [ -e "$1" ]; then printf '%s\n' "notfile"; else printf '%s\n' "absent"; fi
 }
 
+# Copies FILE's extended POSIX ACL onto TMP (getfacl | setfacl), before TMP's
+# mode is set (chmod then sets the owner, mask and other entries). Prints the
+# name of what it could not keep ("its POSIX ACL (...)"); never fails.
+ratchet_keep_acl() { # FILE TMP
+  if command -v getfacl >/dev/null 2>&1; then
+    [ -n "$(getfacl -s -p -- "$1" 2>/dev/null)" ] || return 0  # none beyond the mode bits
+    if ! command -v setfacl >/dev/null 2>&1; then printf '%s\n' "its POSIX ACL (no setfacl on the host)"; return 0; fi
+    getfacl -p -- "$1" 2>/dev/null | setfacl --set-file=- -- "$2" 2>/dev/null ||
+      printf '%s\n' "its POSIX ACL (setfacl refused it)"
+    return 0
+  fi
+  # No getfacl: ls marks a file that has an ACL with a trailing "+".
+  # shellcheck disable=SC2012  # only the mode field is read
+  case "$(ls -ld -- "$1" 2>/dev/null | cut -d' ' -f1)" in *+) printf '%s\n' "its POSIX ACL (no getfacl on the host)" ;; esac
+}
+
+# Copies FILE's extended attributes (user.*, security.*, trusted.*; the ACL is
+# ratchet_keep_acl's) onto TMP, after its owner is set (chown drops
+# security.capability). Prints each name it could not keep; never fails.
+# Without getfattr nothing can list them: nothing is printed (docs/playbook.md).
+ratchet_keep_xattrs() { # FILE TMP
+  local _l _n _set
+  command -v getfattr >/dev/null 2>&1 || return 0
+  _set=1
+  command -v setfattr >/dev/null 2>&1 || _set=0
+  getfattr -d -m - -e hex -- "$1" 2>/dev/null | while IFS= read -r _l; do
+    case "$_l" in '#'*|'') continue ;; esac
+    _n=${_l%%=*}
+    case "$_n" in system.posix_acl_access|system.posix_acl_default) continue ;; esac
+    if [ "$_set" = 0 ]; then printf '%s\n' "$_n (no setfattr on the host)"
+    else setfattr -n "$_n" -v "${_l#*=}" -- "$2" 2>/dev/null || printf '%s\n' "$_n (setfattr refused it)"; fi
+  done
+}
+
 # Atomic write: stdin goes to a temp file in the target's directory; mode and
 # owner are set on it, then one rename puts it in place. The old file stays
-# whole until the rename; a failure removes the temp file.
+# whole until the rename; a failure removes the temp file. Of a file that
+# exists, the temp file also gets its POSIX ACL and extended attributes
+# (ratchet_keep_acl, ratchet_keep_xattrs); what could not be kept is named in
+# a "ratchet: warning:" line, as is a file with more than one hard link: the
+# rename gives this name a new inode, so the other names keep the old content
+# (docs/playbook.md: write, "attributes and hard links").
 ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
-  local _d _g _m _o
+  local _d _g _m _o _lost _links
   ratchet_need_stat || return 5
   # Through a symlink, the file it names is replaced (the link stays).
   if [ -L "$1" ]; then set -- "$(readlink -f -- "$1")" "$2" "$3" "$4" "$5"; fi
@@ -1021,30 +1464,116 @@ ratchet_write() { # PATH MODE OWNER GROUP BACKUP(0|1)
   _tmp=$(mktemp "$_d/.ratchet-write.XXXXXX") || return 1
   trap 'rm -f "$_tmp"' EXIT HUP INT TERM PIPE
   cat > "$_tmp" || return 1
-  _m=$2; _o=$3; _g=$4
+  _m=$2; _o=$3; _g=$4 _lost='' _links=1
   if [ -e "$1" ]; then
     [ -n "$_m" ] || _m=$(stat -c %a -- "$1")
     [ -n "$_o" ] || _o=$(stat -c %U -- "$1")
     [ -n "$_g" ] || _g=$(stat -c %G -- "$1")
+    _links=$(stat -c %h -- "$1")
     [ "$5" = 1 ] && { cp -p -- "$1" "$1.$(date -u +%Y%m%dT%H%M%SZ).bak" || return 1; }
+    _lost=$(ratchet_keep_acl "$1" "$_tmp")
   fi
   chmod -- "${_m:-0644}" "$_tmp" || return 1
   if [ -n "$_o$_g" ]; then chown -- "$_o${_g:+:$_g}" "$_tmp" || return 1; fi
+  if [ -e "$1" ]; then
+    _lost=$(printf '%s\n%s\n' "$_lost" "$(ratchet_keep_xattrs "$1" "$_tmp")" |
+      awk 'NF { o = o (o == "" ? "" : ", ") $0 } END { if (o != "") print "not kept: " o }')
+  fi
+  if [ "${_links:-1}" -gt 1 ]; then
+    _lost="${_lost:+$_lost; }it had $_links hard links: only this name gets the new content, the other $((_links - 1)) keep the old"
+  fi
   mv -f -- "$_tmp" "$1" || return 1
   trap - EXIT HUP INT TERM PIPE
+  [ -z "$_lost" ] || printf '%s\n' "ratchet: warning: $1: $_lost" >&2
+  return 0
 }
 
-# nvidia-smi failed: say so as a check that could not look (its first line).
+# nvidia-smi failed: say so as a check that could not look (its first line),
+# or why ratchet_smi could not run it to its end (RATCHET_SMI_WHY: it did not
+# answer within its bound; no temporary file).
 ratchet_smi_failed() { # SMI QUERY STATUS OUTPUT
   local _m
+  if [ -n "${RATCHET_SMI_WHY:-}" ]; then
+    printf '%s\n' "ratchet: could not check: $RATCHET_SMI_WHY" >&2
+    return 0
+  fi
   _m=$(printf '%s\n' "$4" | sed -n '/[^[:space:]]/{p;q;}')
   printf '%s\n' "ratchet: could not check: $1 $2 exited $3${_m:+: $_m}" >&2
+}
+
+# True while PID (a child of this shell) has not ended: neither reaped nor a
+# zombie. Shell builtins only (it is polled); a kill checks the start time too.
+ratchet_smi_running() { # PID
+  local _k _s _x
+  _s=''
+  { while read -r _k _s _x; do [ "$_k" = State: ] && break; _s=''; done < "/proc/$1/status"; } 2>/dev/null
+  [ -n "$_s" ] && [ "$_s" != Z ]
+}
+
+# Milliseconds since boot into RATCHET_NOW_MS (/proc/uptime, builtins only).
+ratchet_smi_now() {
+  local _u _x
+  read -r _u _x < /proc/uptime
+  RATCHET_NOW_MS=$((${_u%.*} * 1000 + (1${_u#*.} - 100) * 10))
+}
+
+# Runs SMI ARGS (LC_ALL=C) with a bound: verify gpus_idle's smi_timeout,
+# enforced here, on the host. Its stdout and stderr go to a temporary file
+# (never to a pipe, which a process that cannot die would hold open), read
+# into RATCHET_SMI_OUT. Returns its exit status; when it has not ended after
+# MS milliseconds, the PID this function started (checked by its start time,
+# never looked up by name) gets TERM, then KILL a second later; the function
+# returns 124 within about 2 s of the bound whether or not the process died
+# (one in state D, on a wedged driver, is left and named), with
+# RATCHET_SMI_WHY saying so; 125 and why when it cannot start it. A sh
+# watchdog, not timeout(1): timeout waits for its child, and a child the
+# kernel cannot kill would hold it for ever.
+ratchet_smi() { # MS SMI ARGS...
+  local _d _end _f _ms _n _pid _q _sig _t _why
+  _ms=$1; shift
+  RATCHET_SMI_OUT='' RATCHET_SMI_WHY=''
+  _f=$(mktemp "${TMPDIR:-/tmp}/.ratchet-smi.XXXXXX") ||
+    { RATCHET_SMI_WHY="cannot create a temporary file in ${TMPDIR:-/tmp} for nvidia-smi's output"; return 125; }
+  LC_ALL=C "$@" > "$_f" 2>&1 &
+  _pid=$!
+  _t=$(ratchet_start "$_pid")
+  ratchet_smi_now; _end=$((RATCHET_NOW_MS + _ms))
+  _d=0.01  # a healthy call ends in tens of milliseconds: poll fast at first
+  while ratchet_smi_running "$_pid"; do
+    ratchet_smi_now; [ "$RATCHET_NOW_MS" -lt "$_end" ] || break
+    sleep "$_d" 2>/dev/null || sleep 1
+    case "$_d" in 0.01) _d=0.02 ;; 0.02) _d=0.05 ;; *) _d=0.1 ;; esac
+  done
+  if ratchet_smi_running "$_pid" && ratchet_same_alive "$_pid" "$_t"; then
+    for _sig in TERM KILL; do
+      ratchet_same_alive "$_pid" "$_t" && kill -s "$_sig" "$_pid" 2>/dev/null
+      _n=0
+      while [ "$_n" -lt 10 ] && ratchet_smi_running "$_pid"; do ratchet_nap; _n=$((_n + 1)); done
+      ratchet_smi_running "$_pid" || break
+    done
+    _q=${2%%=*}
+    case "$_ms" in *000) _why="$((_ms / 1000))s" ;; *) _why="${_ms}ms" ;; esac
+    if ratchet_smi_running "$_pid"; then
+      RATCHET_SMI_WHY="$(basename -- "$1") did not answer in $_why ($_q; PID $_pid is still there after TERM and KILL: state $(awk '$1 == "State:" { print $2; exit }' "/proc/$_pid/status" 2>/dev/null), wchan $(cat "/proc/$_pid/wchan" 2>/dev/null))"
+    else
+      wait "$_pid" 2>/dev/null
+      RATCHET_SMI_WHY="$(basename -- "$1") did not answer in $_why ($_q; PID $_pid ended by ratchet with $_sig)"
+    fi
+    RATCHET_SMI_OUT=$(cat "$_f" 2>/dev/null); rm -f "$_f"
+    return 124
+  fi
+  wait "$_pid"; _n=$?
+  RATCHET_SMI_OUT=$(cat "$_f" 2>/dev/null); rm -f "$_f"
+  return "$_n"
 }
 
 # verify gpus_idle: what the driver (nvidia-smi) and the kernel (who holds the
 # device files) each say of every GPU, printed for ratchet to judge per GPU
 # (src/steps/gpus.cc): this function does not judge. nvidia-smi runs first and
-# has exited before the /proc scan (it opens the device files itself).
+# has exited before the /proc scan (it opens the device files itself). Each
+# nvidia-smi call is bounded by --smi-timeout (milliseconds, default 10000:
+# ratchet_smi); one that does not answer is "could not check: nvidia-smi did
+# not answer in 10s (...)".
 # Exit 0: both views read; 5: one could not be ("ratchet: could not check: ..."
 # on stderr: nvidia-smi missing or failing, or a holder scan that could not see
 # every process; what was seen is still printed); 2: no device file matches.
@@ -1056,10 +1585,17 @@ ratchet_smi_failed() { # SMI QUERY STATUS OUTPUT
 #   listed    a process line (no files): a PID the driver lists that is a process here
 #   selected  PID: a holder or listed process that the user/exclude filters keep
 #   nspid     PID, its NSpid (more than one PID: it lives in a nested PID namespace, a container)
-ratchet_gpus_idle() { # [--smi CMD] [--user U] [--exclude A,B] [--missing-ok] [--] DEVICE_PATTERN...
-  local _all _apps _f _gpus _listed _lp _p _rc _sel _smi
-  _smi=nvidia-smi
+#   migl      with --mig (a MIG instance asked for): a line of nvidia-smi -L
+#   migx      with --mig: a line of nvidia-smi -q -x (each <gpu>'s <uuid>,
+#             <mig_devices> and <processes>)
+#   migcap    with --mig: PATH, DeviceFileMinor of a MIG capability
+#             (/proc/driver/nvidia/capabilities/gpuN/mig/giG[/ciC]/access)
+ratchet_gpus_idle() { # [--smi CMD] [--smi-timeout MS] [--mig] [--user U] [--exclude A,B] [--missing-ok] [--] DEVICE_PATTERN...
+  local _all _apps _f _gpus _listed _lp _mig _p _rc _sel _smi _tmo
+  _smi=nvidia-smi _tmo=10000 _mig=0
   if [ "${1:-}" = --smi ]; then _smi=$2; shift 2; fi
+  if [ "${1:-}" = --smi-timeout ]; then _tmo=$2; shift 2; fi
+  if [ "${1:-}" = --mig ]; then _mig=1; shift; fi
   ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   if ! command -v "$_smi" >/dev/null 2>&1; then
@@ -1069,12 +1605,27 @@ ratchet_gpus_idle() { # [--smi CMD] [--user U] [--exclude A,B] [--missing-ok] [-
     esac
     return 5
   fi
-  _gpus=$(LC_ALL=C "$_smi" --query-gpu=index,uuid,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits 2>&1) ||
-    { ratchet_smi_failed "$_smi" --query-gpu "$?" "$_gpus"; return 5; }
-  _apps=$(LC_ALL=C "$_smi" --query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv,noheader,nounits 2>&1) ||
-    { ratchet_smi_failed "$_smi" --query-compute-apps "$?" "$_apps"; return 5; }
+  ratchet_smi "$_tmo" "$_smi" --query-gpu=index,uuid,name,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits ||
+    { ratchet_smi_failed "$_smi" --query-gpu "$?" "$RATCHET_SMI_OUT"; return 5; }
+  _gpus=$RATCHET_SMI_OUT
+  ratchet_smi "$_tmo" "$_smi" --query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv,noheader,nounits ||
+    { ratchet_smi_failed "$_smi" --query-compute-apps "$?" "$RATCHET_SMI_OUT"; return 5; }
+  _apps=$RATCHET_SMI_OUT
   printf '%s\n' "$_gpus" | sed -n "/[^[:space:]]/s/^/gpu$RATCHET_TAB/p"
   printf '%s\n' "$_apps" | sed -n "/[^[:space:]]/s/^/app$RATCHET_TAB/p"
+  if [ "$_mig" = 1 ]; then
+    ratchet_smi "$_tmo" "$_smi" -L || { ratchet_smi_failed "$_smi" -L "$?" "$RATCHET_SMI_OUT"; return 5; }
+    printf '%s\n' "$RATCHET_SMI_OUT" | sed -n "/[^[:space:]]/s/^/migl$RATCHET_TAB/p"
+    ratchet_smi "$_tmo" "$_smi" -q -x || { ratchet_smi_failed "$_smi" '-q -x' "$?" "$RATCHET_SMI_OUT"; return 5; }
+    # Of the XML, what steps/mig.cc reads: each <gpu>'s <uuid>, <mig_devices>, <processes>.
+    printf '%s\n' "$RATCHET_SMI_OUT" | awk '/<gpu id=|<\/gpu>|^[ \t]*<uuid>/ { print "migx\t" $0; next }
+      /<mig_devices>|<processes>/ { keep = 1 } keep { print "migx\t" $0 } /<\/mig_devices>|<\/processes>/ { keep = 0 }'
+    # Which /dev/nvidia-caps/nvidia-capM opens which GPU instance.
+    for _f in /proc/driver/nvidia/capabilities/gpu*/mig/gi*/access /proc/driver/nvidia/capabilities/gpu*/mig/gi*/ci*/access; do
+      [ -r "$_f" ] || continue
+      awk -v f="$_f" '$1 == "DeviceFileMinor:" { print "migcap\t" f "\t" $2; exit }' "$_f"
+    done
+  fi
   for _f in /proc/driver/nvidia/gpus/*/information; do
     [ -r "$_f" ] || continue
     awk -F ':' '$1 ~ /^GPU UUID/ { u = $2 } $1 ~ /^Device Minor/ { m = $2 }
@@ -1085,7 +1636,7 @@ ratchet_gpus_idle() { # [--smi CMD] [--user U] [--exclude A,B] [--missing-ok] [-
   _sel=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   if [ -n "$_user$_ex" ]; then _all=$(RATCHET_QUIET=1 ratchet_holders '' '' "$@" 2>/dev/null); else _all=$_sel; fi
-  printf '%s\n%s\n' "$_sel" "$_all" | awk -F '\t' 'NF >= 6 && !seen[$1]++ { print "holder\t" $0 }'
+  printf '%s\n%s\n' "$_sel" "$_all" | awk -F '\t' -v nf="$RATCHET_COL_OWNER" '$1 == "node" { if (!node[$0]++) print; next } NF >= nf && !seen[$1]++ { print "holder\t" $0 }'
   _lp=$(printf '%s\n' "$_apps" | awk -F ',' '{ p = $2; gsub(/[ \t]/, "", p) } p ~ /^[0-9]+$/ { print p }' | sort -un)
   _listed=$(for _p in $_lp; do ratchet_describe "$_p" ""; done)
   [ -z "$_listed" ] || printf '%s\n' "$_listed" | sed "s/^/listed$RATCHET_TAB/"

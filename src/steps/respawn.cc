@@ -1,0 +1,127 @@
+#include "steps/respawn.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace ratchet::steps {
+
+namespace {
+
+std::vector<std::string_view> fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  while (true) {
+    size_t i = line.find('\t');
+    out.push_back(line.substr(0, i));
+    if (i == std::string_view::npos) return out;
+    line.remove_prefix(i + 1);
+  }
+}
+
+bool number(std::string_view s, long long* v) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return ec == std::errc() && p == s.data() + s.size() && *v >= 0;
+}
+
+template <typename F>
+void each_line(std::string_view text, F f) {
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    f(text.substr(0, nl));
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+}
+
+// What to stop instead of signalling again: the owner that brings it back.
+std::string stop_what(const Respawn& r) {
+  const Owner& o = *r.now.owner;
+  if (r.by_owner && restarts(o)) {
+    if (o.kind == "unit") return "stop the unit instead";
+    if (o.kind == "container") return "stop the container instead";
+    return "stop the pod's workload instead";
+  }
+  if (r.by_parent) return fmt::format("stop its supervisor PID {} ({}) instead", r.by.ppid, r.by.comm);
+  if (r.by_owner && o.kind == "unit") return "stop the unit instead";
+  return "stop what starts it instead";
+}
+
+}  // namespace
+
+std::map<long long, Parent> parse_parents(std::string_view out) {
+  std::map<long long, Parent> ps;
+  each_line(out, [&](std::string_view line) {
+    auto f = fields(line);
+    long long pid = 0, ppid = 0;
+    if (f.size() != 4 || f[0] != "parent" || !number(f[1], &pid) || !number(f[2], &ppid)) return;
+    ps.emplace(pid, Parent{ppid, std::string(f[3])});
+  });
+  return ps;
+}
+
+KillRound parse_kill_round(std::string_view action_out) {
+  KillRound k;
+  k.signalled = parse_process_lines(action_out, "signalled");
+  k.parents = parse_parents(action_out);
+  each_line(action_out, [&](std::string_view line) {
+    auto f = fields(line);
+    long long t = 0;
+    if (f.size() == 2 && f[0] == "clock" && number(f[1], &t)) k.clock_ticks = t;
+  });
+  return k;
+}
+
+std::vector<Respawn> find_respawns(const KillRound& round, const std::vector<Holder>& alive,
+                                   const std::map<long long, Parent>& parents_now) {
+  std::vector<Respawn> out;
+  for (const auto& h : alive) {
+    const bool signalled = std::any_of(round.signalled.begin(), round.signalled.end(), [&](const Holder& s) {
+      return s.pid == h.pid && s.start_ticks == h.start_ticks;
+    });
+    if (signalled || h.started.empty()) continue;
+    if (round.clock_ticks >= 0 && h.start_ticks < round.clock_ticks) continue;  // there before the signal
+    Respawn r{h, {}, false, false};
+    if (auto p = parents_now.find(h.pid); p != parents_now.end()) r.by = p->second;
+    for (const auto& s : round.signalled) {
+      if (s.cmdline != h.cmdline) continue;
+      auto sp = round.parents.find(s.pid);
+      if (r.by.ppid > 0 && sp != round.parents.end() && sp->second.ppid == r.by.ppid) r.by_parent = true;
+      if (s.owner && h.owner && s.owner->kind != "none" && *s.owner == *h.owner) r.by_owner = true;
+    }
+    if (r.by_parent || r.by_owner) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string respawn_text(const Respawn& r) {
+  std::string by;
+  if (r.by_parent) by = fmt::format("PID {} ({})", r.by.ppid, r.by.comm);
+  if (r.by_owner) by += (by.empty() ? "" : " / ") + describe(*r.now.owner);
+  return fmt::format("PID {} ({}) started after the signal: respawned by {}; {}", r.now.pid, r.now.comm, by,
+                     stop_what(r));
+}
+
+void explain_respawns(KillRound* round, std::string_view check_out, Verdict* v) {
+  if (v->holds || v->unknown || v->holders.empty()) return;
+  round->respawned = find_respawns(*round, v->holders, parse_parents(check_out));
+  if (round->respawned.empty()) return;
+  std::string why;
+  for (const auto& r : round->respawned) why += (why.empty() ? "" : "; ") + respawn_text(r);
+  const size_t others = v->holders.size() - round->respawned.size();
+  if (others > 0) why += fmt::format("; {} other selected process(es) still alive", others);
+  v->reason = why;
+}
+
+std::string kill_undone_note(const Holder& h) {
+  if (!h.owner || !restarts(*h.owner)) return "";
+  const Owner& o = *h.owner;
+  // A system unit by its name alone: "belongs to sglang.service (Restart=always)".
+  std::string who = o.kind == "unit" && o.scope == "system" ? o.name + " (Restart=" + o.restart + ")" : describe(o);
+  const char* stop = o.kind == "unit" ? "stop the unit" : o.kind == "container" ? "stop the container"
+                                                                                 : "stop the pod's workload";
+  return fmt::format("PID {} belongs to {}: a kill will be undone; {}", h.pid, who, stop);
+}
+
+}  // namespace ratchet::steps

@@ -1,0 +1,146 @@
+// Signals that arrive (issue 27, item 3), on a real sshd on 127.0.0.1 as root:
+// a holder stopped with SIGSTOP gets CONT right after TERM, so the TERM rung
+// succeeds; a holder in uninterruptible sleep (R21: a cgroup v1 freezer this
+// test creates, FROZEN: state D) survives KILL, is named unkillable with its
+// wchan, and the step stops escalating: no further rung, no retry. The
+// freezer is thawed and removed in cleanup, always; the holders are stand-ins
+// this test started, killed by PID.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/files.h"
+#include "support/local_proc.h"
+#include "support/sshd_fixture.h"
+#include "transcript/reader.h"
+
+using namespace ratchet::testing;
+using nlohmann::json;
+
+namespace {
+
+struct Host {
+  SshdHost sshd;
+  std::string dir = temp_dir("ratchet-stuck");
+  std::string inv = dir + "/inventory.toml";
+  Host() {
+    std::ofstream(inv) << "[hosts.box]\naddress = \"127.0.0.1\"\nport = " << sshd.port()
+                       << "\nuser = \"root\"\nidentity = \"" << sshd.client_key() << "\"\nknown_hosts = \""
+                       << sshd.known_hosts() << "\"\n";
+  }
+  std::vector<json> run(const std::string& body) {
+    const std::string pb = dir + "/pb.toml", t = dir + "/t.jsonl";
+    write_file(pb, "name = \"stuck\"\ntargets = [\"box\"]\n" + body);
+    std::filesystem::remove(t);
+    auto r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + inv + " -F none --transcript " + t);
+    INFO(r.out << r.err);
+    return ratchet::transcript::read_transcript(t).events;
+  }
+};
+
+std::string state_of(pid_t pid) {
+  return run_local("awk '{ print $3 }' /proc/" + std::to_string(pid) + "/stat 2>/dev/null | tr -d '\\n'");
+}
+
+/// A cgroup v1 freezer of this test's own, with one process in it, FROZEN;
+/// thawed and removed when it goes (declared after the process: it goes first).
+struct Freezer {
+  std::string path;
+  explicit Freezer(pid_t pid) : path("/sys/fs/cgroup/freezer/ratchet-r21-" + std::to_string(getpid())) {
+    if (mkdir(path.c_str(), 0755) != 0) {
+      path.clear();
+      return;
+    }
+    std::ofstream(path + "/cgroup.procs") << pid << "\n";
+    std::ofstream(path + "/freezer.state") << "FROZEN\n";
+  }
+  ~Freezer() {
+    if (path.empty()) return;
+    std::ofstream(path + "/freezer.state") << "THAWED\n";
+    eventually([&] { return run_local("cat " + path + "/freezer.state") == "THAWED\n"; }, 5000);
+    // The kill's SIGKILL was pending: the process ends as soon as it runs again.
+    eventually([&] { return run_local("cat " + path + "/cgroup.procs") == ""; }, 5000);
+    rmdir(path.c_str());
+  }
+};
+
+std::string outputs_of(const std::vector<json>& events, const std::string& step) {
+  std::string out;
+  for (const auto& ev : events)
+    if (ev["event"] == "output" && ev["step"] == step && ev.contains("data")) out += ev["data"].get<std::string>();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a stopped holder gets CONT after TERM: the graceful rung succeeds", "[ssh][stuck_holder]") {
+  Host h;
+  const std::string f = h.dir + "/dev0";
+  write_file(f, "");
+  OwnedProcess holder("exec sleep 300 3<'" + f + "'");
+  REQUIRE(eventually([&] { return state_of(holder.pid()) == "S"; }));
+  const std::string pid = std::to_string(holder.pid());
+  kill(holder.pid(), SIGSTOP);
+  REQUIRE(eventually([&] { return state_of(holder.pid()) == "T"; }));
+  auto ev = h.run("[[step]]\nid = \"stop\"\nkind = \"kill\"\nsignal = \"TERM\"\nwait = \"3s\"\nholders_of = [\"" + f + "\"]\n");
+  json end;
+  std::string note;
+  for (const auto& e : ev) {
+    if (e["event"] == "step_end" && e["step"] == "stop") end = e;
+    if (e["event"] == "evidence" && e["step"] == "stop" && e.value("role", "") == "action") note = e.value("note", "");
+  }
+  CHECK(end["status"] == "changed");
+  CHECK(eventually([&] { return !holder.alive(); }));
+  CHECK(outputs_of(ev, "stop").find("continued\t" + pid + "\t") != std::string::npos);  // the transcript shows the CONT
+  CHECK(note == "PID " + pid + " (sleep) was stopped: CONT sent after the signal");
+}
+
+TEST_CASE("a holder in state D that survives KILL is named unkillable and the step stops escalating",
+          "[ssh][stuck_holder]") {
+  if (access("/sys/fs/cgroup/freezer/cgroup.procs", W_OK) != 0) {
+    WARN("no cgroup v1 freezer here: not run");
+    return;
+  }
+  Host h;
+  const std::string f = h.dir + "/dev1";
+  write_file(f, "");
+  OwnedProcess holder("exec sleep 300 3<'" + f + "'");
+  REQUIRE(eventually([&] { return state_of(holder.pid()) == "S"; }));
+  Freezer frozen(holder.pid());
+  REQUIRE(!frozen.path.empty());
+  REQUIRE(eventually([&] { return state_of(holder.pid()) == "D"; }));
+  const std::string wchan = run_local("cat /proc/" + std::to_string(holder.pid()) + "/wchan");
+  // TERM, then KILL; a third rung and the retries must never run.
+  auto ev = h.run("[[step]]\nid = \"free\"\nkind = \"verify\"\nno_holders = [\"" + f +
+                  "\"]\n"
+                  "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + f + "\"]\n  signal = \"TERM\"\n  wait = \"1s\"\n"
+                  "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + f + "\"]\n  signal = \"KILL\"\n  wait = \"1s\"\n"
+                  "  retries = 3\n  delay = \"1s\"\n"
+                  "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + f + "\"]\n  signal = \"KILL\"\n  wait = \"1s\"\n");
+  json end, unkillable;
+  int actions = 0, checks_after_kill = 0;
+  for (const auto& e : ev) {
+    if (e["event"] == "step_end") end = e;
+    if (e["event"] == "command" && e["role"] == "action") ++actions;
+    if (e["event"] == "command" && e["role"] == "check" && actions == 2) ++checks_after_kill;
+    if (e["event"] == "evidence" && e.contains("unkillable")) unkillable = e["unkillable"];
+  }
+  const std::string pid = std::to_string(holder.pid());
+  CHECK(end["status"] == "failed");
+  CHECK(end["rung"] == 2);
+  CHECK(actions == 2);            // TERM, KILL: no third rung
+  CHECK(checks_after_kill == 1);  // no retry
+  CHECK(end.value("reason", "").rfind("PID " + pid + " (sleep) is in state D (uninterruptible, wchan " + wchan +
+                                          "): KILL is pending until the kernel releases it; a reboot or a driver reset "
+                                          "may be needed; then the check: ",
+                                      0) == 0);
+  REQUIRE(unkillable.is_array());
+  REQUIRE(unkillable.size() == 1);
+  CHECK(unkillable[0]["pid"] == holder.pid());
+  CHECK(unkillable[0]["state"] == "D");
+  CHECK(unkillable[0]["wchan"] == wchan);
+}

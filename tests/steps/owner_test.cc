@@ -1,0 +1,126 @@
+// Owners of processes: the host library's reading of /proc/PID/cgroup (every
+// form of docs/host-library.md, cgroup v1 and v2, odd bytes), run locally
+// under /bin/sh on files this test writes, and the typed owner in C++.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "steps/holders.h"
+#include "steps/library.h"
+#include "steps/owner.h"
+#include "support/files.h"
+#include "support/local_proc.h"
+
+using namespace ratchet;
+using ratchet::testing::run_sh;
+
+namespace {
+
+const std::string kHex64 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+/// The owner field the library prints for a /proc/PID/cgroup holding `cgroup`.
+std::string owner_field(const std::string& cgroup, const std::string& env = "") {
+  std::string d = testing::temp_dir("ratchet-owner");
+  testing::write_file(d + "/cgroup", cgroup);
+  auto r = run_sh(env + steps::with_library("ratchet_owner 1 '" + d + "/cgroup'; printf '%s\\n' \"$RATCHET_OWNER\""));
+  REQUIRE(r.code == 0);
+  return r.out.substr(0, r.out.size() - 1);
+}
+
+}  // namespace
+
+TEST_CASE("owner: systemd system and user units, sessions, cgroup v2 and v1", "[steps][owner]") {
+  CHECK(owner_field("0::/system.slice/sglang.service\n") == "kind=unit name=sglang.service scope=system");
+  CHECK(owner_field("0::/system.slice/sglang.service/worker\n") == "kind=unit name=sglang.service scope=system");
+  // A user unit of UID 0 (its name looked up: root), under user@0.service.
+  CHECK(owner_field("0::/user.slice/user-0.slice/user@0.service/app.slice/jupyter.service\n") ==
+        "kind=unit name=jupyter.service scope=user user=root");
+  // The user manager itself is the system unit user@UID.service.
+  CHECK(owner_field("0::/user.slice/user-0.slice/user@0.service/init.scope\n") ==
+        "kind=unit name=user@0.service scope=system");
+  CHECK(owner_field("0::/user.slice/user-0.slice/session-7.scope\n") ==
+        "kind=session name=session-7.scope user=root id=7");
+  // Hybrid v1: the v2 line is "/", name=systemd has the unit; other hierarchies are no owner.
+  CHECK(owner_field("9:name=systemd:/system.slice/nvidia-persistenced.service\n4:memory:/process_api/af0d\n0::/\n") ==
+        "kind=unit name=nvidia-persistenced.service scope=system");
+  CHECK(owner_field("4:memory:/process_api/af0d\n1:cpu:/\n0::/\n") == "-");
+  CHECK(owner_field("0::/\n") == "-");
+  CHECK(owner_field("") == "-");
+}
+
+TEST_CASE("owner: containers of Docker, containerd, CRI-O and Podman, and Kubernetes pods", "[steps][owner]") {
+  CHECK(owner_field("0::/system.slice/docker-" + kHex64 + ".scope\n") ==
+        "kind=container scope=docker id=" + kHex64);
+  CHECK(owner_field("9:name=systemd:/docker/" + kHex64 + "\n3:cpu:/docker/" + kHex64 + "\n0::/\n") ==
+        "kind=container scope=docker id=" + kHex64);
+  CHECK(owner_field("0::/system.slice/cri-containerd-" + kHex64 + ".scope\n") ==
+        "kind=container scope=containerd id=" + kHex64);
+  CHECK(owner_field("0::/machine.slice/libpod-" + kHex64 + ".scope/container\n") ==
+        "kind=container scope=podman id=" + kHex64);
+  CHECK(owner_field("0::/machine.slice/libpod-conmon-" + kHex64 + ".scope\n") == "-");
+  // Rootless Podman under a user manager: the container wins over the user unit.
+  CHECK(owner_field("0::/user.slice/user-0.slice/user@0.service/user.slice/libpod-" + kHex64 + ".scope\n") ==
+        "kind=container scope=podman id=" + kHex64);
+  // A pod, systemd driver (dashes of the UID escaped as _) and cgroupfs driver (v1).
+  CHECK(owner_field("0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_0000_1111_2222_333344445555.slice/"
+                    "cri-containerd-" + kHex64 + ".scope\n") ==
+        "kind=pod scope=containerd id=1a2b3c4d-0000-1111-2222-333344445555");
+  CHECK(owner_field("11:cpu:/kubepods/besteffort/pod1a2b3c4d-0000-1111-2222-333344445555/" + kHex64 + "\n0::/\n") ==
+        "kind=pod id=1a2b3c4d-0000-1111-2222-333344445555");
+}
+
+TEST_CASE("owner: a container's name and restart policy where Docker's files say them", "[steps][owner]") {
+  std::string root = testing::temp_dir("ratchet-docker");
+  std::string c = root + "/containers/" + kHex64;
+  run_sh("mkdir -p '" + c + "'");
+  // A volume's "Name" comes first; the container's name is the one starting with '/'.
+  testing::write_file(c + "/config.v2.json",
+                      R"({"MountPoints":{"/data":{"Name":"vol1"}},"Name":"/sglang-web","Driver":"overlay2"})");
+  testing::write_file(c + "/hostconfig.json", R"({"RestartPolicy":{"Name":"unless-stopped","MaximumRetryCount":0}})");
+  CHECK(owner_field("0::/system.slice/docker-" + kHex64 + ".scope\n", "RATCHET_DOCKER_ROOT='" + root + "' ") ==
+        "kind=container name=sglang-web scope=docker restart=unless-stopped id=" + kHex64);
+}
+
+TEST_CASE("owner: odd bytes in a cgroup path are %-encoded, a newline in it goes on at the next line",
+          "[steps][owner]") {
+  CHECK(owner_field("0::/system.slice/my job%1.service\n") == "kind=unit name=my%20job%251.service scope=system");
+  CHECK(owner_field("0::/system.slice/a\tb.service\n") == "kind=unit name=a%09b.service scope=system");
+  // A directory named "x\ny.service": one path, not a second line.
+  CHECK(owner_field("0::/system.slice/x\ny.service\n") == "kind=unit name=x%0Ay.service scope=system");
+  auto o = steps::parse_owner("kind=unit name=my%20job%251.service scope=system restart=always");
+  REQUIRE(o);
+  CHECK(o->name == "my job%1.service");
+  CHECK(steps::restarts(*o));
+  CHECK(steps::describe(*o) == "unit my job%1.service (Restart=always)");
+}
+
+TEST_CASE("owner: typed, as data and back, and which owners bring a killed process back", "[steps][owner]") {
+  CHECK(steps::parse_owner("-")->kind == "none");
+  CHECK_FALSE(steps::parse_owner(""));
+  CHECK_FALSE(steps::parse_owner("name=x"));         // no kind
+  CHECK_FALSE(steps::parse_owner("kind=unit junk"));  // a word without '='
+  steps::Owner u{.kind = "unit", .name = "a.service", .scope = "user", .user = "alice", .restart = "on-failure"};
+  auto v = steps::to_value(u);
+  CHECK(v["unit"] == util::Value("a.service"));
+  CHECK(v["restarts"] == util::Value(true));
+  CHECK(steps::owner_from(v) == u);
+  util::Value forged = v;
+  forged["restarts"] = false;
+  CHECK_FALSE(steps::owner_from(forged));
+  CHECK(steps::describe(u) == "user unit a.service of alice (Restart=on-failure)");
+  CHECK_FALSE(steps::restarts({.kind = "unit", .name = "b.service", .restart = "no"}));
+  CHECK_FALSE(steps::restarts({.kind = "unit", .name = "b.service"}));  // Restart= not known: not claimed
+  CHECK(steps::restarts({.kind = "container", .id = "abc"}));
+  CHECK_FALSE(steps::restarts({.kind = "container", .restart = "no", .id = "abc"}));
+  CHECK(steps::restarts({.kind = "pod", .id = "u"}));
+  CHECK_FALSE(steps::restarts({.kind = "session", .id = "3"}));
+
+  auto h = steps::parse_process_line("42\troot\t100\t1700000000.00\tpy\tpython3 x\tD:nv_wait\tkind=unit name=s.service "
+                                     "scope=system restart=always\t/dev/nvidia0");
+  REQUIRE(h);
+  CHECK(h->state == "D:nv_wait");
+  CHECK(h->owner->name == "s.service");
+  CHECK(h->files == std::vector<std::string>{"/dev/nvidia0"});
+  CHECK(steps::holder_from(steps::to_value(*h)) == h);
+  CHECK_FALSE(steps::parse_process_line("42\troot\t100\t1700000000.00\tpy\tpython3 x\t/dev/nvidia0"));  // the old shape
+}
