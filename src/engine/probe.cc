@@ -162,6 +162,7 @@ struct HostProber {
       std::string k = line.substr(0, eq), v = line.substr(eq + 1);
       if (k == "reload") k = "NeedDaemonReload";
       if (k == "left") k = "left in cgroup";
+      if (k == "user_unit") k = "runs as a user unit of";
       sp->state.push_back({k, w().mask(v)});
     }
   }
@@ -202,8 +203,11 @@ struct HostProber {
     const std::string file = command_words(path).empty() ? path : command_words(path)[0];
     // Control bytes as \xNN (show's escape style); a reviewer reads at most
     // kDiffLines lines of kDiffCols bytes (a 256 KiB one-line file is one cut line).
-    sp->diff = util::trim_lines(util::escape_bytes(w().mask(util::unified_diff(
-                                    w().mask(before), w().mask(act.stdin_data), file + " (now)", file + " (would be written)"))),
+    // A line of the new content that holds a secret, and the host's line at
+    // the same place (its old value, which no mask knows), show as "***".
+    const util::SecretLine secret = [this](const std::string& line) { return w().mask(line) != line; };
+    sp->diff = util::trim_lines(util::escape_bytes(w().mask(util::unified_diff_masked(
+                                    before, act.stdin_data, file + " (now)", file + " (would be written)", secret))),
                                 kDiffLines, kDiffCols) +
                note;
     if (!ref.empty())

@@ -214,6 +214,8 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
       return finish(k == 0 ? StepStatus::changed : StepStatus::escalated, last);
     }
     o.reason = L.action_error.empty() ? v.reason : L.action_error + "; then the check: " + v.reason;
+    // An action that refused for the reason the check then gave (systemd not running): said once.
+    if (v.unknown && !L.action_error.empty() && L.action_error.find(v.reason) != std::string::npos) o.reason = v.reason;
     if (!L.stuck.empty()) {
       o.reason = L.stuck + "; then the check: " + v.reason;
       break;

@@ -24,6 +24,9 @@ struct FileMode {
 /// A service step's `state`.
 enum class ServiceState { started, stopped, restarted, reloaded };
 
+/// A service step's `scope`: the system manager, or a user's own (systemd --user).
+enum class ServiceScope { system, user };
+
 /// kind = "run": `command`, checked by `check`, `unless` or `creates`.
 struct RunAction {
   Field<std::string> command, check, unless;
@@ -39,6 +42,8 @@ struct ServiceAction {
   Field<bool> enabled;
   Field<std::string> unit_file;           ///< a local file, read at load (Playbook::files)
   Field<util::Millis> transition_wait;    ///< default 30 s
+  Field<ServiceScope> scope;              ///< default system
+  Field<std::string> user;                ///< scope = "user": whose manager (required then, only then)
 };
 
 /// kind = "kill": one selector (pid, pid_file, pattern, holders_of), a signal, a wait.

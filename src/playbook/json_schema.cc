@@ -88,11 +88,14 @@ json item(const FieldSpec& f) {
     case VR::guard_path: j["pattern"] = kGuardPath; break;
     case VR::ident: j["pattern"] = "^[a-z0-9_]+$"; break;
     case VR::when_expr: j["pattern"] = "^(not +)?[A-Za-z_-][A-Za-z0-9_-]*(\\.[A-Za-z0-9_-]+)*$"; break;
-    case VR::choice: case VR::state:
+    case VR::choice: case VR::state: case VR::scope:
       j["enum"] = f.values;
       if (f.rule == VR::state)
         for (auto s : service_states()) j["enum"].push_back(std::string(name(s)));
+      if (f.rule == VR::scope)
+        for (auto s : service_scopes()) j["enum"].push_back(std::string(name(s)));
       break;
+    case VR::user_name: j["pattern"] = kUserNamePattern; break;
     default: break;
   }
   return j;
@@ -185,6 +188,13 @@ json table_schema(TableRole role) {
     if (!r.one_of.empty()) then["oneOf"] = keys_of(r.one_of);
     if (!r.any_of.empty()) then["anyOf"] = keys_of(r.any_of);
     for (const auto& n : r.needs) then["dependencies"][n.key] = {{"anyOf", keys_of(n.one_of)}};
+    if (k.kind == Kind::service)  // key_rules.h keys_disagree: scope = "user" and `user` go together
+      then["allOf"] = {
+          {{"if", {{"properties", {{"scope", {{"const", "user"}}}}}, {"required", {"scope"}}}},
+           {"then", {{"required", {"user"}}}}},
+          {{"if", {{"required", {"user"}}}},
+           {"then", {{"required", {"scope"}},
+                     {"properties", {{"scope", {{"anyOf", {{{"const", "user"}}, ref("template")}}}}}}}}}};
     j["allOf"].push_back({{"if", {{"properties", {{"kind", {{"const", k.name}}}}}, {"required", {"kind"}}}},
                           {"then", then}});
   }

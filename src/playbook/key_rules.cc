@@ -94,6 +94,19 @@ const std::vector<ServiceState>& service_states() {
   return all;
 }
 
+std::string_view name(ServiceScope s) {
+  switch (s) {
+    case ServiceScope::system: return "system";
+    case ServiceScope::user: return "user";
+  }
+  return "";
+}
+
+const std::vector<ServiceScope>& service_scopes() {
+  static const std::vector<ServiceScope> all = {ServiceScope::system, ServiceScope::user};
+  return all;
+}
+
 bool read_text(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
   if (!one_text(v, rendered, out)) return wrong_type(key, v, FieldType::string, rendered, p);
   return no_nul(key, *out, p);
@@ -309,6 +322,55 @@ bool read_state(std::string_view key, const Value& v, bool rendered, ServiceStat
   std::string near = util::nearest(s, names);
   return fail(p, fmt::format("`{}` must be `started`, `stopped`, `restarted` or `reloaded`, not `{}`", key, s),
               near.empty() ? "" : fmt::format("did you mean `{}`?", near));
+}
+
+bool read_scope(std::string_view key, const Value& v, bool rendered, ServiceScope* out, KeyProblem* p) {
+  std::string s;
+  if (!read_text(key, v, rendered, &s, p)) return false;
+  std::vector<std::string> names;
+  for (auto sc : service_scopes()) {
+    if (s == name(sc)) {
+      *out = sc;
+      return true;
+    }
+    names.emplace_back(name(sc));
+  }
+  std::string near = util::nearest(s, names);
+  return fail(p, fmt::format("`{}` must be `system` or `user`, not `{}`", key, s),
+              near.empty() ? "`user` reaches a user's own systemd manager (systemctl --user)"
+                           : fmt::format("did you mean `{}`?", near));
+}
+
+bool read_user_name(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
+  if (!read_word(key, v, rendered, out, p)) return false;
+  // kUserNamePattern, without a regex: it reaches the host as an argument of id(1) and setpriv(1).
+  const std::string& s = *out;
+  auto ok = [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '.' || c == '-'; };
+  size_t n = s.size() - (s.back() == '$' ? 1 : 0);
+  bool good = n > 0 && s[0] != '-' && s.size() <= 256;
+  for (size_t i = 0; good && i < n; ++i) good = ok(static_cast<unsigned char>(s[i])) && static_cast<unsigned char>(s[i]) < 0x80;
+  return good || fail(p, fmt::format("`{}`: \"{}\" is not a user name", key, s),
+                      "a user name holds letters, digits, `.`, `_` and `-` and does not start with `-`");
+}
+
+bool keys_disagree(const ActionKeys& keys, std::string* key, KeyProblem* p) {
+  const auto* s = std::get_if<ServiceAction>(&keys);
+  // A key still a template, or refused by its own rule, is judged once it has a value.
+  if (!s || (s->scope.given && !s->scope.value) || (s->user.given && !s->user.value)) return false;
+  const bool user_scope = s->scope.given && *s->scope == ServiceScope::user;
+  if (user_scope && !s->user.given) {
+    *key = "scope";
+    return !fail(p, "`scope = \"user\"` needs `user`: the user whose own systemd manager runs the unit",
+                 "add user = \"NAME\", whose systemctl --user runs the unit");
+  }
+  if (s->user.given && !user_scope) {
+    *key = "user";
+    return !fail(p, fmt::format("`user` goes with scope = \"user\"; this step's scope is `{}`",
+                                s->scope.given ? name(*s->scope) : "system"),
+                 fmt::format("add scope = \"user\" to reach {}'s own systemd manager, or leave `user` out for a system unit",
+                             *s->user));
+  }
+  return false;
 }
 
 bool read_mode(std::string_view key, const Value& v, bool rendered, FileMode* out, KeyProblem* p) {

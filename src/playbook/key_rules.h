@@ -68,6 +68,16 @@ bool read_smi_timeout(std::string_view key, const Value& v, bool rendered, util:
 bool read_signal(std::string_view key, const Value& v, bool rendered, util::SignalSpec* out, KeyProblem* p);
 /// A service `state`: started, stopped, restarted or reloaded.
 bool read_state(std::string_view key, const Value& v, bool rendered, ServiceState* out, KeyProblem* p);
+/// A service `scope`: system or user.
+bool read_scope(std::string_view key, const Value& v, bool rendered, ServiceScope* out, KeyProblem* p);
+/// A user name on the host (service `user`): letters, digits, `.`, `_`, `-`
+/// (and a trailing `$`), not starting with `-`; or a numeric UID.
+bool read_user_name(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
+/// What the keys of one action say together that each alone cannot: a
+/// service's `scope = "user"` without `user`, or `user` without it. The key at
+/// fault goes to *key; false when they agree. The loader asks it of literal
+/// keys, steps::resolve of rendered ones.
+bool keys_disagree(const ActionKeys& keys, std::string* key, KeyProblem* p);
 /// A file mode such as "0644" (util::mode_problem).
 bool read_mode(std::string_view key, const Value& v, bool rendered, FileMode* out, KeyProblem* p);
 
@@ -77,6 +87,7 @@ bool read_mode(std::string_view key, const Value& v, bool rendered, FileMode* ou
 enum class ValueRule {
   plain, text, content, word, texts, paths, abs_paths, names, users, units, regex, regexes, abs_path,
   boolean, true_only, integer, gpus, pid, ints, duration, reboot_timeout, smi_timeout, signal, state, mode,
+  scope, user_name,
   count,          ///< `serial`, `max_fail`: hosts, or "N%" (loader.cc read_count)
   guard_path,     ///< `lock_path`: an absolute path (guards.h)
   path_or_false,  ///< `audit_log`: an absolute path, or false (guards.h)
@@ -113,6 +124,8 @@ template <> inline constexpr ValueRule rule_of<&read_smi_timeout> = ValueRule::s
 template <> inline constexpr ValueRule rule_of<&read_signal> = ValueRule::signal;
 template <> inline constexpr ValueRule rule_of<&read_state> = ValueRule::state;
 template <> inline constexpr ValueRule rule_of<&read_mode> = ValueRule::mode;
+template <> inline constexpr ValueRule rule_of<&read_scope> = ValueRule::scope;
+template <> inline constexpr ValueRule rule_of<&read_user_name> = ValueRule::user_name;
 
 /// The service states read_state takes, in order: started, stopped, restarted, reloaded.
 const std::vector<ServiceState>& service_states();
@@ -122,5 +135,14 @@ inline constexpr size_t kMaxRegex = 4096;
 
 /// "started", "stopped", "restarted", "reloaded".
 std::string_view name(ServiceState s);
+
+/// The service scopes read_scope takes, in order: system, user.
+const std::vector<ServiceScope>& service_scopes();
+
+/// "system", "user".
+std::string_view name(ServiceScope s);
+
+/// The pattern read_user_name holds a name to (also `ratchet schema`'s).
+inline constexpr const char* kUserNamePattern = "^[A-Za-z0-9_.][A-Za-z0-9_.-]*[$]?$";
 
 }  // namespace ratchet::playbook

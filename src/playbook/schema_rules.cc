@@ -283,6 +283,9 @@ std::vector<SchemaProblem> check_table(TableRole role, const Value& tbl, ActionK
   check_common(c);
   if (!kind) return c.out;
   check_kind(c, *kind);
+  std::string at;
+  KeyProblem p;
+  if (keys_disagree(*keys, &at, &p)) c.add(at, p.message, p.hint);
   return c.out;
 }
 

@@ -119,6 +119,22 @@ static Verdict judge_service(const Command& c, const transport::ExecResult& r) {
     return cannot_check("service state unreadable: " + status_text(r) + (why.empty() ? "" : ": " + why));
   }
   auto kv = key_values(r.out.data);
+  // No LoadState: systemctl answered nothing (R09: where systemd is not running it exits 0 so).
+  if (kv["load"].empty()) return cannot_check("service state unreadable: systemctl printed no LoadState");
+  // Not a system unit, but a user's manager runs one by that name now
+  // (ratchet_user_units): "not found" would say stopped of a unit that runs.
+  std::vector<std::string> users;
+  {
+    std::istringstream in(r.out.data);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("user_unit=", 0) == 0) users.push_back(line.substr(10));
+  }
+  if (kv["load"] == "not-found" && !users.empty()) {
+    std::string who;
+    for (size_t i = 0; i < users.size(); ++i) who += (i ? ", " : "") + users[i];
+    return cannot_check(fmt::format("not a system unit; runs as a user unit of {}: set scope = \"user\", user = \"{}\"",
+                                    who, users[0]));
+  }
   std::vector<std::string> wrong;
   const Expect& e = c.expect;
   if (e.file_sha256 && kv["file"] != *e.file_sha256)

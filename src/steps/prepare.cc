@@ -72,6 +72,15 @@ static bool resolve_at(const playbook::Action& a, const playbook::Value& scope, 
     }
     f.written.reset();  // read: what the builder sees is the value
   }
+  // Keys that must agree (a service's scope and user), as the loader holds literals to it.
+  std::string key;
+  playbook::KeyProblem p;
+  if (playbook::keys_disagree(*out, &key, &p)) {
+    for (const auto& spec : playbook::kind_spec(*a.kind).fields)
+      if (spec.name == key) *at = spec.field(*out).pos;
+    *err = p.message + (p.hint.empty() ? "" : "; " + p.hint);
+    return false;
+  }
   return true;
 }
 

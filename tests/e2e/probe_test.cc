@@ -98,9 +98,11 @@ TEST_CASE("plan --probe names holders and the write's diff and changes nothing",
   // gpus_free reads what kill_holders would change.
   CHECK(r.out.find("3. gpus_free [verify] would fail (no action or rung follows): 1 process(es) hold the files  (depends on kill_holders") !=
         std::string::npos);
-  // write: the diff, the secret masked; a new file would be created.
-  CHECK(r.out.find("-old line") != std::string::npos);
-  CHECK(r.out.find("+new line ***") != std::string::npos);
+  // write: the diff, the secret's line masked, and the host's line at its place; a new file would be created.
+  CHECK(r.out.find(" line one\n") != std::string::npos);
+  CHECK(r.out.find("-***\n") != std::string::npos);
+  CHECK(r.out.find("+***\n") != std::string::npos);
+  CHECK(r.out.find("old line") == std::string::npos);
   CHECK(r.out.find("hunter2") == std::string::npos);
   CHECK(r.out.find("5. fresh [write] would act: file does not exist") != std::string::npos);
   CHECK(r.out.find("would create the file") != std::string::npos);

@@ -313,3 +313,47 @@ TEST_CASE("a secret from the command line (-e NAME=VALUE --secret NAME) reaches 
   CHECK(none.err.find("--secret: error: `api_key`: no -e api_key=VALUE gives this secret its value (add -e "
                       "api_key=VALUE, or use a [secrets] entry (env:NAME, file:PATH))") != std::string::npos);
 }
+
+TEST_CASE("a probe of a write never shows a secret's line - the new value nor the host's old one", "[ssh][secrets][probe]") {
+  // Issue 27, item 6: the rendered template holds the secret; the file on the
+  // host holds the old one, which no mask knows. Both lines are "***" in the
+  // terminal's diff, the probe's transcript, the saved plan (--out), and in
+  // apply's probe again and its run.
+  Env e;
+  const std::string kOld = "OLD-hostside-4410";
+  const std::string conf = e.dir + "/app.conf";
+  write_file(conf, "user=app\npassword=" + kOld + "\nport=5432\n");
+  write_file(e.dir + "/app.conf.tmpl", "user=app\npassword={{ token }}\nport=5433\n");
+  const std::string pb = e.playbook("w.toml", "[[step]]\nid = \"conf\"\nkind = \"write\"\npath = \"" +
+                                                  conf + "\"\ntemplate = \"app.conf.tmpl\"\n");
+  const std::string t = e.dir + "/probe.jsonl", out = e.dir + "/plan.json";
+  auto r = e.ratchet("plan " + pb + " -i " + e.inv + " --probe --out " + out + " --transcript " + t);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("     user=app\n") != std::string::npos);
+  CHECK(r.out.find("-***\n") != std::string::npos);
+  CHECK(r.out.find("+***\n") != std::string::npos);
+  CHECK(r.out.find("-port=5432\n") != std::string::npos);  // the lines around stay readable
+  CHECK(r.out.find("+port=5433\n") != std::string::npos);
+  for (const std::string& where : {r.out + r.err, read_file(t), read_file(out)}) {
+    CHECK(where.find(kOld) == std::string::npos);
+    CHECK(where.find("OLD-host") == std::string::npos);
+    CHECK(leaks(where) == "");
+  }
+  // The saved probe holds the same diff.
+  auto saved = json::parse(read_file(out));
+  const std::string diff = saved["probe"]["hosts"][0]["steps"][0].value("diff", "");
+  CHECK(diff.find("\n user=app\n-***\n-port=5432\n+***\n+port=5433\n") != std::string::npos);
+
+  // apply probes again (recorded in its transcript), then writes: still nothing of either value.
+  const std::string t2 = e.dir + "/apply.jsonl";
+  auto a = run_sh("RATCHET_TEST_TOKEN=" + kToken + " " + RATCHET_BINARY + " apply " + out + " --transcript " + t2);
+  INFO(a.out << a.err);
+  CHECK(a.code == 0);
+  CHECK(a.out.find("host box: as probed, nothing changed") != std::string::npos);
+  for (const std::string& where : {a.out + a.err, read_file(t2)}) {
+    CHECK(where.find(kOld) == std::string::npos);
+    CHECK(leaks(where) == "");
+  }
+  CHECK(read_file(conf) == "user=app\npassword=" + kToken + "\nport=5433\n");  // the host got the value
+}

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 
 #include "support/files.h"
 #include "support/local_proc.h"
@@ -159,6 +160,170 @@ TEST_CASE("service: processes left in a stopped unit's cgroup are evidence on th
   for (const auto& e : events(t, "evidence", "down")) notes += e.value("note", "") + "\n";
   CHECK(notes.find("1 process(es) left in the unit's cgroup: PID " + child + " (sleep)") != std::string::npos);
   lab.sh("kill " + child + "; true");
+}
+
+namespace {
+
+/// A user of the lab host whose own systemd manager runs (lingering), with a
+/// user unit in ~/.config/systemd/user/: GPUJOB.service, a sleep.
+struct UserManagerLab : Lab {
+  std::string uid;
+  UserManagerLab() {
+    auto r = run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " alice nopasswd");
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    uid = sh("id -u alice");
+    REQUIRE(sh("loginctl enable-linger alice && echo on") == "on");
+    REQUIRE(ratchet::testing::eventually([&] { return sh("test -S /run/user/" + uid + "/systemd/private && echo up") == "up"; }));
+    REQUIRE(sh("su - alice -c 'mkdir -p ~/.config/systemd/user && printf \"[Service]\\nExecStart=/bin/sleep 300\\n\" "
+               "> ~/.config/systemd/user/gpujob.service' && echo made") == "made");
+  }
+  /// systemctl --user of alice's manager, as alice (the test's own way in).
+  std::string user_ctl(const std::string& args) {
+    return sh("setpriv --reuid=alice --regid=alice --init-groups env XDG_RUNTIME_DIR=/run/user/" + uid +
+              " systemctl --user " + args + "; true");
+  }
+  /// An inventory that logs in as alice herself.
+  std::string inv_alice() {
+    std::string p = dir + "/inv-alice.toml";
+    std::ofstream(p) << "[hosts.lab]\naddress = \"127.0.0.1\"\nport = " << host.port() << "\nuser = \"alice\"\nidentity = \""
+                     << host.client_key() << "\"\nknown_hosts = \"" << host.known_hosts() << "\"\n";
+    return p;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("service scope = \"user\" reaches the user's own manager - a system check of a user unit says whose it is",
+          "[systemd][e2e]") {
+  UserManagerLab lab;
+  const std::string user_step = "[[step]]\nid = \"job\"\nkind = \"service\"\nunit = \"gpujob\"\nscope = \"user\"\n"
+                                "user = \"alice\"\n";
+  // plan prints the exact commands: the library's --user NAME (ratchet_sd_user).
+  {
+    std::string pb = lab.dir + "/plan.toml";
+    ratchet::testing::write_file(pb, "name = \"svc\"\ntargets = [\"lab\"]\n" + user_step + "state = \"started\"\n");
+    auto p = run_sh(std::string(RATCHET_BINARY) + " plan " + pb + " -i " + lab.inv + " -F none");
+    INFO(p.out << p.err);
+    CHECK(p.code == 0);
+    CHECK(p.out.find("ratchet_service_state --user alice gpujob '' 30000") != std::string::npos);
+    CHECK(p.out.find("ratchet_service --user alice start gpujob") != std::string::npos);
+  }
+  // As root (setpriv to alice over her manager's private socket).
+  std::string t = lab.dir + "/start.jsonl";
+  auto r = lab.run(user_step + "state = \"started\"\n", t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(events(t, "step_end", "job")[0]["status"] == "changed");
+  CHECK(lab.user_ctl("is-active gpujob") == "active");
+  CHECK(lab.sh("systemctl show -p LoadState --value gpujob") == "not-found");  // no system unit by that name
+
+  // The system manager's check of that name: not "not found: counts as stopped".
+  const std::string words =
+      "could not check: not a system unit; runs as a user unit of alice: set scope = \"user\", user = \"alice\"";
+  t = lab.dir + "/system.jsonl";
+  r = lab.run("[[step]]\nid = \"sys\"\nkind = \"service\"\nunit = \"gpujob\"\nstate = \"stopped\"\n"
+              "on_failure = \"continue\"\n"
+              "[[step]]\nid = \"active\"\nkind = \"verify\"\nservice_active = [\"gpujob.service\"]\n",
+              t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  auto end = events(t, "step_end", "sys");
+  REQUIRE(end.size() == 1);
+  CHECK(end[0]["status"] == "failed");
+  CHECK(end[0].value("reason", "") == words);
+  CHECK(events(t, "step_end", "active")[0].value("reason", "") ==
+        "could not check: gpujob.service is not a system unit; runs as a user unit of alice");
+  for (const auto& e : events(t, "command", "sys")) CHECK(e["role"] == "check");  // nothing was stopped
+  CHECK(lab.user_ctl("is-active gpujob") == "active");
+  // plan --probe says it too, with the evidence.
+  {
+    std::string pb = lab.dir + "/probe.toml";
+    ratchet::testing::write_file(pb, "name = \"svc\"\ntargets = [\"lab\"]\n[[step]]\nid = \"sys\"\nkind = \"service\"\n"
+                                     "unit = \"gpujob\"\nstate = \"stopped\"\n");
+    auto p = run_sh(std::string(RATCHET_BINARY) + " plan " + pb + " --probe --json -i " + lab.inv + " -F none");
+    INFO(p.out << p.err);
+    CHECK(p.code == 1);
+    auto s = nlohmann::json::parse(p.out)["hosts"][0]["steps"][0];
+    CHECK(s["verdict"] == "could_not_check");
+    CHECK("could not check: " + s.value("reason", "") == words);
+    CHECK(s["state"]["runs as a user unit of"] == "alice");
+  }
+
+  // Logged in as alice herself (no become): her manager, directly.
+  t = lab.dir + "/stop.jsonl";
+  std::string pb = lab.dir + "/pb-alice.toml";
+  ratchet::testing::write_file(pb, "name = \"svc\"\ntargets = [\"lab\"]\n" + user_step + "state = \"stopped\"\n");
+  r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + lab.inv_alice() + " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(events(t, "step_end", "job")[0]["status"] == "changed");
+  CHECK(lab.user_ctl("is-active gpujob") == "inactive");
+  // Now stopped, and no user runs it: the system check's "not found" counts as stopped again.
+  r = lab.run("[[step]]\nid = \"sys\"\nkind = \"service\"\nunit = \"gpujob\"\nstate = \"stopped\"\n", lab.dir + "/s2.jsonl");
+  CHECK(r.code == 0);
+  CHECK(events(lab.dir + "/s2.jsonl", "step_end", "sys")[0].value("reason", "") == "unit not found: counts as stopped");
+}
+
+TEST_CASE("service scope = \"user\": a manager that is not running, or another user's, could not check - "
+          "without setpriv root uses systemctl --user -M NAME@",
+          "[systemd][e2e]") {
+  UserManagerLab lab;
+  // bob exists but neither lingers nor is logged in: no manager of his runs.
+  auto a = run_sh(SystemdHost::script() + " add-user " + lab.host.state_dir() + " bob nopasswd");
+  REQUIRE(a.code == 0);
+  std::string t = lab.dir + "/bob.jsonl";
+  auto r = lab.run("[[step]]\nid = \"bob\"\nkind = \"service\"\nunit = \"gpujob\"\nscope = \"user\"\nuser = \"bob\"\n"
+                   "state = \"stopped\"\non_failure = \"continue\"\n"
+                   "[[step]]\nid = \"nobody\"\nkind = \"service\"\nunit = \"gpujob\"\nscope = \"user\"\n"
+                   "user = \"ratchet-no-such-user\"\nstate = \"stopped\"\n",
+                   t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  const std::string bob_uid = lab.sh("id -u bob");
+  CHECK(events(t, "step_end", "bob")[0].value("reason", "") ==
+        "could not check: the systemd user manager of bob is not running (no /run/user/" + bob_uid +
+            "/systemd/private): bob is not logged in and does not linger (loginctl enable-linger bob)");
+  CHECK(events(t, "step_end", "nobody")[0].value("reason", "") ==
+        "could not check: no user ratchet-no-such-user on this host (scope = \"user\")");
+  // Logged in as alice, bob's manager (were it running) is not hers to ask.
+  std::string pb = lab.dir + "/alice-bob.toml";
+  ratchet::testing::write_file(pb, "name = \"svc\"\ntargets = [\"lab\"]\n[[step]]\nid = \"bob\"\nkind = \"service\"\n"
+                                   "unit = \"gpujob\"\nscope = \"user\"\nuser = \"bob\"\nstate = \"stopped\"\n");
+  t = lab.dir + "/alice-bob.jsonl";
+  r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + lab.inv_alice() + " -F none --transcript " + t);
+  CHECK(r.code == 1);
+  CHECK(events(t, "step_end", "bob")[0].value("reason", "") ==
+        "could not check: the systemd user manager of bob answers root or bob only, not alice (become = true)");
+
+  // Root without setpriv: systemctl --user -M alice@, through alice's own D-Bus
+  // (the user units of Debian's dbus-user-session; the lab's rootfs has dbus, not them).
+  const std::map<std::string, std::string> units = {
+      {"dbus.socket", "[Unit]\nDescription=D-Bus User Message Bus Socket\n[Socket]\nListenStream=%t/bus\n"
+                      "ExecStartPost=-/bin/systemctl --user set-environment DBUS_SESSION_BUS_ADDRESS=unix:path=%t/bus\n"},
+      {"dbus.service", "[Unit]\nDescription=D-Bus User Message Bus\nRequires=dbus.socket\n[Service]\nType=notify\n"
+                       "NotifyAccess=main\nExecStart=/usr/bin/dbus-daemon --session --address=systemd: --nofork "
+                       "--nopidfile --systemd-activation --syslog-only\n"}};
+  for (const auto& [name, body] : units) {
+    ratchet::testing::write_file(lab.dir + "/" + name, body);
+    REQUIRE(run_sh("ssh -o BatchMode=yes -o UserKnownHostsFile=" + lab.host.known_hosts() + " -i " +
+                   lab.host.client_key() + " -p " + std::to_string(lab.host.port()) +
+                   " root@127.0.0.1 'cat > /etc/systemd/user/" + name + "' < " + lab.dir + "/" + name)
+                .code == 0);
+  }
+  REQUIRE(lab.sh("mkdir -p /etc/systemd/user/sockets.target.wants && ln -sf /etc/systemd/user/dbus.socket "
+                 "/etc/systemd/user/sockets.target.wants/ && systemctl restart user@" + lab.uid +
+                 ".service && mv /usr/bin/setpriv /usr/bin/setpriv.off && echo ready") == "ready");
+  REQUIRE(ratchet::testing::eventually([&] { return lab.sh("test -S /run/user/" + lab.uid + "/bus && echo up") == "up"; }));
+  t = lab.dir + "/machine.jsonl";
+  r = lab.run("[[step]]\nid = \"job\"\nkind = \"service\"\nunit = \"gpujob\"\nscope = \"user\"\nuser = \"alice\"\n"
+              "state = \"started\"\n",
+              t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(events(t, "step_end", "job")[0]["status"] == "changed");
+  CHECK(lab.sh("systemctl --user -M alice@ is-active gpujob; true") == "active");
+  lab.sh("mv /usr/bin/setpriv.off /usr/bin/setpriv");
 }
 
 TEST_CASE("kill holders_of a Restart=always unit's process: its owner is the unit, the kill is said to be undone "

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <optional>
+
 #include "playbook/schema.h"
 
 using namespace ratchet::playbook;
@@ -139,4 +141,42 @@ TEST_CASE("key rules: gpus are all alone or indexes and UUIDs each once", "[play
     INFO(ratchet::util::toml_text(v));
     CHECK(problem<std::vector<std::string>>(read_gpus, "gpus", v).empty());
   }
+}
+
+TEST_CASE("key rules: a service's scope is system or user, and scope = \"user\" goes with a user name", "[playbook]") {
+  CHECK(problem<ServiceScope>(read_scope, "scope", "users") == "`scope` must be `system` or `user`, not `users` | did you mean `user`?");
+  CHECK(problem<ServiceScope>(read_scope, "scope", "session") ==
+        "`scope` must be `system` or `user`, not `session` | `user` reaches a user's own systemd manager (systemctl --user)");
+  CHECK(problem<ServiceScope>(read_scope, "scope", "user").empty());
+  CHECK(problem<std::string>(read_user_name, "user", "alice").empty());
+  CHECK(problem<std::string>(read_user_name, "user", "1000").empty());
+  CHECK(problem<std::string>(read_user_name, "user", "svc-gpu.1$").empty());
+  for (const char* bad : {"-alice", "al ice", "alice@", "a/b", "$x", "al$ice"})
+    CHECK(problem<std::string>(read_user_name, "user", bad) ==
+          std::string("`user`: \"") + bad + "\" is not a user name | a user name holds letters, digits, `.`, `_` and `-` "
+                                            "and does not start with `-`");
+
+  auto keys = [](std::optional<ServiceScope> scope, std::optional<std::string> user) {
+    ServiceAction a;
+    a.unit.given = true, a.unit.value = "gpujob";
+    if (scope) a.scope.given = true, a.scope.value = *scope;
+    if (user) a.user.given = true, a.user.value = *user;
+    return ActionKeys{a};
+  };
+  std::string key;
+  KeyProblem p;
+  CHECK_FALSE(keys_disagree(keys(std::nullopt, std::nullopt), &key, &p));
+  CHECK_FALSE(keys_disagree(keys(ServiceScope::system, std::nullopt), &key, &p));
+  CHECK_FALSE(keys_disagree(keys(ServiceScope::user, "alice"), &key, &p));
+  REQUIRE(keys_disagree(keys(ServiceScope::user, std::nullopt), &key, &p));
+  CHECK(key == "scope");
+  CHECK(p.message == "`scope = \"user\"` needs `user`: the user whose own systemd manager runs the unit");
+  REQUIRE(keys_disagree(keys(std::nullopt, "alice"), &key, &p));
+  CHECK(key == "user");
+  CHECK(p.message == "`user` goes with scope = \"user\"; this step's scope is `system`");
+  CHECK(p.hint == "add scope = \"user\" to reach alice's own systemd manager, or leave `user` out for a system unit");
+  REQUIRE(keys_disagree(keys(ServiceScope::system, "alice"), &key, &p));
+  CHECK(key == "user");
+  // Another kind's keys never disagree so.
+  CHECK_FALSE(keys_disagree(ActionKeys{KillAction{}}, &key, &p));
 }

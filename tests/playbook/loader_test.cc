@@ -697,7 +697,7 @@ TEST_CASE("typed model: every key of every kind is read into its field at its li
       {"run", {{"command", "\"make\""}, {"check", "\"test -e /x\""}, {"creates", "[\"/x\"]"}, {"unless", "\"false\""},
                {"expect_exit", "[0, 3]"}, {"stdin", "\"in\""}}},
       {"service", {{"unit", "\"u\""}, {"state", "\"reloaded\""}, {"enabled", "true"}, {"unit_file", "\"unit.service\""},
-                   {"transition_wait", "\"2s\""}}},
+                   {"transition_wait", "\"2s\""}, {"scope", "\"user\""}, {"user", "\"alice\""}}},
       {"kill", {{"pid", "42"}, {"user", "[\"svc\"]"}, {"exclude", "\"sshd\""}, {"tree", "true"}, {"signal", "\"hup\""},
                 {"wait", "\"250ms\""}, {"missing_ok", "true"}}},
       {"kill", {{"pid_file", "\"/run/x.pid\""}}},
@@ -756,6 +756,8 @@ TEST_CASE("typed model: every key of every kind is read into its field at its li
   const auto& svc = std::get<ServiceAction>(pb.steps[1].body.keys);
   CHECK(svc.state.value == ServiceState::reloaded);
   CHECK(svc.transition_wait.value == Millis(2'000));
+  CHECK(svc.scope.value == ServiceScope::user);
+  CHECK(svc.user.value == "alice");
   const auto& kill = std::get<KillAction>(pb.steps[2].body.keys);
   CHECK(kill.pid.value == 42);
   CHECK((*kill.signal).number == 1);

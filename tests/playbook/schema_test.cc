@@ -30,7 +30,7 @@ TEST_CASE("the schema lists kinds and their keys", "[playbook]") {
                                          "exclude", "tree", "signal", "wait", "missing_ok"});
   CHECK(allowed_keys(TableRole::rung, "service") ==
         std::vector<std::string>{"kind", "timeout", "settle", "retries", "delay", "unit",
-                                 "state", "enabled", "unit_file", "transition_wait"});
+                                 "state", "enabled", "unit_file", "transition_wait", "scope", "user"});
   CHECK(allowed_keys(TableRole::step, "run").size() == 16 + 6);  // 16 common keys (tags the last)
   CHECK(find_field(TableRole::step, "run", "command")->shell);
   CHECK(find_field(TableRole::step, "run", "stdin")->secret_ok);

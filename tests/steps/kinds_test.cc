@@ -99,7 +99,8 @@ TEST_CASE("service: stop and enable and install a unit file", "[steps]") {
                                     {"enabled", true}, {"state", "started"}}), ctx);
   CHECK(all.check[0].text == "ratchet_service_state inference /etc/systemd/system/inference.service 30000");
   CHECK(all.action->text ==
-        "ratchet_write /etc/systemd/system/inference.service 0644 root root 0 && systemctl daemon-reload && "
+        "ratchet_need_systemd && ratchet_write /etc/systemd/system/inference.service 0644 root root 0 && "
+        "systemctl daemon-reload && "
         "ratchet_service enable inference && ratchet_service start inference");
   auto quick = build(read("service", {{"unit", "x"}, {"state", "started"}, {"transition_wait", "2s"}}));
   CHECK(quick.check[0].text == "ratchet_service_state x '' 2000");
@@ -110,6 +111,41 @@ TEST_CASE("service: stop and enable and install a unit file", "[steps]") {
   CHECK(all.check[0].expect.state == "started");
   CHECK(build(read("service", {{"unit", "x"}, {"state", "restarted"}})).always_act);
   CHECK_FALSE(build(read("service", {{"unit", "x"}, {"state", "started"}})).always_act);
+}
+
+TEST_CASE("service scope = \"user\": every command reaches that user's own manager", "[steps]") {
+  BuildContext ctx;
+  ctx.unit_file_content = "[Service]\nExecStart=/bin/sleep 300\n";
+  auto r = build(read("service", {{"unit", "gpujob"}, {"scope", "user"}, {"user", "alice"}, {"state", "stopped"},
+                                  {"enabled", false}, {"unit_file", "units/gpujob.service"}}),
+                 ctx);
+  // A user unit file goes to the admin's directory of user units; the reload is of alice's manager.
+  CHECK(r.check[0].text == "ratchet_service_state --user alice gpujob /etc/systemd/user/gpujob.service 30000");
+  CHECK(r.action->text ==
+        "ratchet_need_systemd && ratchet_write /etc/systemd/user/gpujob.service 0644 root root 0 && "
+        "ratchet_service --user alice daemon-reload && ratchet_service --user alice disable gpujob && "
+        "ratchet_service --user alice stop gpujob");
+  // scope = "system" is the default, written or not.
+  auto sys = build(read("service", {{"unit", "x"}, {"scope", "system"}, {"state", "started"}}));
+  CHECK(sys.check[0].text == "ratchet_service_state x '' 30000");
+  CHECK(sys.action->text == "ratchet_service start x");
+}
+
+TEST_CASE("judging a service state: no LoadState, or a name that runs as a user unit, is could not check", "[steps]") {
+  auto r = build(read("service", {{"unit", "gpujob"}, {"state", "stopped"}}));
+  ratchet::transport::ExecResult res;
+  res.exit_code = 0;
+  // What the library printed where systemd did not answer, before it said so itself (R09).
+  res.out.data = "load=\nactive=\nenabled=\nreload=\n";
+  auto v = judge_check(r.check[0], res);
+  CHECK(v.unknown);
+  CHECK(v.reason == "could not check: service state unreadable: systemctl printed no LoadState");
+  res.out.data = "load=not-found\nactive=inactive\nenabled=\nreload=no\nuser_unit=alice\nuser_unit=bob\n";
+  v = judge_check(r.check[0], res);
+  CHECK(v.unknown);
+  CHECK_FALSE(v.holds);
+  CHECK(v.reason ==
+        "could not check: not a system unit; runs as a user unit of alice, bob: set scope = \"user\", user = \"alice\"");
 }
 
 TEST_CASE("verify: one check command per condition", "[steps]") {

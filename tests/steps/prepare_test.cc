@@ -96,6 +96,20 @@ TEST_CASE("prepare: a template's value is read by its key's rule once rendered",
   CHECK(err.rfind("test.toml:1:1: step `s`: unknown signal `2s` (rendered from \"{{ wait }}\")", 0) == 0);
 }
 
+TEST_CASE("prepare: a rendered scope = \"user\" without `user` is refused as a literal one is", "[steps]") {
+  Value scope = {{"where", "user"}, {"who", "alice"}};
+  steps::PreparedStep ps;
+  std::string err;
+  CHECK_FALSE(steps::prepare_step(step("service", {{"unit", "gpujob"}, {"state", "stopped"}, {"scope", "{{ where }}"}}),
+                                  scope, {}, &ps, &err));
+  CHECK(err == "test.toml:1:1: step `s`: `scope = \"user\"` needs `user`: the user whose own systemd manager runs the "
+               "unit; add user = \"NAME\", whose systemctl --user runs the unit");
+  REQUIRE(steps::prepare_step(step("service", {{"unit", "gpujob"}, {"state", "stopped"}, {"scope", "{{ where }}"},
+                                               {"user", "{{ who }}"}}),
+                              scope, {}, &ps, &err));
+  CHECK(ps.rungs[0].action->text == "ratchet_service --user alice stop gpujob");
+}
+
 TEST_CASE("process lines parse into holders", "[steps]") {
   auto h = steps::parse_process_line(
       "4242\troot\t123\t1796000000.50\tpython\tpython serve.py\tS\t-\t/dev/nvidia0\t/dev/nvidiactl");

@@ -1207,11 +1207,104 @@ ratchet_port_open() {
   _l=$(ratchet_listening) || return 5
   printf '%s\n' "$_l" | grep -qx -- "$1" || { printf '%s\n' "nothing listens on port $1"; return 1; }
 }
-# verify service_active: UNIT is active. Exit 5 without systemctl (as
-# ratchet_service_state): "not found" is no state.
-ratchet_service_active() { # UNIT
+# systemd as the host runs it. Exit 5 with "ratchet: could not check: ..." on
+# stderr when there is no systemctl, or when systemd is not the running init
+# (a container, WSL, a chroot): sd_booted(3) tests /run/systemd/system, and
+# without it systemctl reads no state at all ("System has not been booted with
+# systemd", empty values, and for some verbs exit 0).
+ratchet_need_systemd() {
+  local _c
   command -v systemctl >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: systemctl not found: not a systemd host" >&2; return 5; }
-  systemctl is-active --quiet -- "$1"
+  [ -d /run/systemd/system ] && return 0
+  { read -r _c < /proc/1/comm; } 2>/dev/null || _c=
+  printf '%s\n' "ratchet: could not check: systemd is not running on this host (PID 1 is ${_c:-unreadable}; /run/systemd/system is missing)" >&2
+  return 5
+}
+
+# The manager ratchet_systemctl talks to: the system's (RATCHET_SD_HOW empty),
+# or after `ratchet_sd_user NAME` that user's own (systemd --user), reached as
+# NAME itself: logged in as NAME, `systemctl --user` on its runtime directory
+# (how=self); as root, `systemctl --user` run as NAME by setpriv (how=setpriv),
+# over the manager's private socket, which systemd lets no other UID use, root
+# neither; as root without setpriv, `systemctl --user -M NAME@` (how=machine:
+# needs the user's D-Bus, dbus-user-session, and starts a transient unit and
+# a PAM session per call). Exit 5 (could not check) when NAME is no user
+# here, when its manager is not running (NAME neither logged in nor
+# lingering), or when the login is neither root nor NAME.
+RATCHET_SD_HOW=
+ratchet_sd_user() { # NAME
+  local _me
+  RATCHET_SD_USER=$1 RATCHET_SD_HOW=''
+  if ! RATCHET_SD_UID=$(id -u -- "$1" 2>/dev/null) || ! RATCHET_SD_GID=$(id -g -- "$1" 2>/dev/null); then
+    printf '%s\n' "ratchet: could not check: no user $1 on this host (scope = \"user\")" >&2
+    return 5
+  fi
+  _me=$(id -u)
+  if [ "$_me" != 0 ] && [ "$_me" != "$RATCHET_SD_UID" ]; then
+    printf '%s\n' "ratchet: could not check: the systemd user manager of $1 answers root or $1 only, not $(id -un) (become = true)" >&2
+    return 5
+  fi
+  if [ ! -S "/run/user/$RATCHET_SD_UID/systemd/private" ]; then
+    printf '%s\n' "ratchet: could not check: the systemd user manager of $1 is not running (no /run/user/$RATCHET_SD_UID/systemd/private): $1 is not logged in and does not linger (loginctl enable-linger $1)" >&2
+    return 5
+  fi
+  if [ "$_me" = "$RATCHET_SD_UID" ]; then RATCHET_SD_HOW=self
+  elif command -v setpriv >/dev/null 2>&1; then RATCHET_SD_HOW=setpriv
+  else RATCHET_SD_HOW=machine
+  fi
+}
+ratchet_systemctl() {
+  case "$RATCHET_SD_HOW" in
+    self) XDG_RUNTIME_DIR=/run/user/$RATCHET_SD_UID systemctl --user "$@" ;;
+    machine) systemctl --user -M "$RATCHET_SD_USER@" "$@" ;;
+    setpriv) setpriv --reuid="$RATCHET_SD_UID" --regid="$RATCHET_SD_GID" --init-groups \
+               env XDG_RUNTIME_DIR="/run/user/$RATCHET_SD_UID" systemctl --user "$@" ;;
+    *) systemctl "$@" ;;
+  esac
+}
+
+# The start of every service function: systemd running, then `--user NAME`
+# (that user's manager) when given; RATCHET_SHIFT says how many arguments it took.
+ratchet_sd_scope() { # "$@"
+  RATCHET_SD_HOW='' RATCHET_SHIFT=0
+  ratchet_need_systemd || return 5
+  if [ "${1:-}" = --user ]; then ratchet_sd_user "${2:-}" || return 5; RATCHET_SHIFT=2; fi
+}
+
+# The users whose own manager runs UNIT now, `user_unit=NAME` a line: UNIT's
+# cgroup below user@UID.service (cgroup v2, or v1's name=systemd tree), at most
+# 6 levels below user.slice. For a system-scope check of a name that is no
+# system unit (a GPU job started with systemctl --user).
+ratchet_user_units() { # UNIT
+  local _n _d _u
+  case "$1" in
+    *.service|*.scope|*.socket|*.timer|*.target|*.path|*.mount|*.automount|*.swap|*.slice|*.device) _n=$1 ;;
+    *) _n=$1.service ;;  # as systemctl reads a name without a type
+  esac
+  case "$_n" in *\\*) _n=$(printf '%s\n' "$_n" | sed 's/\\/\\\\/g') ;; esac  # find -name: \ escapes
+  for _d in /sys/fs/cgroup/user.slice /sys/fs/cgroup/unified/user.slice /sys/fs/cgroup/systemd/user.slice; do
+    [ -d "$_d" ] && find "$_d" -mindepth 3 -maxdepth 6 -type d -name "$_n" 2>/dev/null
+  done | sed -n 's,.*/user@\([0-9][0-9]*\)\.service/.*,\1,p' | sort -un | while read -r _u; do
+    printf 'user_unit=%s\n' "$(ratchet_uname "$_u")"
+  done
+}
+
+# verify service_active: UNIT is active (systemctl is-active). Exit 5 when
+# systemd cannot be asked (ratchet_need_systemd), and when UNIT is no system
+# unit but runs as a user's unit (ratchet_user_units): "not found" is no state.
+ratchet_service_active() { # UNIT
+  local _rc _u
+  ratchet_need_systemd || return 5
+  systemctl is-active --quiet -- "$1" && return 0
+  _rc=$?
+  if [ "$(systemctl show -p LoadState --value -- "$1" 2>/dev/null)" = not-found ]; then
+    _u=$(ratchet_user_units "$1" | sed 's/^user_unit=//' | awk '{ printf "%s%s", (NR > 1 ? ", " : ""), $0 }')
+    if [ -n "$_u" ]; then
+      printf '%s\n' "ratchet: could not check: $1 is not a system unit; runs as a user unit of $_u" >&2
+      return 5
+    fi
+  fi
+  return "$_rc"
 }
 
 # Service state as key=value lines: load, active (after a transitional state
@@ -1219,14 +1312,24 @@ ratchet_service_active() { # UNIT
 # enabled, reload (NeedDaemonReload: the unit's file changed on disk since
 # systemd loaded it), the sha256 of an installed unit file when given, and for
 # an inactive unit every process still in its cgroup (KillMode=process or
-# none) as `left=PID COMM` lines.
-ratchet_service_state() { # UNIT [UNIT_FILE_PATH] [WAIT_MS]
-  local _a _cg _ch _cp _lp _se
-  command -v systemctl >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: systemctl not found: not a systemd host" >&2; return 5; }
-  printf 'load=%s\n' "$(systemctl show -p LoadState --value -- "$1" 2>/dev/null)"
+# none) as `left=PID COMM` lines. `--user NAME`: of NAME's own manager
+# (ratchet_sd_user). A system unit that is not found but runs as a user's unit
+# adds `user_unit=NAME` lines (ratchet_user_units). A LoadState that systemctl
+# does not print is exit 5: no state was read.
+ratchet_service_state() { # [--user NAME] UNIT [UNIT_FILE_PATH] [WAIT_MS]
+  local _a _cg _ch _cp _l _lp _se
+  ratchet_sd_scope "$@" || return 5
+  shift "$RATCHET_SHIFT"
+  _l=$(ratchet_systemctl show -p LoadState --value -- "$1" 2>&1)
+  case "$_l" in
+    ''|*[!a-z-]*)
+      printf '%s\n' "ratchet: could not check: systemctl show $1 read no LoadState: $(printf '%s\n' "${_l:-(nothing)}" | sed -n '/[^[:space:]]/{p;q;}')" >&2
+      return 5 ;;
+  esac
+  printf 'load=%s\n' "$_l"
   _se=$(( $(ratchet_now_ms) + ${3:-30000} ))
   while :; do
-    _a=$(systemctl is-active -- "$1" 2>/dev/null)
+    _a=$(ratchet_systemctl is-active -- "$1" 2>/dev/null)
     case "$_a" in
       activating|deactivating|reloading|refreshing)
         [ "$(ratchet_now_ms)" -lt "$_se" ] || break
@@ -1236,17 +1339,17 @@ ratchet_service_state() { # UNIT [UNIT_FILE_PATH] [WAIT_MS]
   done
   printf 'active=%s\n' "$_a"
   case "$_a" in activating|deactivating|reloading|refreshing)
-    printf 'sub=%s\n' "$(systemctl show -p SubState --value -- "$1" 2>/dev/null)"
-    _ch=$(systemctl show -p StateChangeTimestampMonotonic --value -- "$1" 2>/dev/null)
+    printf 'sub=%s\n' "$(ratchet_systemctl show -p SubState --value -- "$1" 2>/dev/null)"
+    _ch=$(ratchet_systemctl show -p StateChangeTimestampMonotonic --value -- "$1" 2>/dev/null)
     [ -n "$_ch" ] && [ "$_ch" -gt 0 ] 2>/dev/null && printf 'for=%s\n' "$(( ($(ratchet_now_ms) - _ch / 1000) / 1000 ))" ;;
   esac
-  printf 'enabled=%s\n' "$(systemctl is-enabled -- "$1" 2>/dev/null)"
-  printf 'reload=%s\n' "$(systemctl show -p NeedDaemonReload --value -- "$1" 2>/dev/null)"
+  printf 'enabled=%s\n' "$(ratchet_systemctl is-enabled -- "$1" 2>/dev/null)"
+  printf 'reload=%s\n' "$(ratchet_systemctl show -p NeedDaemonReload --value -- "$1" 2>/dev/null)"
   if [ -n "${2:-}" ]; then
     if [ -f "$2" ]; then printf 'file=%s\n' "$(ratchet_sha256 < "$2")"; else echo 'file=absent'; fi
   fi
   case "$_a" in inactive|failed)
-    _cg=$(systemctl show -p ControlGroup --value -- "$1" 2>/dev/null)
+    _cg=$(ratchet_systemctl show -p ControlGroup --value -- "$1" 2>/dev/null)
     if [ -n "$_cg" ]; then
       for _cp in "/sys/fs/cgroup$_cg/cgroup.procs" "/sys/fs/cgroup/systemd$_cg/cgroup.procs"; do
         [ -r "$_cp" ] || continue
@@ -1257,16 +1360,18 @@ ratchet_service_state() { # UNIT [UNIT_FILE_PATH] [WAIT_MS]
       done
     fi ;;
   esac
+  [ "$_l" = not-found ] && [ -z "$RATCHET_SD_HOW" ] && ratchet_user_units "$1"
+  return 0
 }
 
 # systemctl daemon-reload when UNIT's file (or a drop-in) changed on disk
 # since systemd loaded it (NeedDaemonReload=yes), saying so on stdout; sets
 # RATCHET_RELOADED=1 then. A start, restart, reload or enable of a stale unit
-# would use the old definition.
+# would use the old definition. (The manager of ratchet_sd_scope.)
 ratchet_reload_if_stale() { # UNIT
   RATCHET_RELOADED=0
-  [ "$(systemctl show -p NeedDaemonReload --value -- "$1" 2>/dev/null)" = yes ] || return 0
-  systemctl daemon-reload || return 1
+  [ "$(ratchet_systemctl show -p NeedDaemonReload --value -- "$1" 2>/dev/null)" = yes ] || return 0
+  ratchet_systemctl daemon-reload || return 1
   RATCHET_RELOADED=1
   printf '%s\n' "ratchet: daemon-reload: $1 changed on disk since systemd loaded it"
 }
@@ -1274,15 +1379,20 @@ ratchet_reload_if_stale() { # UNIT
 # The service action: daemon-reload first when the unit is stale, then VERB
 # (start, stop, restart, reload, enable, disable). A start of a unit that was
 # active on its old definition is a restart (systemctl start of an active unit
-# does nothing), said on stdout.
-ratchet_service() { # VERB UNIT
+# does nothing), said on stdout. VERB daemon-reload takes no UNIT. `--user
+# NAME`: NAME's own manager. Exit 5 (could not check) without a running
+# systemd: nothing is sent to a manager that is not there.
+ratchet_service() { # [--user NAME] VERB [UNIT]
+  ratchet_sd_scope "$@" || return 5
+  shift "$RATCHET_SHIFT"
+  if [ "$1" = daemon-reload ]; then ratchet_systemctl daemon-reload; return; fi
   case "$1" in stop|disable) ;; *) ratchet_reload_if_stale "$2" || return 1 ;; esac
-  if [ "$1" = start ] && [ "$RATCHET_RELOADED" = 1 ] && systemctl is-active --quiet -- "$2"; then
+  if [ "$1" = start ] && [ "$RATCHET_RELOADED" = 1 ] && ratchet_systemctl is-active --quiet -- "$2"; then
     printf '%s\n' "ratchet: restart: $2 was active on its old definition"
-    systemctl restart -- "$2"
+    ratchet_systemctl restart -- "$2"
     return
   fi
-  systemctl "$1" -- "$2"
+  ratchet_systemctl "$1" -- "$2"
 }
 
 # stat -c (GNU coreutils, BusyBox): without it, say so (exit 5 for the caller).
