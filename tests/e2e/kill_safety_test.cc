@@ -10,6 +10,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -233,7 +234,7 @@ TEST_CASE("holders_of: a glob that matches nothing kills nothing, fails closed, 
   CHECK(actions(t, "nomatch_ok") == 0);
 }
 
-TEST_CASE("holders_of never follows a symlink at or under what a wildcard matched, never takes / or /dev",
+TEST_CASE("holders_of never follows a symlink at or under what a wildcard matched, never takes / or /dev or a device every process holds",
           "[ssh][kill_safety]") {
   Env e;
   std::string dev = e.device("gpu0");
@@ -260,7 +261,11 @@ TEST_CASE("holders_of never follows a symlink at or under what a wildcard matche
                    kill_step("glob", "holders_of = \"" + e.dir + "/dev/gpu*\"", "signal = \"KILL\"") +
                    kill_step("root", "holders_of = \"" + e.dir + "/dev/gpu-root\"", "signal = \"CONT\"") +
                    kill_step("under", "holders_of = \"" + e.dir + "/run/app-*/sock\"", "signal = \"KILL\"") +
-                   kill_step("topdir", "holders_of = \"/dev\"", "signal = \"CONT\"");
+                   kill_step("topdir", "holders_of = \"/dev\"", "signal = \"CONT\"") +
+                   kill_step("shared", "holders_of = \"" + e.dir + "/dev/null0\"", "signal = \"CONT\"") +
+                   kill_step("devnull", "holders_of = \"/dev/null\"", "signal = \"CONT\"");
+  // A node of /dev/null's number: every process with /dev/null open holds it.
+  REQUIRE(mknod((e.dir + "/dev/null0").c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0);
   std::string t = e.dir + "/t.jsonl";
   auto r = e.run(e.playbook("l.toml", pb), t);
   INFO(r.out << r.err);
@@ -288,6 +293,14 @@ TEST_CASE("holders_of never follows a symlink at or under what a wildcard matche
         "could not check: /dev is the top-level directory /dev, a whole tree of the system: refused as a target; "
         "name the files or a deeper directory");
   CHECK(signalled(t, "topdir").empty());
+  for (const std::string n : {"shared", "devnull"}) {
+    INFO(n);
+    CHECK(ends[n]["status"] == "failed");
+    CHECK(signalled(t, n).empty());
+  }
+  CHECK(ends["shared"]["reason"] ==
+        "could not check: " + e.dir + "/dev/null0 is device 1:3 (null, zero, random, console, tty or pty: nearly every "
+        "process holds one): refused as a target, it would select most of the host");
   CHECK(bystander.alive());
 }
 

@@ -602,6 +602,11 @@ ratchet_targets() {
         if [ -c "$_r" ]; then _rd="$RATCHET_TAB"c:$((0x${_rd%:*})):$((0x${_rd#*:}))
         elif [ -b "$_r" ]; then _rd="$RATCHET_TAB"b:$((0x${_rd%:*})):$((0x${_rd#*:}))
         else _rd=; fi
+        # A device every process may hold (null, zero, the random devices, the
+        # console, ttys, ptys): its holders are most of the host, never a target.
+        case "$_rd" in "$RATCHET_TAB"c:1:[3589]|"$RATCHET_TAB"c:5:[012]|"$RATCHET_TAB"c:4:*|"$RATCHET_TAB"c:13[6-9]:*|"$RATCHET_TAB"c:14[0-3]:*)
+          printf '%s\n' "ratchet: $_f is device ${_rd#*:} (null, zero, random, console, tty or pty: nearly every process holds one): refused as a target, it would select most of the host" >&2; return 2 ;;
+        esac
         printf '%s\t%s%s\n' "$(ratchet_esc_path "$_r")" "$_id" "$_rd"
       fi
     done
