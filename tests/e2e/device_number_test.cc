@@ -39,14 +39,16 @@ bool sleeping_with_fd3(long pid) {
 
 }  // namespace
 
-TEST_CASE("a container-style holder of its own node of the target's device number is found and killed, by PID",
+TEST_CASE("a container-style holder of its own node of the target's device number is found (also under a directory target) and killed, by PID",
           "[ssh][device_number]") {
   SshdHost sshd;
   const std::string dir = temp_dir("ratchet-devnum");
   chmod(dir.c_str(), 0755);
   const std::string target = dir + "/gpu0", other = dir + "/other", priv = dir + "/priv";
-  REQUIRE(run_local("mknod '" + target + "' c 1 7 && mknod '" + other + "' c 1 5 && mkdir '" + priv + "' && echo ok") ==
-          "ok\n");
+  // A directory that holds a node of the number covers it by number too (a trial: /dev/nvidia-caps read "free").
+  const std::string devdir = dir + "/caps";
+  REQUIRE(run_local("mknod '" + target + "' c 1 7 && mknod '" + other + "' c 1 5 && mkdir '" + priv + "' '" + devdir +
+                    "' && mknod '" + devdir + "/cap1' c 1 7 && echo ok") == "ok\n");
   // The stand-in number must be held by nobody else here, or the kill rung could reach a process not ours.
   if (lib_scan(target) != "0") {
     WARN("some process on this machine holds device 1:7 (/dev/full): not run");
@@ -67,6 +69,7 @@ TEST_CASE("a container-style holder of its own node of the target's device numbe
   const std::string pb = dir + "/pb.toml";
   write_file(pb, "name = \"devnum\"\ntargets = [\"box\"]\n"
                  "[[step]]\nid = \"free\"\nkind = \"verify\"\non_failure = \"continue\"\nno_holders = [\"" + target + "\"]\n"
+                 "[[step]]\nid = \"dir\"\nkind = \"verify\"\non_failure = \"continue\"\nno_holders = [\"" + devdir + "\"]\n"
                  "[[step]]\nid = \"kill\"\nkind = \"verify\"\nno_holders = [\"" + target + "\"]\n"
                  "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + target + "\"]\n  wait = \"3s\"\n");
   const std::string t = dir + "/t.jsonl";
@@ -77,10 +80,11 @@ TEST_CASE("a container-style holder of its own node of the target's device numbe
   CHECK(r.out.find(held) != std::string::npos);  // the text output names PID, node and namespace
 
   std::set<long> signalled;
-  json free_end, kill_end, free_holders;
+  json free_end, kill_end, free_holders, dir_end;
   for (const auto& ev : ratchet::transcript::read_transcript(t).events) {
     if (ev["event"] == "step_end" && ev["step"] == "free") free_end = ev;
     if (ev["event"] == "step_end" && ev["step"] == "kill") kill_end = ev;
+    if (ev["event"] == "step_end" && ev["step"] == "dir") dir_end = ev;
     if (ev["event"] == "evidence" && ev["step"] == "free" && ev.contains("holders")) free_holders = ev["holders"];
     if (ev["event"] == "evidence" && ev["step"] == "kill" && ev.contains("signalled"))
       for (const auto& h : ev["signalled"]) signalled.insert(h["pid"].get<long>());
@@ -93,6 +97,10 @@ TEST_CASE("a container-style holder of its own node of the target's device numbe
   CHECK(free_holders[0]["files"] == json::array({target}));
   CHECK(free_holders[0]["nodes"] ==
         json::array({{{"target", target}, {"node", priv + "/nvidia0"}, {"device", "1:7"}, {"mount_ns", ns}}}));
+  CHECK(dir_end["status"] == "failed");
+  CHECK(dir_end.value("reason", "") == "1 process(es) hold the files: PID " + std::to_string(holder.pid()) + " holds " +
+                                           priv + "/nvidia0 of mount namespace " + ns + ": same device 1:7 as " + devdir +
+                                           "/cap1");
   CHECK(kill_end["status"] == "escalated");
   CHECK(signalled == std::set<long>{holder.pid()});
   CHECK(eventually([&] { return !holder.alive(); }));

@@ -538,6 +538,36 @@ ratchet_filter() { # USERS(comma-separated) EXCLUDES(comma-separated) [own]
       print }'
 }
 
+# True for a device every process may hold (null, zero, the random devices,
+# the console, ttys, ptys), as c:MAJOR:MINOR: its holders are most of the
+# host, so it is never a target by its number.
+ratchet_shared_device() { # c:MAJOR:MINOR|b:MAJOR:MINOR
+  case "$1" in c:1:[3589]|c:5:[012]|c:4:*|c:13[6-9]:*|c:14[0-3]:*) return 0 ;; esac
+  return 1
+}
+
+# The device nodes beneath the directory DIR as ratchet_targets' lines (a
+# directory target covers them: by their number too, as a device target).
+# A shared device (ratchet_shared_device) is covered by its path alone. Exit 5
+# when DIR cannot be searched whole, or a node's name holds a newline.
+ratchet_dir_nodes() { # DIR
+  local _e _l _n _rd _t _id
+  _e=$(mktemp "${TMPDIR:-/tmp}/.ratchet-nodes.XXXXXX") || { printf '%s\n' "ratchet: could not check: cannot create a temporary file" >&2; return 5; }
+  _l=$(LC_ALL=C find "$1" \( -type c -o -type b \) -exec stat -c "%t:%T$RATCHET_TAB%d:%i$RATCHET_TAB%F$RATCHET_TAB%n" {} + 2>"$_e"; echo .)
+  if [ -s "$_e" ]; then
+    printf '%s\n' "ratchet: could not check: cannot search all of $1 for device nodes: $(sed -n 1p "$_e")" >&2; rm -f -- "$_e"; return 5
+  fi
+  rm -f -- "$_e"
+  printf '%s\n' "${_l%.}" | while IFS="$RATCHET_TAB" read -r _rd _id _t _n; do
+    [ -n "$_rd" ] || continue
+    if [ -z "$_n" ]; then printf '%s\n' "ratchet: could not check: a device node under $1 has a newline in its name" >&2; exit 5; fi
+    case "$_t" in character*) _t=c ;; block*) _t=b ;; *) continue ;; esac
+    _rd=$_t:$((0x${_rd%:*})):$((0x${_rd#*:}))
+    ratchet_shared_device "$_rd" && continue
+    printf '%s\t%s\t%s\n' "$(ratchet_esc_path "$_n")" "$_id" "$_rd"
+  done
+}
+
 # Resolves path patterns (globs expanded here, on the host) to canonical paths,
 # one per line, %-encoded (any byte may be in a name), a tab, and the file's
 # DEV:INODE (decimal st_dev, as stat %d prints it; "-" for a directory, which
@@ -592,7 +622,7 @@ ratchet_targets() {
       # very file (not a namesake in another mount namespace, nor a deleted one).
       # A device node is also named by its device number (st_rdev): a holder
       # of any node of that number holds it, whatever path or mount namespace.
-      if [ -d "$_r" ]; then printf '%s\t-\n' "$(ratchet_esc_path "${_r%/}/")"
+      if [ -d "$_r" ]; then printf '%s\t-\n' "$(ratchet_esc_path "${_r%/}/")"; ratchet_dir_nodes "$_r" || return $?
       else
         _id=$(stat -L -c '%d:%i %t:%T' -- "$_r" 2>/dev/null)
         if [ -z "$_id" ]; then
@@ -602,11 +632,9 @@ ratchet_targets() {
         if [ -c "$_r" ]; then _rd="$RATCHET_TAB"c:$((0x${_rd%:*})):$((0x${_rd#*:}))
         elif [ -b "$_r" ]; then _rd="$RATCHET_TAB"b:$((0x${_rd%:*})):$((0x${_rd#*:}))
         else _rd=; fi
-        # A device every process may hold (null, zero, the random devices, the
-        # console, ttys, ptys): its holders are most of the host, never a target.
-        case "$_rd" in "$RATCHET_TAB"c:1:[3589]|"$RATCHET_TAB"c:5:[012]|"$RATCHET_TAB"c:4:*|"$RATCHET_TAB"c:13[6-9]:*|"$RATCHET_TAB"c:14[0-3]:*)
-          printf '%s\n' "ratchet: $_f is device ${_rd#*:} (null, zero, random, console, tty or pty: nearly every process holds one): refused as a target, it would select most of the host" >&2; return 2 ;;
-        esac
+        if ratchet_shared_device "${_rd#"$RATCHET_TAB"}"; then
+          printf '%s\n' "ratchet: $_f is device ${_rd#*:} (null, zero, random, console, tty or pty: nearly every process holds one): refused as a target, it would select most of the host" >&2; return 2
+        fi
         printf '%s\t%s%s\n' "$(ratchet_esc_path "$_r")" "$_id" "$_rd"
       fi
     done
