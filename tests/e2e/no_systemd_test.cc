@@ -109,3 +109,32 @@ TEST_CASE("R09: where PID 1 is not systemd a service step could not check - no s
   stand_in.stop();  // by its PID
   CHECK(wait_pid_gone(pid, 5000));
 }
+
+TEST_CASE("verify service_active where /run/systemd/system exists but no manager answers: could not check, no rung",
+          "[ssh][e2e]") {
+  NoSystemdHost h;
+  // sd_booted() says yes (in the sshd's own /run overlay only), but nothing answers on the bus.
+  ShellResult mk = run_sh("nsenter -t " + std::to_string(h.sshd.pid()) + " -m mkdir -p /run/systemd/system");
+  INFO(mk.out << mk.err);
+  REQUIRE(mk.code == 0);
+  const std::string arg = std::to_string(800000 + getpid() % 100000);
+  OwnedProcess stand_in("exec sleep " + arg);
+  REQUIRE(eventually([&] { return stand_in.alive(); }));
+  const std::string pb = h.dir + "/pb.toml";
+  write_file(pb, "name = \"nobus\"\n[[step]]\nid = \"active\"\nkind = \"verify\"\nservice_active = [\"brkx.service\"]\n"
+                 "  [[step.escalate]]\n  kind = \"kill\"\n  pattern = \"^sleep " + arg + "$\"\n  signal = \"KILL\"\n");
+  const std::string t = h.dir + "/run.jsonl";
+  ShellResult r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + h.inv + " -F none --transcript " + t);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  auto ends = events_named(t, "step_end");
+  REQUIRE(ends.size() == 1);
+  CHECK(ends[0]["status"] == "failed");
+  CHECK(ends[0]["rung"] == 0);
+  CHECK(ends[0].value("reason", "").rfind("could not check: systemctl show brkx.service read no LoadState: ", 0) == 0);
+  for (const auto& e : events_named(t, "command")) CHECK(e["role"] == "check");
+  CHECK(stand_in.alive());
+  const pid_t pid = stand_in.pid();
+  stand_in.stop();  // by its PID
+  CHECK(wait_pid_gone(pid, 5000));
+}

@@ -1325,12 +1325,24 @@ ratchet_user_units() { # UNIT
 # verify service_active: UNIT is active (systemctl is-active). Exit 5 when
 # systemd cannot be asked (ratchet_need_systemd), and when UNIT is no system
 # unit but runs as a user's unit (ratchet_user_units): "not found" is no state.
+# "could not check" for UNIT whose LoadState systemctl did not print; OUTPUT
+# is what it printed instead (its first line is the reason).
+ratchet_no_loadstate() { # UNIT OUTPUT
+  printf '%s\n' "ratchet: could not check: systemctl show $1 read no LoadState: $(printf '%s\n' "${2:-(nothing)}" | sed -n '/[^[:space:]]/{p;q;}')" >&2
+}
+
 ratchet_service_active() { # UNIT
-  local _rc _u
+  local _l _rc _u
   ratchet_need_systemd || return 5
   systemctl is-active --quiet -- "$1" && return 0
   _rc=$?
-  if [ "$(systemctl show -p LoadState --value -- "$1" 2>/dev/null)" = not-found ]; then
+  # Not active, or no answer (a manager it could not reach): only a LoadState says which.
+  _l=$(systemctl show -p LoadState --value -- "$1" 2>&1)
+  case "$_l" in
+    ''|*[!a-z-]*)
+      ratchet_no_loadstate "$1" "$_l"; return 5 ;;
+  esac
+  if [ "$_l" = not-found ]; then
     _u=$(ratchet_user_units "$1" | sed 's/^user_unit=//' | awk '{ printf "%s%s", (NR > 1 ? ", " : ""), $0 }')
     if [ -n "$_u" ]; then
       printf '%s\n' "ratchet: could not check: $1 is not a system unit; runs as a user unit of $_u" >&2
@@ -1356,8 +1368,7 @@ ratchet_service_state() { # [--user NAME] UNIT [UNIT_FILE_PATH] [WAIT_MS]
   _l=$(ratchet_systemctl show -p LoadState --value -- "$1" 2>&1)
   case "$_l" in
     ''|*[!a-z-]*)
-      printf '%s\n' "ratchet: could not check: systemctl show $1 read no LoadState: $(printf '%s\n' "${_l:-(nothing)}" | sed -n '/[^[:space:]]/{p;q;}')" >&2
-      return 5 ;;
+      ratchet_no_loadstate "$1" "$_l"; return 5 ;;
   esac
   printf 'load=%s\n' "$_l"
   _se=$(( $(ratchet_now_ms) + ${3:-30000} ))
