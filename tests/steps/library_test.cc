@@ -544,63 +544,66 @@ TEST_CASE("holders: a working directory inside a target directory holds it, as f
 // no files; a process of its own that is not dumpable (another SSH session's
 // sshd) is a warning. Linux shows the effective UID on /proc/PID whatever the
 // dumpable flag; /proc/PID/fd is root's for both.
-TEST_CASE("holders: the login's own zombies are not unreadable and its processes that are not dumpable are a warning",
+// One test case, two sections run one after the other: each scans as nobody
+// with --user nobody, so the other's processes of nobody (a capable one, a
+// non-dumpable one) would change its answer if they ran at once (ctest -j2).
+TEST_CASE("holders as nobody: its own zombies are not unreadable, its processes that are not dumpable are a warning, a holder it may not inspect is never free",
           "[steps][library]") {
-  std::string d = stand_ins({"dev0"});
-  chmod(d.c_str(), 0755);
-  chmod((d + "/dev0").c_str(), 0644);
-  // nobody's `sleep 0`, never reaped by its parent (a sleep): a zombie of nobody.
-  OwnedProcess parent("exec setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c 'sleep 0 & exec sleep 134'");
-  const std::string zombie_of = "awk -v p=" + std::to_string(parent.pid()) +
-                                " '$1 == \"PPid:\" && $2 == p { z = 1 } $1 == \"State:\" && $2 == \"Z\" { s = 1 } "
-                                "END { exit !(z && s) }' ";
-  REQUIRE(eventually([&] {
-    return run_sh("for s in /proc/[0-9]*/status; do " + zombie_of + "\"$s\" 2>/dev/null && exit 0; done; exit 1").code == 0;
-  }));
-  auto r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev0'");
-  INFO(r.out << r.err);
-  CHECK(r.code == 0);
-  CHECK(r.err.empty());
-  parent.stop();
-  // nobody's, every UID nobody's, not dumpable (prctl PR_SET_DUMPABLE 0).
-  OwnedProcess undumpable("exec setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c 'import ctypes, "
-                          "time; ctypes.CDLL(None).prctl(4, 0); time.sleep(135)'");
-  REQUIRE(eventually([&] {
-    struct stat st {};
-    return stat(("/proc/" + std::to_string(undumpable.pid()) + "/fd").c_str(), &st) == 0 && st.st_uid == 0 &&
-           stat(("/proc/" + std::to_string(undumpable.pid())).c_str(), &st) == 0 && st.st_uid != 0;
-  }));
-  r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev0'");
-  INFO(r.out << r.err);
-  CHECK(r.code == 0);
-  CHECK(r.err.find("ratchet: warning: processes of nobody that are not dumpable") != std::string::npos);
-  CHECK(r.err.find(std::to_string(undumpable.pid()) + " (python3)") != std::string::npos);
-  CHECK(r.err.find("could not check") == std::string::npos);
-}
-
-TEST_CASE("holders: a holder the login may not inspect (more capabilities, or not its own UIDs) is never free",
-          "[steps][library]") {
-  std::string d = stand_ins({"dev0", "dev1"});
-  chmod(d.c_str(), 0755);
-  chmod((d + "/dev0").c_str(), 0644);
-  chmod((d + "/dev1").c_str(), 0644);
-  // nobody's process, with a capability nobody's scan lacks: its fd dir is nobody's, its links are not readable.
-  OwnedProcess capped("exec setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps +net_bind_service "
-                      "--ambient-caps +net_bind_service sh -c 'exec 3<" + d + "/dev0; exec sleep 130'");
-  REQUIRE(eventually([&] { return fd_count(capped.pid(), d) == 1; }));
-  auto r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev0'");
-  INFO(r.out << r.err);
-  CHECK(r.code == 5);
-  CHECK(r.err.find("ratchet: could not check: 1 process's open files are unreadable as nobody (owners: nobody)") !=
-        std::string::npos);
-  capped.stop();
-  // Effective UID nobody, real and saved root: not the login user's own process.
-  OwnedProcess setuid_like("exec perl -e 'open F, \"<\", \"" + d + "/dev1\"; $> = 65534; sleep 131'");
-  REQUIRE(eventually([&] { return fd_count(setuid_like.pid(), d) == 1; }));
-  r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev1'");
-  INFO(r.out << r.err);
-  CHECK(r.code == 5);
-  CHECK(r.err.find("warning") == std::string::npos);
+  SECTION("the login's own zombies are not unreadable and its processes that are not dumpable are a warning") {
+    std::string d = stand_ins({"dev0"});
+    chmod(d.c_str(), 0755);
+    chmod((d + "/dev0").c_str(), 0644);
+    // nobody's `sleep 0`, never reaped by its parent (a sleep): a zombie of nobody.
+    OwnedProcess parent("exec setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c 'sleep 0 & exec sleep 134'");
+    const std::string zombie_of = "awk -v p=" + std::to_string(parent.pid()) +
+                                  " '$1 == \"PPid:\" && $2 == p { z = 1 } $1 == \"State:\" && $2 == \"Z\" { s = 1 } "
+                                  "END { exit !(z && s) }' ";
+    REQUIRE(eventually([&] {
+      return run_sh("for s in /proc/[0-9]*/status; do " + zombie_of + "\"$s\" 2>/dev/null && exit 0; done; exit 1").code == 0;
+    }));
+    auto r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev0'");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    parent.stop();
+    // nobody's, every UID nobody's, not dumpable (prctl PR_SET_DUMPABLE 0).
+    OwnedProcess undumpable("exec setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c 'import ctypes, "
+                            "time; ctypes.CDLL(None).prctl(4, 0); time.sleep(135)'");
+    REQUIRE(eventually([&] {
+      struct stat st {};
+      return stat(("/proc/" + std::to_string(undumpable.pid()) + "/fd").c_str(), &st) == 0 && st.st_uid == 0 &&
+             stat(("/proc/" + std::to_string(undumpable.pid())).c_str(), &st) == 0 && st.st_uid != 0;
+    }));
+    r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev0'");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK(r.err.find("ratchet: warning: processes of nobody that are not dumpable") != std::string::npos);
+    CHECK(r.err.find(std::to_string(undumpable.pid()) + " (python3)") != std::string::npos);
+    CHECK(r.err.find("could not check") == std::string::npos);
+  }
+  SECTION("a holder the login may not inspect (more capabilities, or not its own UIDs) is never free") {
+    std::string d = stand_ins({"dev0", "dev1"});
+    chmod(d.c_str(), 0755);
+    chmod((d + "/dev0").c_str(), 0644);
+    chmod((d + "/dev1").c_str(), 0644);
+    // nobody's process, with a capability nobody's scan lacks: its fd dir is nobody's, its links are not readable.
+    OwnedProcess capped("exec setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps +net_bind_service "
+                        "--ambient-caps +net_bind_service sh -c 'exec 3<" + d + "/dev0; exec sleep 130'");
+    REQUIRE(eventually([&] { return fd_count(capped.pid(), d) == 1; }));
+    auto r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev0'");
+    INFO(r.out << r.err);
+    CHECK(r.code == 5);
+    CHECK(r.err.find("ratchet: could not check: 1 process's open files are unreadable as nobody (owners: nobody)") !=
+          std::string::npos);
+    capped.stop();
+    // Effective UID nobody, real and saved root: not the login user's own process.
+    OwnedProcess setuid_like("exec perl -e 'open F, \"<\", \"" + d + "/dev1\"; $> = 65534; sleep 131'");
+    REQUIRE(eventually([&] { return fd_count(setuid_like.pid(), d) == 1; }));
+    r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/dev1'");
+    INFO(r.out << r.err);
+    CHECK(r.code == 5);
+    CHECK(r.err.find("warning") == std::string::npos);
+  }
 }
 
 TEST_CASE("holders: a device target is held through any node of its number - by a descriptor or a mapping",
