@@ -109,7 +109,7 @@ struct Scan {
 Scan read_scan(const std::string& out) {
   Scan s;
   std::istringstream in(out);
-  std::set<long long> seen_holder;
+  std::string holder_lines;
   for (std::string line; std::getline(in, line);) {
     auto tab = line.find('\t');
     if (tab == std::string::npos) continue;
@@ -127,11 +127,10 @@ Scan read_scan(const std::string& out) {
       auto f = split(rest, '\t');
       if (f.size() == 2)
         if (auto m = number(trim(f[1]))) s.minors[lower(std::string(trim(f[0])))] = *m;
-    } else if (tag == "holder" || tag == "listed") {
-      auto h = parse_process_line(rest);
-      if (!h) continue;
-      if (tag == "listed") s.listed[h->pid] = *h;
-      else if (seen_holder.insert(h->pid).second) s.holders.push_back(*h);
+    } else if (tag == "holder" || tag == "node") {
+      holder_lines += line + "\n";  // read as one, below: a node line belongs to its holder
+    } else if (tag == "listed") {
+      if (auto h = parse_process_line(rest)) s.listed[h->pid] = *h;
     } else if (tag == "migl") {
       s.mig_list.emplace_back(rest);
     } else if (tag == "migx") {
@@ -151,6 +150,7 @@ Scan read_scan(const std::string& out) {
       s.nspid[*p] = ns;
     }
   }
+  s.holders = parse_process_lines(holder_lines, "holder");
   return s;
 }
 
@@ -291,6 +291,10 @@ Verdict judge_gpus(const Command& c, const transport::ExecResult& r) {
   std::set<size_t> chosen;  // indexes into s.gpus
   std::vector<std::pair<MigInstance, size_t>> chosen_mig;  // an instance and its parent's index into s.gpus
   MigScan mig;
+  // With a MIG instance asked for, the library stops at the -L or -q -x call
+  // that could not be read, before the holder scan: nothing else was seen.
+  if (blind && s.mig_xml.empty() && std::any_of(e.gpus.begin(), e.gpus.end(), is_mig_name))
+    return cannot(library_why());
   if (!s.mig_list.empty() || !s.mig_xml.empty()) {
     std::string why;
     mig = parse_mig(s.mig_list, s.mig_xml, s.mig_caps, &why);

@@ -72,6 +72,15 @@ std::string key_of(const std::string& line) {
   return k.substr(b);
 }
 
+// Whether a key (key_of) names a credential: its old value, moved or under a
+// renamed key, may be the secret the new content replaces.
+bool credential_key(std::string key) {
+  for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* w : {"pass", "pwd", "secret", "token", "key", "cred", "auth", "private", "cookie", "session"})
+    if (key.find(w) != std::string::npos) return true;
+  return false;
+}
+
 std::string diff_of(const std::vector<Line>& A, const std::vector<Line>& B, const std::vector<bool>& hideA,
                     const std::vector<bool>& hideB, const std::vector<Edit>& E, const std::string& from_name,
                     const std::string& to_name, size_t context) {
@@ -122,6 +131,7 @@ std::string diff_texts(const std::string& before, const std::string& after, cons
         hideB[j] = true;
         if (std::string key = key_of(B[j].text); !key.empty()) keys.insert(key);
       }
+    const bool any_secret = std::find(hideB.begin(), hideB.end(), true) != hideB.end();
     for (size_t i = 0; i < A.size(); ++i) hideA[i] = (*secret)(A[i].text);
     // The removed lines at the same place as a secret's line of `after`.
     for (size_t k = 0; k < E.size();) {
@@ -142,7 +152,9 @@ std::string diff_texts(const std::string& before, const std::string& after, cons
       for (size_t n = 0; n < removed.size(); ++n) {
         const size_t i = removed[n];
         const bool same_place = removed.size() == added.size() ? hideB[added[n]] : secret_added;
-        if (same_place || (i < B.size() && hideB[i]) || keys.count(key_of(A[i].text))) hideA[i] = true;
+        const std::string key = key_of(A[i].text);
+        if (same_place || (i < B.size() && hideB[i]) || keys.count(key) || (any_secret && credential_key(key)))
+          hideA[i] = true;
       }
     }
   }

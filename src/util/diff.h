@@ -22,7 +22,9 @@ using SecretLine = std::function<bool(const std::string& line)>;
 /// `after` (the same line number; the line it replaces in one change: the
 /// n-th of as many removed lines as added, else every removed line of it; or
 /// the same key: the text before a first `=` or `:`, as `password=` or
-/// `token:`), whose old value nobody knows to be a secret. Changes are found on the real lines: a
+/// `token:`; or, when `after` holds a secret, a removed line whose key names a
+/// credential: pass, pwd, secret, token, key, cred, auth, private, cookie,
+/// session, in any case: a moved or renamed one), whose old value nobody knows to be a secret. Changes are found on the real lines: a
 /// changed secret shows as "-***" and "+***", an unchanged one as " ***".
 std::string unified_diff_masked(const std::string& before, const std::string& after, const std::string& from_name,
                                 const std::string& to_name, const SecretLine& secret, size_t context = 3,

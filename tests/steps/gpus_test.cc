@@ -428,3 +428,25 @@ TEST_CASE("gpus: the evidence renders as a Markdown table and one line per GPU",
         std::string::npos);
   CHECK(ratchet::util::gpu_lines(odd).size() == 1);
 }
+
+TEST_CASE("gpus: a holder through a node of the device's number keeps that node in its evidence", "[steps][gpus]") {
+  // A container's own /run/c/nvidia0, same number 195:0 as the host's /dev/nvidia0.
+  std::string out = gpu(0, kU0, 900) + app(kU0, 4242, "/usr/bin/python3", 866) +
+                    proc("holder", 4242, "alice", "python3", "/dev/nvidia0") +
+                    "node\t4242\t/dev/nvidia0\t/run/c/nvidia0\t4026532711\t195:0\n" +
+                    proc("listed", 4242, "alice", "python3", "") + sel(4242) + "nspid\t4242\t4242\t7\n";
+  auto v = judge_gpus(gpus_check(), exec_result(0, out));
+  CHECK_FALSE(v.holds);
+  REQUIRE(v.holders.size() == 1);
+  REQUIRE(v.holders[0].nodes.size() == 1);
+  CHECK(v.holders[0].nodes[0].node == "/run/c/nvidia0");
+  CHECK(v.holders[0].nodes[0].mount_ns == "4026532711");
+  CHECK(v.holders[0].nodes[0].device == "195:0");
+  REQUIRE(v.gpus[0]["holders"].size() == 1);
+  const Value& n = v.gpus[0]["holders"][0]["nodes"];
+  REQUIRE(n.size() == 1);
+  CHECK(n[0]["node"] == "/run/c/nvidia0");
+  CHECK(n[0]["target"] == "/dev/nvidia0");
+  CHECK(n[0]["mount_ns"] == "4026532711");
+  CHECK(n[0]["device"] == "195:0");
+}

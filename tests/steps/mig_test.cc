@@ -232,3 +232,18 @@ TEST_CASE("mig: the builder asks for -L and -q -x only for a MIG instance, and b
              {}, &r);
   CHECK(r.check[0].text == "ratchet_gpus_idle --smi-timeout 2000 -- '/dev/nvidia*'");
 }
+
+TEST_CASE("mig: -L or -q -x that did not answer is the reason, never 'lists no MIG instance'", "[steps][gpus][mig]") {
+  // ratchet_gpus_idle stops after the call that did not answer (exit 5, the why on stderr).
+  const std::string why = "ratchet: could not check: nvidia-smi did not answer in 2s (-L; PID 4711 killed)\n";
+  std::string no_list = "gpu\t0, " + kGpu + ", NVIDIA A100-SXM4-80GB, 9893, 81920, [N/A]\n";
+  auto v = judge_gpus(mig_check(kMigA), exec_result(5, no_list, why));
+  CHECK(v.unknown);
+  CHECK(v.reason == "could not check: nvidia-smi did not answer in 2s (-L; PID 4711 killed)");
+  // -L read, -q -x not.
+  for (const auto& l : list_lines()) no_list += "migl\t" + l + "\n";
+  const std::string why_x = "ratchet: could not check: nvidia-smi did not answer in 2s (-q -x; PID 4712 killed)\n";
+  auto x = judge_gpus(mig_check(kMigA), exec_result(5, no_list, why_x));
+  CHECK(x.unknown);
+  CHECK(x.reason == "could not check: nvidia-smi did not answer in 2s (-q -x; PID 4712 killed)");
+}

@@ -97,3 +97,22 @@ TEST_CASE("unified_diff_masked keeps the no-newline mark of a hidden last line",
   std::string d = ratchet::util::unified_diff_masked("pw=OLD\n", "pw=NEW-1", "f", "g", kSecret);
   CHECK(d == "--- f\n+++ g\n@@ -1,1 +1,1 @@\n-***\n+***\n\\ No newline at end of file\n");
 }
+
+TEST_CASE("unified_diff_masked: a credential moved far away or under a renamed key is hidden", "[util][diff]") {
+  using ratchet::util::unified_diff_masked;
+  std::string a = "db_password = OLD-1\n", b;
+  for (int i = 0; i < 12; ++i) a += "l" + std::to_string(i) + "\n";
+  // Renamed key (db_password -> password), far from the new secret's line.
+  b = a.substr(a.find('\n') + 1) + "password = NEW-2\n";
+  std::string d = unified_diff_masked(a, b, "now", "new", kSecret);
+  INFO(d);
+  CHECK(d.find("OLD-") == std::string::npos);
+  CHECK(d.find("-***\n") != std::string::npos);
+  // An API token line removed while another secret is added: hidden, in any case of the key.
+  d = unified_diff_masked("API_TOKEN: OLD-7\nx\ny\nz\nw\nv\nu\n", "x\ny\nz\nw\nv\nu\nsecret NEW-1\n", "now", "new", kSecret);
+  INFO(d);
+  CHECK(d.find("OLD-") == std::string::npos);
+  // With no secret in the new content, a removed credential-named line is the host's own text: shown.
+  d = unified_diff_masked("api_token: plain\nx\n", "x\n", "now", "new", kSecret);
+  CHECK(d.find("-api_token: plain\n") != std::string::npos);
+}
