@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 SETUP_NO_BUILD=1 scripts/setup.sh
 # The host library runs under any POSIX sh (dash accepts `local`); the scripts are bash.
-shellcheck -s dash src/steps/lib/ratchet.sh src/steps/lib/ratchet_lock.sh src/transport/sh/*.sh
+shellcheck -s dash src/steps/lib/*.sh src/transport/sh/*.sh
 shellcheck -x scripts/*.sh .ci/run
 B=build-ci
 cmake -S . -B "$B" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
