@@ -24,7 +24,7 @@ const std::string kLab = std::string(RATCHET_SOURCE_DIR) + "/scripts/lab.sh";
 
 }  // namespace
 
-TEST_CASE("scripts/lab.sh: --help prints the usage (exit 0); an unknown command prints it on stderr (exit 2)",
+TEST_CASE("scripts/lab.sh: --help prints the usage (exit 0) and an unknown command prints it on stderr (exit 2)",
           "[cli]") {
   auto help = run_sh(kLab + " --help");
   CHECK(help.code == 0);
