@@ -15,6 +15,7 @@
 # 5. runs it again: nothing to kill, no rung fires;
 # 6. stops the host (also on failure or Ctrl-C).
 # Transcripts stay in transcripts/. Set DEMO_KEEP_HOST=1 to leave the host up.
+# A host of your own for your own playbook: scripts/lab.sh start (README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -93,3 +94,4 @@ echo "== ratchet run (second: nothing left to kill, no rung fires)"
 "$ratchet" run "${args[@]}" --transcript "$t2"
 echo
 echo "== demo done: transcripts $t1 and $t2"
+echo "== next, your own playbook on a throwaway host like this one: scripts/lab.sh start --group gpu (see --help)"

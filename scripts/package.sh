@@ -8,6 +8,7 @@
 #   PACKAGE_TEST=1 scripts/package.sh  as CI does (scripts/test.sh): as root
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SETUP_NO_BUILD=1 SETUP_NO_LAB=1 scripts/setup.sh package  # help2man, lintian, dpkg-dev, the build's
 B=build-pkg
 cxxflags="$(dpkg-buildflags --get CXXFLAGS) $(dpkg-buildflags --get CPPFLAGS)"
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DRATCHET_PACKAGE=ON \

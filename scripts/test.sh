@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-SETUP_NO_BUILD=1 scripts/setup.sh
+SETUP_NO_BUILD=1 scripts/setup.sh test
 # The host library runs under any POSIX sh (dash accepts `local`); the scripts are bash.
 shellcheck -s dash src/steps/lib/*.sh src/transport/sh/*.sh
 shellcheck -x scripts/*.sh .ci/run

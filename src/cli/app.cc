@@ -16,6 +16,7 @@
 #include "cli/complete.h"
 #include "cli/exit_codes.h"
 #include "cli/usage.h"
+#include "playbook/kind.h"
 #include "ratchet/version.h"
 #include "util/rules.h"
 #include "util/spell.h"
@@ -212,7 +213,10 @@ int main(int argc, char** argv) {
   CLI::App app{"ratchet: runbooks over SSH: check, act gently, verify, escalate, record"};
   app.set_version_flag("--version", RATCHET_VERSION);
   app.require_subcommand(1, 1);
-  app.footer("Docs: README.md, docs/.");
+  // The kinds from the kind table: ratchet(1) shows this footer, so its list cannot drift.
+  std::string kinds;
+  for (auto k : playbook::kKinds) kinds += (kinds.empty() ? "" : ", ") + std::string(playbook::name(k));
+  app.footer("Step kinds: " + kinds + " (docs/playbook.md).\nDocs: README.md, docs/.");
 
   Options o;
   auto* run = app.add_subcommand("run", "run a playbook against its hosts");

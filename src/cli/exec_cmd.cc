@@ -92,21 +92,6 @@ static std::string prefixed(const std::string& host, const std::string& text, bo
   return out;
 }
 
-static engine::HostReport report_of(const engine::AdhocResult& a) {
-  using S = engine::HostStatus;
-  engine::HostReport rep;
-  rep.host = a.host;
-  rep.status = a.status;
-  for (auto k : engine::kStepStatuses) rep.counts[std::string(name(k))] = 0;
-  if (a.status == S::ok) rep.counts["ok"] = 1;
-  if (a.status == S::failed || (a.ran && a.status == S::interrupted)) rep.counts["failed"] = 1;
-  rep.reason = a.reason;
-  rep.cause = a.cause;
-  rep.ms = a.ms;
-  rep.warnings = a.warnings;
-  return rep;
-}
-
 static nlohmann::json host_json(const engine::AdhocResult& a) {
   nlohmann::json h = {{"host", a.host}, {"status", name(a.status)}, {"exit_code", host_exit(a)}, {"ms", a.ms}};
   if (a.ran) {
@@ -232,11 +217,9 @@ int cmd_exec(const ExecOptions& o) {
   }
   long long wall_ms = util::ms_since(wall0);
   if (!sel.single) {
-    std::vector<engine::HostReport> reps;
-    for (const auto& a : results) reps.push_back(report_of(a));
     size_t cols = 0;  // a terminal: recap reasons cut to its width
     if (winsize ws{}; isatty(2) && ioctl(2, TIOCGWINSZ, &ws) == 0) cols = ws.ws_col;
-    std::cerr << recap_table(reps, use_color(2), cols)
+    std::cerr << exec_recap_table(results, use_color(2), cols)
               << util::escaped_line(fmt::format("{} (exit {}) in {}{}", exit_name(code), code,
                                                 util::format_duration(util::Millis(wall_ms)),
                                                 w ? "; transcript " + o.base.transcript : ""))

@@ -14,7 +14,12 @@ namespace ratchet::report {
 namespace {
 
 // The page's only style. No font, image or script is loaded; the CSP below
-// makes sure of it, even if an escaping bug let markup through.
+// makes sure of it, even if an escaping bug let markup through. Every status
+// colour carries its text at a contrast of 4.5:1 or more (white, or #222 on the
+// light ones: escalated, skipped, not_probed, would_act, none); a timeline row
+// is two lanes, the bars with their labels above and the markers (rung, retry,
+// reconnect, reboot) below, so that no marker covers a label (the Chromium test
+// checks both: tests/report/browser/check_report.js).
 constexpr const char* kStyle = R"(
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
 h1{font-size:1.4em;margin:0 0 .4em}h2{font-size:1.15em;margin:1.2em 0 .4em}h3{font-size:1.05em;margin:1em 0 .3em}
@@ -27,17 +32,17 @@ th{background:#f4f4f4}.meta th{width:11em}.dim{color:#777}.bad{color:#b00020}.go
 .st-ok{background:#2e7d32}.st-changed{background:#1565c0}.st-escalated{background:#ef6c00}.st-failed{background:#c62828}
 .st-skipped,.st-not_probed{background:#9e9e9e}.st-unreachable,.st-host_key{background:#6a1b9a}
 .st-interrupted{background:#5d4037}.st-would_act{background:#f9a825}.st-could_not_check{background:#ad1457}
-.st-none{background:repeating-linear-gradient(45deg,#bbb,#bbb 4px,#ddd 4px,#ddd 8px);color:#222}.st-other{background:#455a64}
+.st-none{background:repeating-linear-gradient(45deg,#d6d6d6,#d6d6d6 4px,#ececec 4px,#ececec 8px);color:#222}.st-other{background:#455a64}
 .legend{margin:.3em 0}.legend .key{display:inline-block;color:#fff;padding:0 .4em;margin-right:.3em;border-radius:3px;font-size:12px}
 .legend .mk{margin-right:.8em;font-size:12px}
-.row,.axis{display:flex;align-items:center;height:20px;border-bottom:1px solid #f0f0f0}
+.row,.axis{display:flex;align-items:center;height:24px;border-bottom:1px solid #f0f0f0}.axis{height:20px}
 .row .name,.axis .name{flex:0 0 12em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;padding-right:.5em;
  color:#222;background:none;text-decoration:none;font-family:ui-monospace,monospace;font-size:12px}
-.track{position:relative;flex:1;height:16px;background:#fafafa}
-.bar{position:absolute;top:1px;height:14px;min-width:2px;border-radius:2px;overflow:hidden;color:#fff;
- text-decoration:none;font-size:10px;line-height:14px;box-shadow:inset -1px 0 #fff}
+.track{position:relative;flex:1;height:24px;background:#fafafa}.axis .track{height:16px}
+.bar{position:absolute;top:0;height:13px;min-width:2px;border-radius:2px;overflow:hidden;color:#fff;
+ text-decoration:none;font-size:10px;line-height:13px;box-shadow:inset -1px 0 #fff}
 .bar .label{padding-left:2px;white-space:nowrap}
-.mark{position:absolute;top:-2px;transform:translateX(-50%);font-size:11px;color:#000;pointer-events:auto}
+.mark{position:absolute;top:13px;height:11px;line-height:11px;transform:translateX(-50%);font-size:10px;color:#000;pointer-events:auto}
 .mark.bad{color:#c62828}.mark.ok{color:#2e7d32}
 .tick{position:absolute;font-size:10px;color:#777;transform:translateX(-50%);white-space:nowrap}.tick:first-child{transform:none}.tick:last-child{transform:translateX(-100%)}
 .track .note{font-size:11px;color:#6a1b9a;padding-left:4px;white-space:nowrap}
@@ -46,6 +51,9 @@ details.step>summary{cursor:pointer}.reason{color:#555;margin-left:1.5em}
 .cmds{margin:.4em 0;width:100%}.cmds td:nth-child(3){width:70%}
 details.out summary{font-size:12px;color:#555;cursor:pointer}details.out pre{background:#f7f7f7;padding:4px;max-height:30em;overflow:auto}
 .evidence{margin:.3em 0;font-size:13px}.holders,.kv{margin:.2em 0 .4em 1em;font-size:12px}
+.badge.st-escalated,.key.st-escalated,.bar.st-escalated,.badge.st-skipped,.key.st-skipped,.bar.st-skipped,
+.badge.st-not_probed,.key.st-not_probed,.bar.st-not_probed,.badge.st-would_act,.key.st-would_act,.bar.st-would_act,
+.badge.st-none,.key.st-none,.bar.st-none{color:#222}
 )";
 
 std::string row(std::string_view th, const std::string& td_html) {

@@ -77,7 +77,18 @@ struct Page {
   std::map<std::string, std::string> pending_cmd;  // host -> current command line
   std::map<std::string, std::string> pending_out;  // host -> its output, printed after the exit
   std::string what = "run";  // "probe" when run_start says mode = "probe" (plan --probe)
+  std::string run_id;        // run_start's run_id
+  bool several = false;      // the file holds more than one run: each host heading names its run
 };
+
+/// The line that heads a host's lines: "host NAME" for the one run of a file;
+/// a probe's, and each run's of a file of several (a probed apply), name the
+/// run, so that a probe never reads as part of the run after it.
+std::string host_heading(const Page& p, const std::string& host) {
+  if (p.what == "probe") return fmt::format("probe {} on host {} (read-only)\n", p.run_id, host);
+  if (p.several) return fmt::format("run {} on host {}\n", p.run_id, host);
+  return fmt::format("host {}\n", host);
+}
 
 /// Lines for one event: `b` is its host's lines (the tail for an event of no host).
 using RenderFn = void (*)(Page& p, const json& e, const std::string& host, std::string& b);
@@ -95,6 +106,7 @@ void on_run_start(Page& p, const json& e, const std::string&, std::string&) {
                           str(e, "ratchet_version"));
   else {
     p.what = str(e, "mode") == "probe" ? "probe" : "run";
+    p.run_id = str(e, "run_id");
     p.head += fmt::format("{} {} of {} ({}), playbook sha256 {}, ratchet {}\n", p.what, str(e, "run_id"),
                           str(e, "playbook"), str(e, "playbook_path"), str(e, "playbook_sha256").substr(0, 12),
                           str(e, "ratchet_version"));
@@ -334,16 +346,40 @@ std::string terminal_safe(const std::string& out) {
 
 }  // namespace
 
-std::string render(const std::vector<json>& all, const RenderOptions& opt) {
+namespace {
+
+bool is_run_start(const json& e) {
+  auto it = e.find("event");
+  return it != e.end() && it->is_string() && *it == events::kRunStart;
+}
+
+/// One run's events (from its run_start to the next) as render() prints them.
+std::string render_run(const std::vector<json>& events, const RenderOptions& opt, bool several) {
   Page p{opt, {}, {}, {}, {}, {}, {}};
-  for (const auto& e : filter(all, opt)) dispatch(p, e);
+  p.several = several;
+  for (const auto& e : events) dispatch(p, e);
   // A command with no exit: the run stopped while it ran (SIGKILL, a full disk).
   for (auto& [h, cmd] : p.pending_cmd)
     if (!cmd.empty()) (h.empty() ? p.tail : p.body[h]) += cmd + "  → no exit recorded: the run stopped here\n";
   for (auto& [h, text] : p.pending_out) (h.empty() ? p.tail : p.body[h]) += text;  // no exit after it
   std::string out = p.head;
-  for (const auto& h : p.host_order) out += fmt::format("host {}\n{}", h, p.body[h]);
+  for (const auto& h : p.host_order) out += host_heading(p, h) + p.body[h];
   out += p.tail;
+  return out;
+}
+
+}  // namespace
+
+std::string render(const std::vector<json>& all, const RenderOptions& opt) {
+  // Each run of the file (a probed apply's probe, then its run) on its own:
+  // its head, its hosts, its end.
+  std::vector<std::vector<json>> runs;
+  for (const auto& e : filter(all, opt)) {
+    if (runs.empty() || is_run_start(e)) runs.emplace_back();
+    runs.back().push_back(e);
+  }
+  std::string out;
+  for (const auto& r : runs) out += render_run(r, opt, runs.size() > 1);
   return terminal_safe(out);
 }
 
@@ -351,6 +387,7 @@ struct Stream::State {
   RenderOptions opt;
   Page page{opt, {}, {}, {}, {}, {}, {}};
   std::string last_host;  ///< whose lines came last ("" = the run's)
+  size_t runs = 0;        ///< run_start events seen
 };
 
 Stream::Stream(RenderOptions opt) : s_(std::make_unique<State>()) { s_->opt = std::move(opt); }
@@ -360,6 +397,13 @@ Stream::~Stream() = default;
 std::string Stream::add(const json& e) {
   if (filter({e}, s_->opt).empty()) return "";
   Page& p = s_->page;
+  if (is_run_start(e) && s_->runs++ > 0) {  // the next run of the file: its own page
+    p.pending_cmd.clear();
+    p.pending_out.clear();
+    p.what = "run";
+    p.several = true;
+    s_->last_host.clear();
+  }
   dispatch(p, e);
   std::string out;
   if (!p.head.empty()) s_->last_host.clear();
@@ -367,7 +411,7 @@ std::string Stream::add(const json& e) {
   p.head.clear();
   for (auto& [host, b] : p.body) {
     if (b.empty()) continue;
-    if (host != s_->last_host) out += fmt::format("host {}\n", host);
+    if (host != s_->last_host) out += host_heading(p, host);
     s_->last_host = host;
     out += b;
     b.clear();

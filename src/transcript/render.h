@@ -15,8 +15,10 @@ struct RenderOptions {
   bool commands = true;     ///< list each command under its step
 };
 
-/// Per host, per step: status, rung, duration and name; then each command with
-/// its role, rung, exit and trimmed output; then the host and run totals. Every
+/// Per run of the file, per host, per step: status, rung, duration and name; then
+/// each command with its role, rung, exit and trimmed output; then the host and
+/// run totals. A host is headed "host NAME", or "probe ID on host NAME (read-only)"
+/// / "run ID on host NAME" for a probe and in a file of several runs. Every
 /// kind of events.h has its line; one the table does not know (a newer schema's)
 /// is shown as "unknown event NAME (its fields)", never dropped.
 std::string render(const std::vector<nlohmann::json>& events, const RenderOptions& opt);

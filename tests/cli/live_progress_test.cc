@@ -29,7 +29,7 @@ int count(const std::string& hay, const std::string& needle) {
 }  // namespace
 
 TEST_CASE("live progress: 20 hosts in a pseudo-terminal, final screen and recap", "[ssh][cli][tty]") {
-  if (run_sh("command -v tmux").code != 0) FAIL("tmux is not installed (scripts/setup.sh installs it)");
+  if (run_sh("command -v tmux").code != 0) FAIL("tmux is not installed (scripts/setup.sh test installs it)");
   std::vector<std::unique_ptr<SshdHost>> boxes;
   for (int i = 0; i < 4; ++i) boxes.push_back(std::make_unique<SshdHost>());
   std::string dir = temp_dir("ratchet-tty");
@@ -110,7 +110,7 @@ command = "sleep 0.3"
 }
 
 TEST_CASE("live progress: one host's step results stay on screen when the view ends", "[ssh][cli][tty]") {
-  if (run_sh("command -v tmux").code != 0) FAIL("tmux is not installed (scripts/setup.sh installs it)");
+  if (run_sh("command -v tmux").code != 0) FAIL("tmux is not installed (scripts/setup.sh test installs it)");
   SshdHost box;
   std::string dir = temp_dir("ratchet-tty");
   std::ofstream(dir + "/inv.toml") << fmt::format(

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kRoot = RATCHET_SOURCE_DIR;
-// @taplo/cli, pinned in tests/report/browser/package-lock.json (scripts/setup.sh runs npm ci there).
+// @taplo/cli, pinned in tests/report/browser/package-lock.json (scripts/setup.sh test runs npm ci there).
 const fs::path kTaplo = kRoot / "tests/report/browser/node_modules/.bin/taplo";
 
 // The schema file `ratchet schema which` writes, in a temp dir.
@@ -45,7 +45,7 @@ std::set<std::string> invalid(const std::string& schema, const std::vector<std::
 }  // namespace
 
 TEST_CASE("schema: shipped playbooks and inventories pass taplo", "[cli][schema]") {
-  REQUIRE(fs::exists(kTaplo));  // scripts/setup.sh installs it
+  REQUIRE(fs::exists(kTaplo));  // scripts/setup.sh test installs it
   std::string dir = temp_dir("ratchet-schema");
   std::vector<std::string> playbooks, inventories, pieces;
   for (const char* d : {"playbooks", "examples"})

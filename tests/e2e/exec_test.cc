@@ -77,12 +77,18 @@ TEST_CASE("exec over a group prefixes each line with its host and prints the rec
   CHECK(r.code == 0);
   CHECK(sorted_lines(r.out) == std::vector<std::string>{"a | hello", "a | no-newline", "b | hello",
                                                         "b | no-newline", "c | hello", "c | no-newline"});
+  // The recap holds what an ad hoc command has (exit, time, output bytes), not a
+  // playbook's step columns (changed, escalated).
+  CHECK(r.err.find("\nRECAP\nhost  status          exit     time     stdout     stderr\n") != std::string::npos);
+  CHECK(r.err.find("changed") == std::string::npos);
+  CHECK(r.err.find("escalated") == std::string::npos);
   for (const char* h : {"a", "b", "c"}) {
     CHECK(r.err.find(std::string(h) + " | warn\n") != std::string::npos);
     std::string row = recap_row(r.err, h);
-    CHECK(row.find(" ok ") != std::string::npos);
+    CHECK(row.rfind(std::string(h) + "     ok                 0 ", 0) == 0);
+    CHECK(row.find("       16 B        5 B") != std::string::npos);  // "hello\nno-newline", "warn\n"
   }
-  CHECK(recap_row(r.err, "total").find("3 host(s)") != std::string::npos);
+  CHECK(recap_row(r.err, "total") == "total 3 host(s): 3 ok");
   CHECK(r.err.find("\nok (exit 0) in ") != std::string::npos);
   // A host's lines stay together, in its order.
   std::string a_lines;
@@ -109,6 +115,8 @@ TEST_CASE("exec over a group exits 1 when one host's command fails and 3 when on
   CHECK(u.code == 3);
   CHECK(u.out == "a | up\n");
   CHECK(recap_row(u.err, "dead").find("unreachable") != std::string::npos);
+  CHECK(recap_row(u.err, "dead").find("unreachable        -") != std::string::npos);  // no exit: it never ran
+  CHECK(recap_row(u.err, "total") == "total 2 host(s): 1 ok, 1 unreachable");
   // A list of names works as a group does; a failure outranks an unreachable host (1 before 3).
   auto both = lab.exec(fmt::format("b,dead -- '[ \"${{SSH_CONNECTION##* }}\" = {} ] && exit 3; true'", lab.port(1)));
   CHECK(both.code == 1);

@@ -162,6 +162,19 @@ TEST_CASE("apply of a probed plan whose hosts are as probed runs it - the probe 
   REQUIRE(starts.size() == 3);
   CHECK(starts[1]["mode"] == "probe");
   CHECK(!starts[2].contains("mode"));
+  {
+    // show heads each run of the file on its own, per host: the probe read-only,
+    // then the run (was: one "host box" heading over all three).
+    auto shown = run_sh(std::string(RATCHET_BINARY) + " show " + t);
+    INFO(shown.out << shown.err);
+    CHECK(shown.code == 0);
+    for (int k : {1, 2}) {
+      const std::string id = starts[k]["run_id"];
+      const std::string head = k == 1 ? "probe " + id + " on host box (read-only)\n" : "run " + id + " on host box\n";
+      CHECK(shown.out.find(head) != std::string::npos);
+    }
+    CHECK(shown.out.find("\nhost box\n") == std::string::npos);
+  }
   // The digest `apply --expect-digest` checks covers the findings: an edit to them is refused.
   json doc = json::parse(read_file(e.plan));
   doc["probe"]["hosts"][0]["steps"][0]["verdict"] = "ok";

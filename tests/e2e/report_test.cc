@@ -4,7 +4,7 @@
 // puppeteer-core on Debian's /usr/bin/chromium): every host and step with its
 // status, no request beyond the page's own file, no console error, and no
 // script from host output ever runs. Chromium, node or the node modules
-// missing is a failure, not a skip: scripts/setup.sh installs them.
+// missing is a failure, not a skip: scripts/setup.sh test installs them.
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,7 +29,7 @@ const std::string kBrowserDir = std::string(RATCHET_SOURCE_DIR) + "/tests/report
 void require_browser() {
   INFO(
       "the browser test needs Debian's chromium, node and `npm ci` in tests/report/browser: run "
-      "scripts/setup.sh");
+      "scripts/setup.sh test");
   REQUIRE(::access("/usr/bin/chromium", X_OK) == 0);
   REQUIRE(run_sh("command -v node").code == 0);
   REQUIRE(::access((kBrowserDir + "/node_modules/puppeteer-core/package.json").c_str(), R_OK) == 0);
@@ -51,8 +51,10 @@ json check_in_browser(const std::string& page, const std::string& transcript,
   CHECK(r.code == 0);
   CHECK(::access(png.c_str(), R_OK) == 0);
   std::cout << fmt::format(
-      "report in Chromium: {} host(s), load {} ms (navigation {} ms); screenshot {}\n",
-      v.value("hosts", 0), v.value("load_ms", 0), v.value("nav_load_ms", 0), png);
+      "report in Chromium: {} host(s), load {} ms (navigation {} ms); {} marker(s) beside {} label(s), "
+      "lowest text contrast {}:1; screenshot {}\n",
+      v.value("hosts", 0), v.value("load_ms", 0), v.value("nav_load_ms", 0), v.value("marks", 0),
+      v.value("labels", 0), v.value("min_contrast", 0.0), png);
   return v;
 }
 
@@ -140,6 +142,10 @@ file_exists = "{{{{ out }}}}.notes"
       "--contains 'hello from the host' --contains 'it went wrong' --contains 'rung 1'");
   CHECK(v["chain"] == "intact");
   CHECK(v["exit_status"] == "failed");
+  // The rung's ▲ was drawn, beside the labels (check_report.js: no marker over
+  // a label, every legend entry and label at 4.5:1 or more).
+  CHECK(v["marks"].get<int>() >= 1);
+  CHECK(v["min_contrast"].get<double>() >= 4.5);
 
   // The same transcript cut inside its last line: the report says it is cut.
   std::string text = read_file(dir + "/t.jsonl");

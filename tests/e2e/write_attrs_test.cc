@@ -74,7 +74,7 @@ struct WriteLab {
 }  // namespace
 
 TEST_CASE("write keeps the file's POSIX ACL, user.* and security.* attributes", "[ssh][write]") {
-  if (!have_acl_tools()) FAIL("needs acl and attr (scripts/setup.sh installs them)");
+  if (!have_acl_tools()) FAIL("needs acl and attr (scripts/setup.sh test installs them)");
   WriteLab lab;
   lab.old_file_with_attrs();
   const std::string before = lab.attrs();
@@ -107,7 +107,7 @@ TEST_CASE("write of a file with two hard links warns that the other name keeps t
 }
 
 TEST_CASE("write on a host without setfacl and setfattr names each attribute it could not keep", "[ssh][write]") {
-  if (!have_acl_tools()) FAIL("needs acl and attr (scripts/setup.sh installs them)");
+  if (!have_acl_tools()) FAIL("needs acl and attr (scripts/setup.sh test installs them)");
   // A PATH of links to every tool of /usr/bin but setfacl and setfattr.
   std::string bin = temp_dir("ratchet-write-bin");
   REQUIRE(run_local("cd " + bin + " && for f in /usr/bin/* /usr/sbin/*; do case ${f##*/} in setfacl|setfattr) ;; "

@@ -182,7 +182,7 @@ TEST_CASE("write: atomic replace with mode, the old file is whole until the rena
 TEST_CASE("sha256 of stdin: openssl and sha256sum give the same hex, and a copy is hashed as it lands",
           "[steps][library]") {
   const std::string abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n";
-  REQUIRE(run_sh("command -v openssl").code == 0);  // scripts/setup.sh installs it (libssh-dev pulls it in)
+  REQUIRE(run_sh("command -v openssl").code == 0);  // scripts/setup.sh test installs it (libssh-dev pulls it in)
   CHECK(lib("ratchet_sha256", "abc").out == abc);
   std::string bin = testing::temp_dir("ratchet-nossl");  // no openssl on this PATH: sha256sum
   for (const char* tool : {"sha256sum", "cut", "cat", "tee", "mktemp", "chmod", "mv", "stat", "rm"})
@@ -370,7 +370,7 @@ TEST_CASE("ratchet's own processes (RATCHET_SELF=1 in their environment) are nev
   const bool busybox = GENERATE(false, true);
   std::string path;
   if (busybox) {
-    if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");
+    if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh test installs it)");
     std::string bin = testing::temp_dir("ratchet-busybox");
     for (const char* tool : {"sh", "find", "stat", "sleep", "awk", "sed", "grep", "tr", "cut", "readlink", "sort",
                              "head", "wc", "cat", "date", "id", "mktemp", "rm", "xargs"})
@@ -423,7 +423,7 @@ TEST_CASE("ratchet's own processes (RATCHET_SELF=1 in their environment) are nev
 
 TEST_CASE("the library without GNU find -printf or pgrep: BusyBox tools, same holders and selections",
           "[steps][library]") {
-  if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh installs it)");
+  if (run_sh("command -v busybox").code != 0) FAIL("busybox is not installed (scripts/setup.sh test installs it)");
   std::string bin = testing::temp_dir("ratchet-busybox");
   for (const char* tool : {"sh", "find", "stat", "sleep", "awk", "sed", "grep", "tr", "cut", "readlink", "sort",
                            "head", "wc", "cat", "date", "id", "sha256sum", "mktemp", "chmod", "chown", "mv", "xargs"})

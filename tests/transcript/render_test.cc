@@ -274,3 +274,43 @@ TEST_CASE("follow's stream renders show's lines event by event with a host line 
   for (const auto& e : ev) all += b.add(e);
   CHECK(all == render(ev, only_b));
 }
+
+TEST_CASE("show heads each run of a file on its own per host: a probed apply's probe, then its run",
+          "[transcript]") {
+  using nlohmann::json;
+  auto run = [](const char* id, const char* mode, const char* status) {
+    json start = {{"event", "run_start"}, {"t", "T0"}, {"run_id", id}, {"playbook", "p"}, {"playbook_path", "p.toml"},
+                  {"playbook_sha256", "0123456789abcdef"}, {"ratchet_version", "0.1.0"}, {"schema", 2}};
+    if (*mode) start["mode"] = mode;
+    return std::vector<json>{
+        start,
+        {{"event", "step_start"}, {"host", "lab1"}, {"step", "s"}, {"kind", "verify"}, {"name", "S"}},
+        {{"event", "step_end"}, {"host", "lab1"}, {"step", "s"}, {"status", status}, {"rung", 0}, {"ms", 5}},
+        {{"event", "run_end"}, {"t", "T1"}, {"status", "ok"}, {"exit_code", 0}},
+    };
+  };
+  std::vector<json> ev = run("P", "probe", "ok");
+  for (const auto& e : run("R", "", "changed")) ev.push_back(e);
+  const std::string want =
+      "probe P of p (p.toml), playbook sha256 0123456789ab, ratchet 0.1.0\n"
+      "read-only: each step's check sent once, no action or rung (plan --probe)\n"
+      "started T0\n"
+      "probe P on host lab1 (read-only)\n"
+      "  - s [verify] S\n"
+      "    ok in 5ms\n"
+      "probe ok (exit 0) at T1\n"
+      "run R of p (p.toml), playbook sha256 0123456789ab, ratchet 0.1.0\n"
+      "started T0\n"
+      "run R on host lab1\n"
+      "  - s [verify] S\n"
+      "    changed in 5ms\n"
+      "run ok (exit 0) at T1\n";
+  CHECK(render(ev, RenderOptions{}) == want);
+  // follow's stream says the same, event by event.
+  Stream s(RenderOptions{});
+  std::string streamed;
+  for (const auto& e : ev) streamed += s.add(e);
+  CHECK(streamed == want);
+  // A file of one run keeps its plain "host NAME" heading.
+  CHECK(render(run("R", "", "ok"), RenderOptions{}).find("\nhost lab1\n  - s [verify] S\n") != std::string::npos);
+}

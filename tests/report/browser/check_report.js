@@ -8,7 +8,10 @@
 // with its status; the page made no request but for its own file:// document,
 // logged no console error and raised no page error; with --hostile, no script
 // ran (window.pwned unset, no dialog) and the page holds no <script>/<img>
-// element. Prints one JSON line {ok, load_ms, problems, ...}; exit 0 when ok.
+// element. The timeline is read as drawn: no marker (rung, retry, reconnect,
+// reboot) covers a bar's label, and every legend entry and bar label has a
+// contrast of 4.5:1 or more against what is behind it (each colour of a
+// pattern). Prints one JSON line {ok, load_ms, problems, ...}; exit 0 when ok.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -113,6 +116,59 @@ async function main() {
         navMs: performance.getEntriesByType('navigation')[0].loadEventEnd,
       };
     });
+    // The timeline as drawn: markers beside labels, never over them; text readable.
+    const drawn = await page.evaluate(() => {
+      const out = { marks: 0, labels: 0, overlaps: [], texts: 0, lowContrast: [], minContrast: null };
+      const area = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
+                             Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top));
+      for (const row of document.querySelectorAll('#timeline .row')) {
+        // A label shows only inside its bar (overflow hidden): its visible part.
+        const labels = [...row.querySelectorAll('.bar .label')].map((l) => {
+          const r = l.getBoundingClientRect(), b = l.parentElement.getBoundingClientRect();
+          return { text: l.textContent, rect: { left: Math.max(r.left, b.left), right: Math.min(r.right, b.right),
+                                                top: Math.max(r.top, b.top), bottom: Math.min(r.bottom, b.bottom) } };
+        });
+        out.labels += labels.length;
+        for (const m of row.querySelectorAll('.mark')) {
+          out.marks++;
+          const mr = m.getBoundingClientRect();
+          for (const l of labels)
+            if (area(mr, l.rect) > 0) out.overlaps.push(`${m.textContent} (${m.title}) over the label "${l.text}"`);
+        }
+      }
+      // WCAG 2 contrast of an element's text against each colour behind it.
+      const colors = (str) => [...str.matchAll(/rgba?\(([^)]*)\)/g)].map((m) => {
+        const v = m[1].split(',').map(Number);
+        return { r: v[0], g: v[1], b: v[2], a: v.length > 3 ? v[3] : 1 };
+      });
+      const lum = (c) => {
+        const f = (x) => { x /= 255; return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); };
+        return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+      };
+      const contrast = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+      const behind = (el) => {
+        for (let e = el; e; e = e.parentElement) {
+          const cs = getComputedStyle(e);
+          const pattern = cs.backgroundImage !== 'none' ? colors(cs.backgroundImage) : [];
+          if (pattern.length) return pattern;
+          const bg = colors(cs.backgroundColor)[0];
+          if (bg && bg.a > 0) return [bg];
+        }
+        return [{ r: 255, g: 255, b: 255, a: 1 }];
+      };
+      for (const el of document.querySelectorAll('#timeline .legend .key, #timeline .legend .mk, #timeline .bar .label')) {
+        if (!el.textContent.trim()) continue;
+        out.texts++;
+        const fg = colors(getComputedStyle(el).color)[0];
+        const c = Math.min(...behind(el).map((bg) => contrast(fg, bg)));
+        out.minContrast = out.minContrast === null ? c : Math.min(out.minContrast, c);
+        if (c < 4.5) out.lowContrast.push(`"${el.textContent.trim()}" ${c.toFixed(2)}:1`);
+      }
+      return out;
+    });
+    for (const o of drawn.overlaps) problems.push(`timeline: marker ${o}`);
+    for (const t of drawn.lowContrast) problems.push(`timeline: text below 4.5:1 contrast: ${t}`);
+    if (drawn.texts === 0) problems.push('timeline: no legend entry or bar label found');
     // Every host and step of the transcript, with its status, in three places.
     for (const [name, h] of want.hosts) {
       const d = dom.hosts[name];
@@ -152,7 +208,8 @@ async function main() {
     await page.screenshot({ path: args.screenshot, fullPage: !!process.env.FULL_PAGE });
     result = { ok: problems.length === 0, load_ms: loadMs, nav_load_ms: Math.round(dom.navMs),
                hosts: Object.keys(dom.hosts).length, chain: dom.chain, exit_status: dom.exitStatus,
-               requests: requests.length, problems };
+               requests: requests.length, marks: drawn.marks, labels: drawn.labels,
+               min_contrast: drawn.minContrast === null ? null : Number(drawn.minContrast.toFixed(2)), problems };
   } finally {
     await browser.close();
   }
