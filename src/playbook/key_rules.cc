@@ -382,7 +382,7 @@ bool keys_disagree(const ActionKeys& keys, std::string* key, KeyProblem* p) {
     if (file != unit) {
       *key = "unit_file";
       return !fail(p, fmt::format("`unit_file` is installed as {} (its file name), but the step's `unit` is {}", file, unit),
-                   fmt::format("name the file after the unit ({}), or set unit = \"{}\"", unit, file));
+                   fmt::format("rename the file to {}, or set unit = \"{}\"", unit, file));
     }
   }
   // A key still a template, or refused by its own rule, is judged once it has a value.

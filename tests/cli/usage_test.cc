@@ -200,7 +200,7 @@ TEST_CASE("-e: a value that starts like TOML and does not parse is an error; tex
   CHECK(r.err ==
         "-e: error: `devices=[/var/lab-gpu/nvidia*]`: the value starts like TOML (`[`) but is not TOML at column 2 of "
         "it: Error while parsing value: could not determine value type (write valid TOML, each string quoted "
-        "(-e 'devices=[\"/dev/nvidia0\"]'), or quote the whole value to pass it as text (-e 'devices=\"...\"'))\n");
+        "(-e 'devices=[\"/dev/nvidia0\"]'), or quote the whole value to pass it as text (-e 'devices=\"...\"'))\n\n");
   // Valid TOML reaches the plan; a relative glob in it is refused there, naming host and step.
   r = d.ratchet("plan p.toml -i inv.toml -e 'devices=[\"var/x/nvidia*\"]'");
   CHECK(r.code == 2);

@@ -226,7 +226,7 @@ TEST_CASE("key rules: a unit_file is installed under its own name, which must be
   REQUIRE(keys_disagree(keys("inference", "units/gpujob.service"), &key, &p));
   CHECK(key == "unit_file");
   CHECK(p.message == "`unit_file` is installed as gpujob.service (its file name), but the step's `unit` is inference.service");
-  CHECK(p.hint == "name the file after the unit (inference.service), or set unit = \"gpujob.service\"");
+  CHECK(p.hint == "rename the file to inference.service, or set unit = \"gpujob.service\"");
   // A unit still a template is judged once rendered (steps::resolve asks the same rule).
   ServiceAction t;
   t.unit.given = true;
