@@ -207,6 +207,15 @@ bool read_regexes(std::string_view key, const Value& v, bool rendered, std::vect
   return true;
 }
 
+bool read_program(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
+  if (!read_word(key, v, rendered, out, p)) return false;
+  if (out->find_first_not_of('/') == std::string::npos) return fail(p, fmt::format("`{}` must name a program, not /", key));
+  if (out->find('/') == std::string::npos || (*out)[0] == '/') return true;
+  return fail(p, fmt::format("`{}` must be a program name (looked up on the login's PATH) or an absolute path, got \"{}\"",
+                             key, *out),
+              relative_fix(*out));
+}
+
 bool read_abs_path(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
   if (!read_text(key, v, rendered, out, p)) return false;
   if (out->empty() || (*out)[0] != '/') return fail(p, fmt::format("`{}` must be absolute, got \"{}\"", key, *out), relative_fix(*out));

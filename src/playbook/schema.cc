@@ -110,7 +110,7 @@ const std::vector<KindSpec>& step_kinds() {
         key<&V::gpus, read_gpus>("gpus", T::strings),
         key<&V::max_memory_used, read_int>("max_memory_used", T::integer),
         key<&V::gpu_devices, read_abs_paths>("gpu_devices", T::strings),
-        key<&V::nvidia_smi, read_word>("nvidia_smi", T::string),
+        key<&V::nvidia_smi, read_program>("nvidia_smi", T::string),
         key<&V::smi_timeout, read_smi_timeout>("smi_timeout", T::duration),
         key<&V::user, read_users>("user", T::strings),
         key<&V::exclude, read_names>("exclude", T::strings),

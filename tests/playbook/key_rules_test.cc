@@ -206,6 +206,14 @@ TEST_CASE("key rules: every path expanded on the host is absolute, literal or re
     CHECK(problem<std::string>(read_abs_path, key, "var/x/nvidia*") ==
           "`" + std::string(key) + "` must be absolute, got \"var/x/nvidia*\"" + fix);
   }
+  // nvidia_smi: a name on PATH, or from /; never a path from the login's directory.
+  CHECK(problem<std::string>(read_program, "nvidia_smi", "nvidia-smi").empty());
+  CHECK(problem<std::string>(read_program, "nvidia_smi", "/usr/bin/nvidia-smi").empty());
+  CHECK(problem<std::string>(read_program, "nvidia_smi", "bin/nvidia-smi") ==
+        "`nvidia_smi` must be a program name (looked up on the login's PATH) or an absolute path, got "
+        "\"bin/nvidia-smi\" | write the full path from /, such as \"/bin/nvidia-smi\": a relative path is expanded "
+        "from the login's working directory on the host");
+  CHECK(problem<std::string>(read_program, "nvidia_smi", "/") == "`nvidia_smi` must name a program, not /");
   CHECK(problem<std::string>(read_abs_path, "pid_file", "~/x.pid") ==
         "`pid_file` must be absolute, got \"~/x.pid\" | write the full path from /: `~` is not expanded, and a relative "
         "path is expanded from the login's working directory on the host");

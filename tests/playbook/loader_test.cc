@@ -829,6 +829,9 @@ TEST_CASE("a relative path of any key expanded on the host is refused at its pla
                   "[[step]]\nid = \"s\"\nkind = \"verify\"\nno_holders = \"/dev/x\"\n  [[step.escalate]]\n  kind = \"kill\"\n"
                   "  holders_of = \"dev/x\"\n")
             .rfind("pb.toml:8:16: error: `holders_of` must hold absolute paths, got \"dev/x\"", 0) == 0);
+  CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"s\"\nkind = \"verify\"\ngpus_idle = true\nnvidia_smi = \"bin/nvidia-smi\"\n")
+            .rfind("pb.toml:6:14: error: `nvidia_smi` must be a program name (looked up on the login's PATH) or an "
+                   "absolute path, got \"bin/nvidia-smi\"", 0) == 0);
 }
 
 TEST_CASE("an -e value that starts like TOML and is not TOML is an error at its column; plain text stays text",
