@@ -12,8 +12,9 @@ namespace ratchet::cli {
 /// the playbook's vars (its [vars], its pieces' and -e's), playbook.* and
 /// ratchet.*, and reads it by its key's rule, as a plan does per host. Returns
 /// one line per key refused ("pb.toml:12:12: step `kill`: `pid_file` must be
-/// absolute, ..."); *unsure gets the vars those keys took from the file, which
-/// an inventory's host or group var of the same name would replace.
-std::vector<std::string> check_own_vars(const playbook::Playbook& pb, std::vector<std::string>* unsure);
+/// absolute, ..."); *unsure gets the vars those keys took from the file and not
+/// from -e (`extra_keys`), which an inventory's host or group var would replace.
+std::vector<std::string> check_own_vars(const playbook::Playbook& pb, const std::vector<std::string>& extra_keys,
+                                        std::vector<std::string>* unsure);
 
 }  // namespace ratchet::cli

@@ -155,7 +155,7 @@ int cmd_validate(const Options& o) {
   if (!L) return kExitUsage;
   if (L->no_hosts) {  // what the playbook's own vars decide is checked; say what needs hosts
     std::vector<std::string> unsure;
-    auto refused = check_own_vars(L->pb, &unsure);
+    auto refused = check_own_vars(L->pb, L->extra_keys, &unsure);
     if (!refused.empty()) {
       std::string from;
       for (const auto& v : unsure) from += (from.empty() ? "`" : ", `") + v + "`";

@@ -183,6 +183,12 @@ TEST_CASE("validate without an inventory reads every key the playbook's own vars
   r = d.ratchet("validate p.toml -i inv.toml");
   CHECK(r.code == 2);
   CHECK(r.err.find("ratchet: error: " + pid_file + " (host gpu01)\n") != std::string::npos);
+  // A value -e gave is refused the same way, and no inventory could replace it: no note.
+  r = d.ratchet("validate p.toml -e pid_file=/run/inference.pid -e 'devices=[\"var/x/nvidia*\"]'");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("rung 1 of step `free`: `holders_of` must hold absolute paths, got \"var/x/nvidia*\"") !=
+        std::string::npos);
+  CHECK(r.err.find("ratchet: note:") == std::string::npos);
   // -e decides too; a key that uses host.* or a var only an inventory sets is left to -i.
   r = d.ratchet("validate p.toml -e pid_file=/run/inference.pid -e 'devices=[\"/dev/nvidia*\"]'");
   INFO(r.err);
