@@ -12,6 +12,7 @@
 
 #include "playbook/inventory.h"
 #include "playbook/loader.h"
+#include "playbook/target_check.h"
 #include "cli/usage.h"
 #include "util/text.h"
 
@@ -139,8 +140,12 @@ std::optional<Loaded> load_all(const Options& o, bool hosts_optional) {
     playbook::check_references(pb, inv, &errors, hosts_known ? nullptr : &L.unchecked_vars);
     if (inv_ok) playbook::check_extra_vars(pb, inv, lo, &errors);
   }
+  // Each name in `targets` the inventory lacks: an error at its place in the file.
+  bool targets_ok = true;
+  if (pb_read && hosts_known && adhoc.empty() && !L.inv->hosts.empty())
+    targets_ok = playbook::check_targets(pb, *L.inv, &errors);
   playbook::order_errors(&errors, o.playbook);
-  if (pb_read && hosts_known) {
+  if (pb_read && hosts_known && targets_ok) {
     if (!adhoc.empty()) {
       L.hosts = adhoc;
     } else {

@@ -18,6 +18,7 @@
 #include "util/text.h"
 #include "cli/exit_codes.h"
 #include "cli/make_plan.h"
+#include "cli/own_vars.h"
 #include "cli/usage.h"
 #include "engine/thresholds.h"
 #include "plan/build.h"
@@ -152,15 +153,36 @@ int cmd_plan(const Options& o) {
 int cmd_validate(const Options& o) {
   auto L = load_all(o, /*hosts_optional=*/true);
   if (!L) return kExitUsage;
-  if (L->no_hosts) {  // the playbook alone is valid; say what needs hosts to check
+  if (L->no_hosts) {  // what the playbook's own vars decide is checked; say what needs hosts
+    std::vector<std::string> unsure;
+    auto refused = check_own_vars(L->pb, L->extra_keys, &unsure);
+    if (!refused.empty()) {
+      std::string from;
+      for (const auto& v : unsure) from += (from.empty() ? "`" : ", `") + v + "`";
+      for (const auto& e : refused)
+        std::cerr << util::terminal_line(fmt::format("ratchet: error: {} (the playbook's own vars, no inventory)", e))
+                  << "\n";
+      if (!from.empty())
+        std::cerr << util::terminal_line(fmt::format(
+                         "ratchet: note: {} from the playbook's vars; an inventory's host or group var of that name "
+                         "would replace it: fix the playbook's value, which is what runs without one",
+                         from))
+                  << "\n";
+      if (refused.size() > 1) std::cerr << fmt::format("ratchet: {} errors; nothing was run\n", refused.size());
+      return kExitUsage;
+    }
     std::string vars;
     for (const auto& v : L->unchecked_vars) vars += (vars.empty() ? "`" : ", `") + v + "`";
     std::cout << util::terminal_line(fmt::format("{}: ok: playbook `{}`, {} steps, no inventory", L->pb.path,
                                                  L->pb.name, L->pb.steps.size()))
               << "\n"
+              << util::terminal_line(fmt::format("{}: checked without hosts: every key the playbook's own vars "
+                                                 "and -e decide, rendered and read by its rule",
+                                                 L->pb.path))
+              << "\n"
               << util::terminal_line(fmt::format(
-                     "{}: not checked without hosts: the targets{}, and each step rendered per host "
-                     "(give -i INVENTORY to check them)",
+                     "{}: not checked without hosts: the targets{}, keys that use host.*, and host or group vars "
+                     "that would replace the playbook's (give -i INVENTORY to check them)",
                      L->pb.path,
                      vars.empty() ? "" : fmt::format(", vars no playbook var defines ({})", vars)))
               << "\n";

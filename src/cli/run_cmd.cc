@@ -2,6 +2,7 @@
 // then run the hosts in parallel and record the transcript.
 #include <fmt/format.h>
 
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -75,6 +76,12 @@ static std::string digest_lines(const transcript::Writer& w, const std::vector<e
                        it == digests.end() ? "(no host_end recorded)" : it->second);
   }
   out += fmt::format("final head (the whole run, up to its run_end): {}\n", w.head());
+  // Only a file keeps the transcript: /dev/null, a pipe or a terminal kept nothing to verify.
+  struct stat st {};
+  if (::stat(w.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return out + util::escaped_line(fmt::format("the transcript went to {}, which keeps no file: nothing can be "
+                                                "checked against these digests (give --transcript a file to keep one)",
+                                                w.path())) + "\n";
   out += util::escaped_line(fmt::format("check the transcript against it: ratchet show --verify {} --digest {}",
                                         w.path(), w.head())) + "\n";
   return out;

@@ -187,12 +187,23 @@ std::optional<Doc> parse_doc(std::string text, const std::string& file,
   return doc;
 }
 
-std::optional<Value> parse_toml_value(const std::string& text) {
+std::optional<Value> parse_toml_value(const std::string& text, std::string* why, size_t* at) {
+  const std::string line = "x = " + text;
   try {
-    toml::table tbl = toml::parse(std::string_view("x = " + text), std::string_view("-e"));
-    if (tbl.size() != 1 || !tbl.contains("x")) return std::nullopt;
+    toml::table tbl = toml::parse(std::string_view(line), std::string_view("-e"));
+    if (tbl.size() != 1 || !tbl.contains("x")) {
+      if (why) *why = "more than one value (a line break, then another key)";
+      if (at) *at = std::min(text.find('\n'), text.size()) + 1;
+      return std::nullopt;
+    }
     return convert(*tbl.get("x"), DocPath(), nullptr);
-  } catch (const toml::parse_error&) {
+  } catch (const toml::parse_error& e) {
+    if (why) *why = std::string(e.description());
+    if (at) {  // toml++'s line and column (code points) back to a character of `text`
+      size_t off = offset_of_pos(line, to_pos("-e", e.source().begin));
+      *at = off == std::string::npos || off < 4 ? text.size() + 1 : off - 4 + 1;
+      *at = std::min(*at, text.size() + 1);
+    }
     return std::nullopt;
   }
 }

@@ -52,8 +52,9 @@ std::optional<Doc> parse_doc(std::string text, const std::string& file,
                              std::vector<LoadError>* errors);
 
 /// Reads `text` as the right-hand side of "x = ..." ("42", "[1, 2]", "'a b'");
-/// nullopt when it is not exactly one TOML value.
-std::optional<Value> parse_toml_value(const std::string& text);
+/// nullopt when it is not exactly one TOML value, then *why (toml++'s words)
+/// and *at (the 1-based byte of `text` where reading stopped), when given.
+std::optional<Value> parse_toml_value(const std::string& text, std::string* why = nullptr, size_t* at = nullptr);
 
 /// Line `line` (1-based) of `text` without its line end; "" when out of range.
 std::string source_line(const std::string& text, int line);

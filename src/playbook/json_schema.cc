@@ -96,6 +96,7 @@ json item(const FieldSpec& f) {
         for (auto s : service_scopes()) j["enum"].push_back(std::string(name(s)));
       break;
     case VR::user_name: j["pattern"] = kUserNamePattern; break;
+    case VR::program: j["pattern"] = "^(/.*[^/].*|[^/]*[^ \\t\\n\\r/][^/]*)$"; break;  // read_program: a name, or from /
     default: break;
   }
   return j;

@@ -70,6 +70,18 @@ bool regex_ok(std::string_view key, const std::string& re, KeyProblem* p) {
   return true;
 }
 
+// The fix for a relative path: the host would expand it from the login's
+// working directory (its home), which nobody means; a glob there matches
+// nothing, and nothing matched must never read as "free".
+std::string relative_fix(const std::string& s) {
+  const char* why = "a relative path is expanded from the login's working directory on the host";
+  if (s.rfind('~', 0) == 0) return fmt::format("write the full path from /: `~` is not expanded, and {}", why);
+  std::string from_root = s;
+  while (from_root.rfind("./", 0) == 0) from_root.erase(0, 2);
+  if (from_root.empty() || from_root.rfind("..", 0) == 0) return fmt::format("write the full path from /: {}", why);
+  return fmt::format("write the full path from /, such as \"/{}\": {}", from_root, why);
+}
+
 }  // namespace
 
 std::string FileMode::bare() const {
@@ -149,9 +161,7 @@ bool read_abs_paths(std::string_view key, const Value& v, bool rendered, std::ve
                     KeyProblem* p) {
   if (!read_paths(key, v, rendered, out, p)) return false;
   for (const auto& s : *out)
-    if (s[0] != '/')
-      return fail(p, fmt::format("`{}` must hold absolute paths, got \"{}\"", key, s),
-                  "write the full path, from /: a relative one would be read from the login's directory");
+    if (s[0] != '/') return fail(p, fmt::format("`{}` must hold absolute paths, got \"{}\"", key, s), relative_fix(s));
   return true;
 }
 
@@ -197,11 +207,18 @@ bool read_regexes(std::string_view key, const Value& v, bool rendered, std::vect
   return true;
 }
 
+bool read_program(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
+  if (!read_word(key, v, rendered, out, p)) return false;
+  if (out->find_first_not_of('/') == std::string::npos) return fail(p, fmt::format("`{}` must name a program, not /", key));
+  if (out->find('/') == std::string::npos || (*out)[0] == '/') return true;
+  return fail(p, fmt::format("`{}` must be a program name (looked up on the login's PATH) or an absolute path, got \"{}\"",
+                             key, *out),
+              relative_fix(*out));
+}
+
 bool read_abs_path(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p) {
   if (!read_text(key, v, rendered, out, p)) return false;
-  if (out->empty() || (*out)[0] != '/')
-    return fail(p, fmt::format("`{}` must be absolute, got \"{}\"", key, *out),
-                "write the full path, from /: a relative one would be read from the login's directory");
+  if (out->empty() || (*out)[0] != '/') return fail(p, fmt::format("`{}` must be absolute, got \"{}\"", key, *out), relative_fix(*out));
   if (out->find_first_not_of('/') == std::string::npos) return fail(p, fmt::format("`{}` must name a file, not /", key));
   return true;
 }
@@ -289,6 +306,15 @@ bool read_smi_timeout(std::string_view key, const Value& v, bool rendered, util:
 
 bool read_signal(std::string_view key, const Value& v, bool rendered, util::SignalSpec* out, KeyProblem* p) {
   std::string s;
+  if (!rendered && v.is_int()) {  // signal = 9: a TOML integer, where the signal is a string
+    std::string named;
+    for (const auto& sig : util::signals())
+      if (sig.number == v.as_int()) named = sig.name;
+    wrong_type(key, v, FieldType::string, rendered, p);
+    p->hint = named.empty() ? fmt::format("write a signal as a string: \"TERM\", \"KILL\" or its number in quotes")
+                            : fmt::format("write signal = \"{}\" or \"{}\"", v.as_int(), named);
+    return false;
+  }
   if (!one_text(v, rendered, &s)) return wrong_type(key, v, FieldType::string, rendered, p);
   if (s.empty() || s == "SIG" || s == "sig") return fail(p, fmt::format("`{}` is empty", key), "write a signal such as \"TERM\" or \"KILL\"");
   std::string n = util::signal_name(s);
@@ -355,8 +381,21 @@ bool read_user_name(std::string_view key, const Value& v, bool rendered, std::st
 
 bool keys_disagree(const ActionKeys& keys, std::string* key, KeyProblem* p) {
   const auto* s = std::get_if<ServiceAction>(&keys);
+  if (!s) return false;
+  // unit_file is installed under its own file name: that is the unit systemd
+  // then runs, so it must be `unit` ("inference" is "inference.service").
+  if (s->unit.given && s->unit.value && s->unit_file.given && s->unit_file.value) {
+    std::string unit = *s->unit, file = *s->unit_file;
+    if (unit.find('.') == std::string::npos) unit += ".service";
+    if (auto slash = file.rfind('/'); slash != std::string::npos) file.erase(0, slash + 1);
+    if (file != unit) {
+      *key = "unit_file";
+      return !fail(p, fmt::format("`unit_file` is installed as {} (its file name), but the step's `unit` is {}", file, unit),
+                   fmt::format("rename the file to {}, or set unit = \"{}\"", unit, file));
+    }
+  }
   // A key still a template, or refused by its own rule, is judged once it has a value.
-  if (!s || (s->scope.given && !s->scope.value) || (s->user.given && !s->user.value)) return false;
+  if ((s->scope.given && !s->scope.value) || (s->user.given && !s->user.value)) return false;
   const bool user_scope = s->scope.given && *s->scope == ServiceScope::user;
   if (user_scope && !s->user.given) {
     *key = "scope";

@@ -32,7 +32,8 @@ bool read_word(std::string_view key, const Value& v, bool rendered, std::string*
 bool read_texts(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
 /// As read_texts, at least one, none empty (`holders_of`, `no_holders`).
 bool read_paths(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
-/// As read_paths, each absolute (fetch's `src`: paths or globs on the host).
+/// As read_paths, each absolute: every path or glob expanded on the host
+/// (`holders_of`, `no_holders`, `gpu_devices`, `file_exists`, `creates`, fetch's `src`).
 bool read_abs_paths(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
 /// As read_texts, no name empty or holding a comma (`exclude`: the library joins them with ",").
 bool read_names(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
@@ -44,8 +45,10 @@ bool read_units(std::string_view key, const Value& v, bool rendered, std::vector
 bool read_regex(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 /// A string or an array of such regexes (`absent`).
 bool read_regexes(std::string_view key, const Value& v, bool rendered, std::vector<std::string>* out, KeyProblem* p);
-/// An absolute path naming a file, not "/" (write's `path`, kill's `pid_file`).
+/// An absolute path naming a file, not "/" (write's `path`, copy's `dest`, kill's `pid_file`).
 bool read_abs_path(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
+/// A program on the host: a name without `/` (looked up on PATH) or an absolute path (`nvidia_smi`).
+bool read_program(std::string_view key, const Value& v, bool rendered, std::string* out, KeyProblem* p);
 bool read_bool(std::string_view key, const Value& v, bool rendered, bool* out, KeyProblem* p);
 /// `true`: a condition that is on when given (verify's `gpus_idle`).
 bool read_true(std::string_view key, const Value& v, bool rendered, bool* out, KeyProblem* p);
@@ -87,7 +90,7 @@ bool read_mode(std::string_view key, const Value& v, bool rendered, FileMode* ou
 enum class ValueRule {
   plain, text, content, word, texts, paths, abs_paths, names, users, units, regex, regexes, abs_path,
   boolean, true_only, integer, gpus, pid, ints, duration, reboot_timeout, smi_timeout, signal, state, mode,
-  scope, user_name,
+  scope, user_name, program,
   count,          ///< `serial`, `max_fail`: hosts, or "N%" (loader.cc read_count)
   guard_path,     ///< `lock_path`: an absolute path (guards.h)
   path_or_false,  ///< `audit_log`: an absolute path, or false (guards.h)
@@ -126,6 +129,7 @@ template <> inline constexpr ValueRule rule_of<&read_state> = ValueRule::state;
 template <> inline constexpr ValueRule rule_of<&read_mode> = ValueRule::mode;
 template <> inline constexpr ValueRule rule_of<&read_scope> = ValueRule::scope;
 template <> inline constexpr ValueRule rule_of<&read_user_name> = ValueRule::user_name;
+template <> inline constexpr ValueRule rule_of<&read_program> = ValueRule::program;
 
 /// The service states read_state takes, in order: started, stopped, restarted, reloaded.
 const std::vector<ServiceState>& service_states();

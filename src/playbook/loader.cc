@@ -154,6 +154,13 @@ void read_top(const Diag& d, Playbook* pb) {
   }
 }
 
+// A -e value that can only be meant as TOML: an array, a table or a quoted
+// string. Anything else that does not parse (10s, a path, a word) is text.
+bool starts_like_toml(const std::string& text) {
+  size_t i = text.find_first_not_of(" \t");
+  return i != std::string::npos && std::string_view("[{\"'").find(text[i]) != std::string_view::npos;
+}
+
 void apply_extra_vars(const LoadOptions& opt, Playbook* pb, std::vector<LoadError>* errors) {
   const std::set<std::string> secret(opt.secret_vars.begin(), opt.secret_vars.end());
   for (const auto& name : opt.secret_vars) {
@@ -193,7 +200,20 @@ void apply_extra_vars(const LoadOptions& opt, Playbook* pb, std::vector<LoadErro
                          "", ""});
       continue;
     }
-    pb->vars[key] = parse_toml_value(text).value_or(Value(text));
+    std::string why;
+    size_t at = 0;
+    auto parsed = parse_toml_value(text, &why, &at);
+    if (!parsed && starts_like_toml(text)) {  // an array or a string the shell or a typo broke: never text
+      errors->push_back({pos,
+                         fmt::format("`{}={}`: the value starts like TOML (`{}`) but is not TOML at column {} of it: {}",
+                                     key, text, text[text.find_first_not_of(" \t")], at, why),
+                         fmt::format("write valid TOML, each string quoted (-e '{}=[\"/dev/nvidia0\"]'), or quote "
+                                     "the whole value to pass it as text (-e '{}=\"...\"')",
+                                     key, key),
+                         ""});
+      continue;
+    }
+    pb->vars[key] = parsed.value_or(Value(text));
     pb->var_pos.emplace(key, pos);  // a var of the file keeps its place there
   }
 }

@@ -14,6 +14,7 @@
 #include "steps/copy.h"
 #include "steps/gpus.h"
 #include "steps/holders.h"
+#include "steps/respawn.h"
 
 namespace ratchet::steps {
 
@@ -222,7 +223,7 @@ static Verdict judge_kill(const transport::ExecResult& r) {
   // Any "alive" line fails the check, even one that does not parse: a
   // process seen alive is seen, whatever else could not be.
   if (!v.holders.empty() || r.out.data.find("alive\t") != std::string::npos) {
-    v.reason = fmt::format("{} selected process(es) still alive", v.holders.size());
+    v.reason = survivors_text(v.holders);
     return v;
   }
   if (r.exit_code != 0) {

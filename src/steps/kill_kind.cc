@@ -1,7 +1,7 @@
 // kind = "kill": signal the processes one selector picks (pid, pid_file,
-// pattern, holders_of), then poll them for up to `wait`. Check: every process
-// selected at action time is dead (same PID and start time), and the selector
-// selects nothing alive now.
+// pattern, holders_of), with `tree` their descendants too, then poll them for
+// up to `wait`. Check: every process selected at action time is dead (same PID
+// and start time), and the selector (with `tree`, and the tree) selects nothing alive now.
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -29,7 +29,11 @@ void build_kill(const playbook::KillAction& a, const BuildContext& ctx, Rung* ou
   out->action = act;
   out->wait = wait;
 
-  Command check = check_command(fmt::format("ratchet_kill_check{} {}", flags, args), ctx.timeout, Judge::kill);
+  // With `tree`, the check selects as the action does (descendants, a leader's
+  // session): a probe lists every process a run would signal.
+  Command check = check_command(
+      fmt::format("ratchet_kill_check{}{} {}", a.tree.or_else(false) ? " --tree" : "", flags, args), ctx.timeout,
+      Judge::kill);
   check.stdin_from_action = true;
   out->check.push_back(check);
 }

@@ -103,14 +103,29 @@ std::string respawn_text(const Respawn& r) {
                      stop_what(r));
 }
 
+std::string survivors_text(const std::vector<Holder>& alive, std::string_view what) {
+  constexpr size_t kNamed = 5, kCommand = 60;
+  std::string out = fmt::format("{} {} process(es) still alive", alive.size(), what);
+  for (size_t i = 0; i < alive.size() && i < kNamed; ++i) {
+    std::string cmd = alive[i].cmdline.empty() ? alive[i].comm : alive[i].cmdline;
+    if (cmd.size() > kCommand) cmd = cmd.substr(0, kCommand - 3) + "...";
+    out += fmt::format("{}PID {} ({})", i == 0 ? ": " : ", ", alive[i].pid, cmd);
+  }
+  if (alive.size() > kNamed) out += fmt::format(" and {} more", alive.size() - kNamed);
+  return out;
+}
+
 void explain_respawns(KillRound* round, std::string_view check_out, Verdict* v) {
   if (v->holds || v->unknown || v->holders.empty()) return;
   round->respawned = find_respawns(*round, v->holders, parse_parents(check_out));
   if (round->respawned.empty()) return;
   std::string why;
   for (const auto& r : round->respawned) why += (why.empty() ? "" : "; ") + respawn_text(r);
-  const size_t others = v->holders.size() - round->respawned.size();
-  if (others > 0) why += fmt::format("; {} other selected process(es) still alive", others);
+  std::vector<Holder> others;
+  for (const auto& h : v->holders)
+    if (std::none_of(round->respawned.begin(), round->respawned.end(), [&](const Respawn& r) { return r.now.pid == h.pid; }))
+      others.push_back(h);
+  if (!others.empty()) why += "; " + survivors_text(others, "other selected");
   v->reason = why;
 }
 

@@ -51,6 +51,11 @@ KillRound parse_kill_round(std::string_view action_out);
 /// X.service (Restart=always); stop the unit instead".
 std::string respawn_text(const Respawn& r);
 
+/// The survivors of a kill, each by PID and command: "2 selected process(es)
+/// still alive: PID 70 (sleep 300), PID 71 (sh -c ...)" (`what` "selected" or
+/// "other selected"; at most 5 named, then "and N more").
+std::string survivors_text(const std::vector<Holder>& alive, std::string_view what = "selected");
+
 /// A failed kill check after `round` (its output `check_out`): when alive
 /// holders are respawns, records them in round->respawned and makes v's reason
 /// say so (then "N other selected process(es) still alive" for the rest).

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <vector>
@@ -19,6 +21,15 @@ namespace {
 /// SSH_AUTH_SOCK is set), the ssh config's IdentityFile entries that exist (as
 /// ratchet reads the config: libssh cannot list its own), and libssh's default
 /// key files that exist.
+// Why the identity file `path` gave no key: it does not exist, this user
+// cannot read it (strerror), or it is readable and still no key without a
+// passphrase (a locked key, or not a private key at all).
+std::string identity_problem(const std::string& path) {
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) return "does not exist";
+  if (::access(path.c_str(), R_OK) != 0) return fmt::format("cannot be read: {}", std::strerror(errno));
+  return "protected by a passphrase, or not a private key";
+}
+
 std::vector<std::string> auto_sources(const KeyPlan& keys) {
   std::vector<std::string> out;
   if (const char* sock = std::getenv("SSH_AUTH_SOCK"); sock && *sock) out.push_back("agent");
@@ -104,10 +115,7 @@ class ListedKeys {
     bool exists = ::access(file.c_str(), F_OK) == 0;
     e_->methods_tried.push_back(fmt::format(
         "publickey ({}: {})", file,
-        !exists ? "not found"
-                : (b64.empty() || !agent_
-                       ? "unreadable, or protected by a passphrase"
-                       : "protected by a passphrase, and not in the agent")));
+        !exists || b64.empty() || !agent_ ? identity_problem(file) : "protected by a passphrase, and not in the agent"));
     return SSH_AUTH_DENIED;
   }
 
@@ -209,8 +217,7 @@ std::optional<ConnectError> authenticate(ssh_session s, const Target& t, const K
         }
         if (rc == SSH_AUTH_ERROR) return broken("publickey");
       } else {
-        e.methods_tried.push_back(
-            fmt::format("publickey ({}: unreadable, or protected by a passphrase)", identity));
+        e.methods_tried.push_back(fmt::format("publickey ({}: {})", identity, identity_problem(identity)));
       }
     }
     std::vector<std::string> sources = auto_sources(keys);

@@ -86,8 +86,10 @@ TEST_CASE("validate works without an inventory and says what it could not check"
   CHECK(r.code == 0);
   CHECK(r.out ==
         "p.toml: ok: playbook `gpu`, 2 steps, no inventory\n"
-        "p.toml: not checked without hosts: the targets, vars no playbook var defines (`unit`), and each step "
-        "rendered per host (give -i INVENTORY to check them)\n");
+        "p.toml: checked without hosts: every key the playbook's own vars and -e decide, rendered and read by its "
+        "rule\n"
+        "p.toml: not checked without hosts: the targets, vars no playbook var defines (`unit`), keys that use "
+        "host.*, and host or group vars that would replace the playbook's (give -i INVENTORY to check them)\n");
   // plan and run still need hosts.
   r = d.ratchet("plan p.toml");
   CHECK(r.code == 2);
@@ -150,4 +152,69 @@ TEST_CASE("validate reports every error in one pass: playbook, references, -e, i
         "-e: error: `typo` is not a var of the playbook or its hosts, nor used by a template: -e typo=... would "
         "change nothing (-e sets a var that the playbook's templates use)\n\n"
         "ratchet: 4 errors; nothing was run\n");
+}
+
+TEST_CASE("validate without an inventory reads every key the playbook's own vars decide, as -i does", "[cli][validate]") {
+  Dir d;
+  d.file("p.toml",
+         "name = \"gpu\"\ntargets = [\"gpu\"]\n[vars]\npid_file = \"run/inference.pid\"\ndevices = [\"var/lab-gpu/nvidia*\"]\n"
+         "[[step]]\nid = \"stop\"\nkind = \"kill\"\npid_file = \"{{ pid_file }}\"\n"
+         "[[step]]\nid = \"free\"\nkind = \"verify\"\nno_holders = \"/dev/x\"\n"
+         "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = \"{{ devices }}\"\n"
+         "[[step]]\nid = \"up\"\nkind = \"service\"\nunit = \"{{ unit }}\"\nstate = \"started\"\n");
+  d.file("inv.toml", kInventory);
+  const std::string pid_file =
+      "p.toml:9:12: step `stop`: `pid_file` must be absolute, got \"run/inference.pid\" (rendered from "
+      "\"{{ pid_file }}\"); write the full path from /, such as \"/run/inference.pid\": a relative path is expanded "
+      "from the login's working directory on the host";
+  const std::string devices =
+      "p.toml:16:16: rung 1 of step `free`: `holders_of` must hold absolute paths, got \"var/lab-gpu/nvidia*\" "
+      "(rendered from \"{{ devices }}\"); write the full path from /, such as \"/var/lab-gpu/nvidia*\": a relative "
+      "path is expanded from the login's working directory on the host";
+  auto r = d.ratchet("validate p.toml");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "ratchet: error: " + pid_file + " (the playbook's own vars, no inventory)\n" +
+                     "ratchet: error: " + devices + " (the playbook's own vars, no inventory)\n" +
+                     "ratchet: note: `devices`, `pid_file` from the playbook's vars; an inventory's host or group var "
+                     "of that name would replace it: fix the playbook's value, which is what runs without one\n"
+                     "ratchet: 2 errors; nothing was run\n");
+  // With the inventory, the same words, per host.
+  r = d.ratchet("validate p.toml -i inv.toml");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("ratchet: error: " + pid_file + " (host gpu01)\n") != std::string::npos);
+  // A value -e gave is refused the same way, and no inventory could replace it: no note.
+  r = d.ratchet("validate p.toml -e pid_file=/run/inference.pid -e 'devices=[\"var/x/nvidia*\"]'");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("rung 1 of step `free`: `holders_of` must hold absolute paths, got \"var/x/nvidia*\"") !=
+        std::string::npos);
+  CHECK(r.err.find("ratchet: note:") == std::string::npos);
+  // -e decides too; a key that uses host.* or a var only an inventory sets is left to -i.
+  r = d.ratchet("validate p.toml -e pid_file=/run/inference.pid -e 'devices=[\"/dev/nvidia*\"]'");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("p.toml: checked without hosts: every key the playbook's own vars and -e decide") != std::string::npos);
+}
+
+TEST_CASE("-e: a value that starts like TOML and does not parse is an error; text stays text", "[cli]") {
+  Dir d;
+  d.file("p.toml", kPlaybook);
+  d.file("inv.toml", kInventory);
+  auto r = d.ratchet("plan p.toml -i inv.toml -e 'devices=[/var/lab-gpu/nvidia*]'");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "-e: error: `devices=[/var/lab-gpu/nvidia*]`: the value starts like TOML (`[`) but is not TOML at column 2 of "
+        "it: Error while parsing value: could not determine value type (write valid TOML, each string quoted "
+        "(-e 'devices=[\"/dev/nvidia0\"]'), or quote the whole value to pass it as text (-e 'devices=\"...\"'))\n\n");
+  // Valid TOML reaches the plan; a relative glob in it is refused there, naming host and step.
+  r = d.ratchet("plan p.toml -i inv.toml -e 'devices=[\"var/x/nvidia*\"]'");
+  CHECK(r.code == 2);
+  CHECK(r.err ==
+        "ratchet: error: p.toml:8:14: step `free`: `holders_of` must hold absolute paths, got \"var/x/nvidia*\" "
+        "(rendered from \"{{ devices }}\"); write the full path from /, such as \"/var/x/nvidia*\": a relative path "
+        "is expanded from the login's working directory on the host (host gpu01)\n");
+  r = d.ratchet("plan p.toml -i inv.toml -e 'devices=/dev/nvidia*'");  // text: one path
+  INFO(r.err);
+  CHECK(r.code == 0);
 }

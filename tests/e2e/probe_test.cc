@@ -6,6 +6,7 @@
 // the test's temp dir).
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -337,4 +338,59 @@ TEST_CASE("plan --probe as a non-root login that cannot see root's holder says c
     if (ev["event"] == "command") CHECK((ev["role"] == "check" || ev["role"] == "become_probe"));
   CHECK(on_host("test -d /proc/" + holder + " && echo alive") == "alive");
   on_host("kill -KILL " + holder);  // the holder this test started, by its PID
+}
+
+TEST_CASE("probe: a kill with tree = true lists every process the run signals; a survivor is named in the reason and "
+          "the recap",
+          "[e2e][probe][kill]") {
+  ProbeEnv e;
+  const std::string d = e.dir;
+  // A server (its own session's leader, as OwnedProcess starts it) whose child ignores TERM.
+  OwnedProcess server("sh -c 'trap \"\" TERM; exec sleep 300' & echo $! > " + d + "/child.pid; wait");
+  long child = 0;
+  REQUIRE(eventually([&] {
+    std::string s = read_file(d + "/child.pid");
+    if (s.empty() || s.back() != '\n') return false;
+    child = std::stol(s);
+    return read_file("/proc/" + std::to_string(child) + "/comm") == "sleep\n";  // TERM ignored from here on
+  }));
+  const std::string sp = std::to_string(server.pid()), cp = std::to_string(child);
+  const std::string pb = e.playbook("name = \"tree\"\n[[step]]\nid = \"kill_server\"\nkind = \"kill\"\npid = " + sp +
+                                    "\ntree = true\nwait = \"1s\"\n");
+  auto r = e.probe(pb);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("1. kill_server [kill] would act: 2 selected process(es) still alive: PID " + sp + " (sh -c ") !=
+        std::string::npos);
+  CHECK(r.out.find("holder    PID " + sp + " sh") != std::string::npos);
+  CHECK(r.out.find("holder    PID " + cp + " sleep") != std::string::npos);  // the tree's member, as run selects it
+  CHECK(server.alive());
+
+  // The run signals both; the child survives TERM and is named, with its command, in the reason and the recap.
+  const std::string t = d + "/run.jsonl";
+  auto run = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + e.inv + " -F none --transcript " + t);
+  INFO(run.out << run.err);
+  CHECK(run.code == 1);
+  CHECK(eventually([&] { return !server.alive(); }));
+  CHECK(::kill(static_cast<pid_t>(child), 0) == 0);
+  const std::string named = "1 selected process(es) still alive: PID " + cp + " (sleep 300)";
+  CHECK(run.out.find(named) != std::string::npos);
+  std::string reason;
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events)
+    if (ev["event"] == "step_end" && ev["step"] == "kill_server") reason = ev.value("reason", "");
+  CHECK(reason.find(named) != std::string::npos);
+  ::kill(static_cast<pid_t>(child), SIGKILL);  // ours: this test started it (server.stop() would too)
+}
+
+TEST_CASE("run --transcript /dev/null prints the digests but never suggests checking /dev/null", "[e2e][cli]") {
+  ProbeEnv e;
+  const std::string pb = e.playbook("name = \"null\"\n[[step]]\nid = \"hi\"\nkind = \"run\"\ncommand = \"echo hi\"\n");
+  auto r = run_sh(std::string(RATCHET_BINARY) + " run " + pb + " -i " + e.inv + " -F none --transcript /dev/null");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("final head (the whole run, up to its run_end): ") != std::string::npos);
+  CHECK(r.out.find("/dev/null --digest") == std::string::npos);
+  CHECK(r.out.find("show --verify") == std::string::npos);
+  CHECK(r.out.find("the transcript went to /dev/null, which keeps no file: nothing can be checked against these "
+                   "digests (give --transcript a file to keep one)\n") != std::string::npos);
 }

@@ -18,7 +18,7 @@ namespace {
 // A plan of one host for a playbook with every kind, rungs and a file.
 plan::Plan sample_plan(const testing::ScratchDir& dir) {
   std::ofstream(dir.path + "/n.tmpl") << "notes for {{ host.name }}: {{ steps.stop.status }}\n";
-  std::ofstream(dir.path + "/u.service") << "[Service]\nExecStart=/bin/true\n";
+  std::ofstream(dir.path + "/inference.service") << "[Service]\nExecStart=/bin/true\n";
   std::ofstream(dir.path + "/pb.toml") << R"(name = "sample"
 serial = 2
 max_fail = "50%"
@@ -29,7 +29,7 @@ id = "stop"
 kind = "service"
 unit = "{{ unit }}"
 state = "stopped"
-unit_file = "u.service"
+unit_file = "inference.service"
 [[step]]
 id = "kill"
 kind = "kill"

@@ -37,7 +37,7 @@ TEST_CASE("key rules: a value passes or fails alike from a literal or a template
   CHECK(problem<FileMode>(read_mode, "mode", "rw-r--r--") == "`mode` must be 1 to 4 octal digits such as \"0644\", not \"rw-r--r--\"");
   // A template that rendered to "" is not "no mode".
   CHECK(problem<FileMode>(read_mode, "mode", "") == "`mode` must be 1 to 4 octal digits such as \"0644\", not \"\"");
-  CHECK(problem<std::string>(read_abs_path, "path", "notes.md") == "`path` must be absolute, got \"notes.md\" | write the full path, from /: a relative one would be read from the login's directory");
+  CHECK(problem<std::string>(read_abs_path, "path", "notes.md") == "`path` must be absolute, got \"notes.md\" | write the full path from /, such as \"/notes.md\": a relative path is expanded from the login's working directory on the host");
   CHECK(problem<std::string>(read_regex, "pattern", "foo(").rfind("`pattern`: \"foo(\" is not a valid extended regex", 0) == 0);
   CHECK(problem<std::vector<std::string>>(read_regexes, "absent", Value::array({"ok", "a[b"})).rfind("`absent`: \"a[b\" is not a valid extended regex", 0) == 0);
   CHECK(problem<std::string>(read_regex, "pattern", std::string(kMaxRegex + 1, 'a')) == "`pattern`: a regex of 4097 bytes is too long (at most 4096)");
@@ -179,4 +179,65 @@ TEST_CASE("key rules: a service's scope is system or user, and scope = \"user\" 
   CHECK(key == "user");
   // Another kind's keys never disagree so.
   CHECK_FALSE(keys_disagree(ActionKeys{KillAction{}}, &key, &p));
+}
+
+TEST_CASE("key rules: every path expanded on the host is absolute, literal or rendered", "[playbook]") {
+  // A relative glob would be expanded from the login's working directory: it
+  // matches nothing there, and nothing matched must never read as free.
+  const std::string fix =
+      " | write the full path from /, such as \"/var/x/nvidia*\": a relative path is expanded from the login's "
+      "working directory on the host";
+  for (const char* key : {"holders_of", "no_holders", "gpu_devices", "file_exists", "creates", "src"}) {
+    const KindSpec* spec = nullptr;
+    for (const auto& k : step_kinds())
+      for (const auto& f : k.fields)
+        if (f.name == key && (std::string(key) != "src" || k.kind == Kind::fetch)) spec = &k;
+    INFO(key);
+    REQUIRE(spec);
+    for (const auto& f : spec->fields)
+      if (f.name == key) CHECK(f.rule == ValueRule::abs_paths);
+    CHECK(problem<std::vector<std::string>>(read_abs_paths, key, Value::array({"/dev/nvidia0", "var/x/nvidia*"})) ==
+          "`" + std::string(key) + "` must hold absolute paths, got \"var/x/nvidia*\"" + fix);
+    CHECK(problem<std::vector<std::string>>(read_abs_paths, key, "./var/x/nvidia*") ==
+          "`" + std::string(key) + "` must hold absolute paths, got \"./var/x/nvidia*\"" + fix);
+    CHECK(problem<std::vector<std::string>>(read_abs_paths, key, Value::array({"/dev/nvidia*"})).empty());
+  }
+  for (const char* key : {"pid_file", "path", "dest"}) {
+    CHECK(problem<std::string>(read_abs_path, key, "var/x/nvidia*") ==
+          "`" + std::string(key) + "` must be absolute, got \"var/x/nvidia*\"" + fix);
+  }
+  // nvidia_smi: a name on PATH, or from /; never a path from the login's directory.
+  CHECK(problem<std::string>(read_program, "nvidia_smi", "nvidia-smi").empty());
+  CHECK(problem<std::string>(read_program, "nvidia_smi", "/usr/bin/nvidia-smi").empty());
+  CHECK(problem<std::string>(read_program, "nvidia_smi", "bin/nvidia-smi") ==
+        "`nvidia_smi` must be a program name (looked up on the login's PATH) or an absolute path, got "
+        "\"bin/nvidia-smi\" | write the full path from /, such as \"/bin/nvidia-smi\": a relative path is expanded "
+        "from the login's working directory on the host");
+  CHECK(problem<std::string>(read_program, "nvidia_smi", "/") == "`nvidia_smi` must name a program, not /");
+  CHECK(problem<std::string>(read_abs_path, "pid_file", "~/x.pid") ==
+        "`pid_file` must be absolute, got \"~/x.pid\" | write the full path from /: `~` is not expanded, and a relative "
+        "path is expanded from the login's working directory on the host");
+}
+
+TEST_CASE("key rules: a unit_file is installed under its own name, which must be the step's unit", "[playbook]") {
+  auto keys = [](const std::string& unit, const std::string& file) {
+    ServiceAction a;
+    a.unit.given = true, a.unit.value = unit;
+    a.unit_file.given = true, a.unit_file.value = file;
+    return ActionKeys{a};
+  };
+  std::string key;
+  KeyProblem p;
+  CHECK_FALSE(keys_disagree(keys("inference", "units/inference.service"), &key, &p));
+  CHECK_FALSE(keys_disagree(keys("inference.service", "inference.service"), &key, &p));
+  CHECK_FALSE(keys_disagree(keys("gpu.timer", "../units/gpu.timer"), &key, &p));
+  REQUIRE(keys_disagree(keys("inference", "units/gpujob.service"), &key, &p));
+  CHECK(key == "unit_file");
+  CHECK(p.message == "`unit_file` is installed as gpujob.service (its file name), but the step's `unit` is inference.service");
+  CHECK(p.hint == "rename the file to inference.service, or set unit = \"gpujob.service\"");
+  // A unit still a template is judged once rendered (steps::resolve asks the same rule).
+  ServiceAction t;
+  t.unit.given = true;
+  t.unit_file.given = true, t.unit_file.value = "units/gpujob.service";
+  CHECK_FALSE(keys_disagree(ActionKeys{t}, &key, &p));
 }

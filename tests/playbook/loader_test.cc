@@ -696,7 +696,7 @@ TEST_CASE("typed model: every key of every kind is read into its field at its li
   const std::vector<Case> cases = {
       {"run", {{"command", "\"make\""}, {"check", "\"test -e /x\""}, {"creates", "[\"/x\"]"}, {"unless", "\"false\""},
                {"expect_exit", "[0, 3]"}, {"stdin", "\"in\""}}},
-      {"service", {{"unit", "\"u\""}, {"state", "\"reloaded\""}, {"enabled", "true"}, {"unit_file", "\"unit.service\""},
+      {"service", {{"unit", "\"unit\""}, {"state", "\"reloaded\""}, {"enabled", "true"}, {"unit_file", "\"unit.service\""},
                    {"transition_wait", "\"2s\""}, {"scope", "\"user\""}, {"user", "\"alice\""}}},
       {"kill", {{"pid", "42"}, {"user", "[\"svc\"]"}, {"exclude", "\"sshd\""}, {"tree", "true"}, {"signal", "\"hup\""},
                 {"wait", "\"250ms\""}, {"missing_ok", "true"}}},
@@ -788,8 +788,74 @@ TEST_CASE("TOML slips get their fix: a mode with a leading zero and a string lef
   CHECK(open_string.find("(the string is not closed on this line: add its closing quote)\n") != std::string::npos);
   // A pid file is read on the host: from /, never from the login's directory.
   CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"k\"\nkind = \"kill\"\npid_file = \"run/x.pid\"\n") ==
-        "pb.toml:5:12: error: `pid_file` must be absolute, got \"run/x.pid\" (write the full path, from /: a relative "
-        "one would be read from the login's directory)\n"
+        "pb.toml:5:12: error: `pid_file` must be absolute, got \"run/x.pid\" (write the full path from /, such as "
+        "\"/run/x.pid\": a relative path is expanded from the login's working directory on the host)\n"
         "    pid_file = \"run/x.pid\"\n"
         "               ^\n");
+}
+
+TEST_CASE("a relative path of any key expanded on the host is refused at its place", "[playbook]") {
+  struct Case {
+    const char* kind;
+    const char* other;  // the kind's other keys a step needs
+    const char* key;
+    const char* word;   // "must hold absolute paths" or "must be absolute"
+  };
+  const Case cases[] = {
+      {"kill", "", "holders_of", "must hold absolute paths"},
+      {"verify", "", "no_holders", "must hold absolute paths"},
+      {"verify", "gpus_idle = true\n", "gpu_devices", "must hold absolute paths"},
+      {"verify", "", "file_exists", "must hold absolute paths"},
+      {"run", "command = \"true\"\n", "creates", "must hold absolute paths"},
+      {"fetch", "", "src", "must hold absolute paths"},
+      {"kill", "", "pid_file", "must be absolute"},
+      {"write", "content = \"x\"\n", "path", "must be absolute"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.key);
+    const bool list = std::string(c.word) == "must hold absolute paths";
+    std::string value = list ? "[\"var/lab-gpu/nvidia*\"]" : "\"var/lab-gpu/nvidia*\"";
+    std::string line = std::string(c.key) + " = " + value;
+    std::string err = errors_of(std::string(kHead) + "[[step]]\nid = \"s\"\nkind = \"" + c.kind + "\"\n" + c.other +
+                                line + "\n");
+    const int at = 5 + (std::string(c.other).empty() ? 0 : 1);
+    CHECK(err == fmt::format("pb.toml:{}:{}: error: `{}` {}, got \"var/lab-gpu/nvidia*\" (write the full path from /, "
+                             "such as \"/var/lab-gpu/nvidia*\": a relative path is expanded from the login's working "
+                             "directory on the host)\n    {}\n    {}^\n",
+                             at, std::string(c.key).size() + 4, c.key, c.word, line, std::string(std::string(c.key).size() + 3, ' ')));
+  }
+  // A rung's keys, the same rule.
+  CHECK(errors_of(std::string(kHead) +
+                  "[[step]]\nid = \"s\"\nkind = \"verify\"\nno_holders = \"/dev/x\"\n  [[step.escalate]]\n  kind = \"kill\"\n"
+                  "  holders_of = \"dev/x\"\n")
+            .rfind("pb.toml:8:16: error: `holders_of` must hold absolute paths, got \"dev/x\"", 0) == 0);
+  CHECK(errors_of(std::string(kHead) + "[[step]]\nid = \"s\"\nkind = \"verify\"\ngpus_idle = true\nnvidia_smi = \"bin/nvidia-smi\"\n")
+            .rfind("pb.toml:6:14: error: `nvidia_smi` must be a program name (looked up on the login's PATH) or an "
+                   "absolute path, got \"bin/nvidia-smi\"", 0) == 0);
+}
+
+TEST_CASE("an -e value that starts like TOML and is not TOML is an error at its column; plain text stays text",
+          "[playbook]") {
+  const std::string pb = "name = \"t\"\n[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"x\"\n";
+  LoadOptions opt;
+  opt.extra_vars = {{"devices", "[/var/lab-gpu/nvidia*]"}};
+  CHECK(errors_of(pb, opt) ==
+        "-e: error: `devices=[/var/lab-gpu/nvidia*]`: the value starts like TOML (`[`) but is not TOML at column 2 of "
+        "it: Error while parsing value: could not determine value type (write valid TOML, each string quoted "
+        "(-e 'devices=[\"/dev/nvidia0\"]'), or quote the whole value to pass it as text (-e 'devices=\"...\"'))\n");
+  for (const char* bad : {"{ a = }", "\"open", "'open", "[\"a\", ]x", " [1, 2"}) {
+    INFO(bad);
+    opt.extra_vars = {{"v", bad}};
+    CHECK(errors_of(pb, opt).rfind(fmt::format("-e: error: `v={}`: the value starts like TOML", bad), 0) == 0);
+  }
+  // Text that is no TOML value and does not start like one stays text.
+  opt.extra_vars = {{"wait", "10s"}, {"path", "/var/x/nvidia*"}, {"word", "trueish"}, {"ver", "1.2.3"},
+                    {"ip", "127.0.0.1"}, {"tail", "a[b"}};
+  Playbook p = load_ok(pb, opt);
+  CHECK(p.vars["wait"] == "10s");
+  CHECK(p.vars["path"] == "/var/x/nvidia*");
+  CHECK(p.vars["word"] == "trueish");
+  CHECK(p.vars["ver"] == "1.2.3");
+  CHECK(p.vars["ip"] == "127.0.0.1");
+  CHECK(p.vars["tail"] == "a[b");
 }

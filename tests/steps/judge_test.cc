@@ -98,7 +98,7 @@ TEST_CASE("kill checks: a process seen alive does not hold, a blind scan with no
   auto v = judge_check(check("kill"), exec_result(5, "alive\t7\troot\t1\t1.0\tsleep\tsleep 9\tS\t-\t\n", "ratchet: could not check: x\n"));
   CHECK_FALSE(v.holds);
   CHECK_FALSE(v.unknown);
-  CHECK(v.reason == "1 selected process(es) still alive");
+  CHECK(v.reason == "1 selected process(es) still alive: PID 7 (sleep 9)");
   v = judge_check(check("kill"), exec_result(5, "", "ratchet: could not check: 2 processes' open files are unreadable as bob (owners: root); run as root or set become = true\n"));
   CHECK(v.unknown);
   CHECK(v.reason.rfind("could not check: 2 processes' open files", 0) == 0);

@@ -58,7 +58,7 @@ TEST_CASE("kill by pid file with its tree", "[steps]") {
   CHECK(r.action->judge == Judge::kill_action);
   CHECK(r.wait.count() == 10'000);
   REQUIRE(r.check.size() == 1);
-  CHECK(r.check[0].text == "ratchet_kill_check --exclude nvidia-persistenced,nv-hostengine pid_file /run/inference.pid");
+  CHECK(r.check[0].text == "ratchet_kill_check --tree --exclude nvidia-persistenced,nv-hostengine pid_file /run/inference.pid");
   CHECK(r.check[0].stdin_from_action);
 }
 

@@ -91,7 +91,7 @@ TEST_CASE("prepare: a template's value is read by its key's rule once rendered",
   CHECK(err == "test.toml:1:1: step `s`: `pid` 1 is init: ratchet never signals it (rendered from \"{{ one }}\")");
   CHECK_FALSE(steps::prepare_step(step("write", {{"path", "{{ sig }}"}, {"content", "x"}}), scope, {}, &ps, &err));
   CHECK(err == "test.toml:1:1: step `s`: `path` must be absolute, got \"hup\" (rendered from \"{{ sig }}\"); "
-               "write the full path, from /: a relative one would be read from the login's directory");
+               "write the full path from /, such as \"/hup\": a relative path is expanded from the login's working directory on the host");
   CHECK_FALSE(steps::prepare_step(step("kill", {{"pid", 5}, {"signal", "{{ wait }}"}}), scope, {}, &ps, &err));
   CHECK(err.rfind("test.toml:1:1: step `s`: unknown signal `2s` (rendered from \"{{ wait }}\")", 0) == 0);
 }

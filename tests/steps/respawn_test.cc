@@ -37,7 +37,7 @@ TEST_CASE("respawn: a new holder of the same unit and command line, after the si
   REQUIRE(k.respawned.size() == 1);
   CHECK(v.reason ==
         "PID 4300 (python3) started after the signal: respawned by PID 1 (systemd) / unit sglang.service "
-        "(Restart=always); stop the unit instead; 1 other selected process(es) still alive");
+        "(Restart=always); stop the unit instead; 1 other selected process(es) still alive: PID 77 (python3 other)");
 }
 
 TEST_CASE("respawn: not one when it started before the signal, has another command line, or no shared parent or owner",

@@ -167,7 +167,7 @@ TEST_CASE("IdentitiesOnly yes: a listed key held by the agent is signed by the a
   err = try_connect(ep);
   REQUIRE(err);
   CHECK(err->methods_tried ==
-        std::vector<std::string>{"publickey (" + listed + ": unreadable, or protected by a passphrase)"});
+        std::vector<std::string>{"publickey (" + listed + ": protected by a passphrase, or not a private key)"});
 }
 
 TEST_CASE("IdentitiesOnly applies to each jump hop through its own Host block",

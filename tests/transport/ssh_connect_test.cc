@@ -121,7 +121,14 @@ TEST_CASE("ssh: a key the server does not accept fails auth and lists what was t
   REQUIRE(err);
   CHECK(err->kind == FailureKind::auth);
   CHECK(err->methods_tried.front() ==
-        "publickey (" + ep.identity + ": unreadable, or protected by a passphrase)");
+        "publickey (" + ep.identity + ": does not exist)");
+
+  // A file that is there but holds no private key: neither "does not exist" nor unreadable.
+  ep.identity = host.dir() + "/not_a_key";
+  std::ofstream(ep.identity) << "not a key\n";
+  err = try_connect(ep);
+  REQUIRE(err);
+  CHECK(err->methods_tried.front() == "publickey (" + ep.identity + ": protected by a passphrase, or not a private key)");
 }
 
 TEST_CASE("ssh: a closed port is refused", "[ssh]") {

@@ -1078,6 +1078,26 @@ ratchet_select() { # USER EXCLUDES SELECTOR ARGS...
   esac
 }
 
+# A kill's selection: ratchet_select's lines, then with --tree (_tree=1 from
+# ratchet_opts) the process lines of every descendant of a selected PID and
+# every member of the session a selected PID leads (ratchet_tree), filtered by
+# the same users and excludes. The action and its check (and so a probe) both
+# select with it: what a probe lists is what a run signals. Exit as ratchet_select.
+ratchet_select_tree() { # USER EXCLUDES SELECTOR ARGS...
+  local _extra _more _p _rc _s
+  _s=$(ratchet_select "$@"); _rc=$?
+  [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
+  if [ "$_tree" = 1 ] && [ -n "$_s" ]; then
+    _more=$(printf '%s\n' "$_s" | grep -v "^node$RATCHET_TAB" | cut -f"$RATCHET_COL_PID" | ratchet_tree)
+    if [ -n "$_more" ]; then
+      _extra=$(for _p in $_more; do ratchet_describe "$_p" ""; done | ratchet_filter "$1" "$2")
+      [ -n "$_extra" ] && _s=$(printf '%s\n%s\n' "$_s" "$_extra")
+    fi
+  fi
+  [ -z "$_s" ] || printf '%s\n' "$_s"
+  return "$_rc"
+}
+
 # For respawns (a supervisor that starts a killed holder again): one
 # "parent<TAB>PID<TAB>PPID<TAB>PARENT_COMM" line per PID on stdin that is
 # alive; with `clock`, first "clock<TAB>TICKS": now, in clock ticks since boot
@@ -1107,21 +1127,13 @@ ratchet_parents() { # [clock]
 # right before the signals, the clock and each target's parent
 # (ratchet_parents clock), for respawns.
 ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
-  local _cont _done _end _extra _kex _kill _kuser _l _more _p _rc _sel _t _targets _w
+  local _cont _done _end _kill _l _p _rc _sel _t _targets _w
   ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
-  _kuser=$_user _kex=$_ex
-  _sel=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
+  _sel=$(ratchet_select_tree "$_user" "$_ex" "$@"); _rc=$?
   # 5: a scan that could not see every process; what it saw is still killed
   # (the check then fails closed).
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
-  if [ "$_tree" = 1 ] && [ -n "$_sel" ]; then
-    _more=$(printf '%s\n' "$_sel" | cut -f"$RATCHET_COL_PID" | ratchet_tree)
-    if [ -n "$_more" ]; then
-      _extra=$(for _p in $_more; do ratchet_describe "$_p" ""; done | ratchet_filter "$_kuser" "$_kex")
-      [ -n "$_extra" ] && _sel=$(printf '%s\n%s\n' "$_sel" "$_extra")
-    fi
-  fi
   [ -n "$_sel" ] || return 0
   # holders_of: the node lines (a device held through another node) are evidence, printed as they are.
   case "$_sel" in "node$RATCHET_TAB"*|*"${RATCHET_NL}node$RATCHET_TAB"*)
@@ -1169,13 +1181,13 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
 
 # Kill check: the processes listed on stdin (process lines from the action)
 # that are still alive with the same start time, plus whatever the selector
-# selects now; printed as "alive<TAB>line" (holders_of: its node lines too),
+# selects now (with --tree, as the action selects: ratchet_select_tree); printed as "alive<TAB>line" (holders_of: its node lines too),
 # then their parents (ratchet_parents). Holds when no alive line is printed.
-ratchet_kill_check() { # [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
+ratchet_kill_check() { # [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
   local _alive _l _now _p _rc _t
   ratchet_room || return 5
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
-  _now=$(ratchet_select "$_user" "$_ex" "$@"); _rc=$?
+  _now=$(ratchet_select_tree "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   case "$_now" in "node$RATCHET_TAB"*|*"${RATCHET_NL}node$RATCHET_TAB"*)
     printf '%s\n' "$_now" | grep "^node$RATCHET_TAB"; _now=$(printf '%s\n' "$_now" | grep -v "^node$RATCHET_TAB") ;;
