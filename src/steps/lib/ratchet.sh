@@ -817,9 +817,13 @@ ratchet_proc_visible() {
 # capabilities), leaving out PID 1 (never selected), kernel threads (PID 2 and
 # its children: they hold no user files) and zombies (whose files closed at
 # exit), as process lines with no files.
-ratchet_unreadable() { # [PID...]
-  local _d _k _kt _st _up _ur _x
-  _ur=$(for _d in /proc/[0-9]*; do
+# --walked: the PIDs given are all there are (a walk of every /proc/PID/fd
+# named each one it could not read in its errors): no second pass over /proc.
+ratchet_unreadable() { # [--walked] [PID...]
+  local _d _k _kt _st _up _ur _w _x
+  _w=
+  if [ "${1:-}" = --walked ]; then _w=1; shift; fi
+  _ur=$([ -n "$_w" ] || for _d in /proc/[0-9]*; do
           [ "$_d" = /proc/1 ] && continue  # never selected (a container's may be unreadable even to root)
           { [ -r "$_d/fd" ] && [ -x "$_d/fd" ]; } || printf '%s\n' "${_d#/proc/}"
         done; for _d in "$@"; do printf '%s\n' "$_d"; done)
@@ -955,33 +959,38 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   esac
   _tmp=$(mktemp -d "${TMPDIR:-/tmp}/.ratchet-scan.XXXXXX") || { printf '%s\n' "ratchet: could not check: cannot create a temporary directory" >&2; return 5; }
   _errf=$_tmp/errors
-  ratchet_stats > "$_tmp/status"; RATCHET_SNAP_FILE=$_tmp/status
-  _fdd='' _mp='' _mt=''
-  # One read of the snapshot: zombie leaders (Z: their threads' files are
-  # listed under /proc/PID/task/ only) and multi-threaded processes (T).
-  # shellcheck disable=SC2013  # one word a line
-  for _zp in $(awk '$4 == "Z" { print "Z" $1; next } $5 > 1 { print "T" $1 }' "$RATCHET_SNAP_FILE"); do
-    case "$_zp" in
-      T*) _mt="$_mt ${_zp#T}" ;;
-      *) _zp=${_zp#Z}; ratchet_live_threads "$_zp" || continue
-         _fdd="$_fdd /proc/$_zp/task/[0-9]*/fd"; _mp="$_mp /proc/$_zp/task/[0-9]*/maps" ;;
-    esac
-  done
-  # Threads with a descriptor table of their own (their maps are their leader's).
-  # shellcheck disable=SC2086  # one PID a word
-  [ -z "$_mt" ] || _fdd="$_fdd $(ratchet_task_tables $_mt)"
   RATCHET_WANT=$_tg
   # The find test of the names, worked out once (unset: a name the test cannot hold).
   if _lk=$(ratchet_want_expr lname); then RATCHET_LNAME=$_lk; fi
   # cwd and root are directories: read only for a directory target.
   _lk=''
   case "$_tg$RATCHET_NL" in *"$RATCHET_TAB-$RATCHET_NL"*) _lk=1 ;; esac
+  # The mappings and the /proc/*/status snapshot are read while find walks the
+  # descriptors (each its own file); then, from the snapshot, the threads of
+  # zombie leaders (Z: their files are listed under /proc/PID/task/ only) and
+  # the threads of multi-threaded processes (T) with a descriptor table of
+  # their own are walked (their maps are their leader's but a zombie's).
   # shellcheck disable=SC2086  # the task globs expand here
-  # The mappings are read while find walks the descriptors (each its own errors file).
-  { ratchet_map_files /proc/[0-9]*/maps $_mp > "$_tmp/maps" 2>"$_tmp/maps-errors" &
-    if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd $_fdd /proc/[0-9]*/cwd /proc/[0-9]*/root
-    else ratchet_fd_links /proc/[0-9]*/fd $_fdd; fi 2>"$_errf"
+  { ratchet_map_files /proc/[0-9]*/maps > "$_tmp/maps" 2>"$_tmp/maps-errors" &
+    ( RATCHET_SNAP_FILE=''; ratchet_stats > "$_tmp/status" ) &
+    if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd /proc/[0-9]*/cwd /proc/[0-9]*/root
+    else ratchet_fd_links /proc/[0-9]*/fd; fi 2>"$_errf"
     wait
+    _fdd='' _mp='' _mt=''
+    # shellcheck disable=SC2013  # one word a line
+    for _zp in $(awk '$4 == "Z" { print "Z" $1; next } $5 > 1 { print "T" $1 }' "$_tmp/status"); do
+      case "$_zp" in
+        T*) _mt="$_mt ${_zp#T}" ;;
+        *) _zp=${_zp#Z}; ratchet_live_threads "$_zp" || continue
+           _fdd="$_fdd /proc/$_zp/task/[0-9]*/fd"; _mp="$_mp /proc/$_zp/task/[0-9]*/maps" ;;
+      esac
+    done
+    [ -z "$_mt" ] || _fdd="$_fdd $(ratchet_task_tables $_mt)"
+    # (A thread's table this login may not read belongs to a process whose
+    # own /proc/PID/fd it may not read either: counted from the walk above.
+    # A thread that exits while it is walked is refused: not counted.)
+    [ -z "${_fdd#"${_fdd%%[! ]*}"}" ] || ratchet_fd_links $_fdd 2>"$_tmp/task-errors"
+    [ -z "$_mp" ] || ratchet_map_files $_mp >> "$_tmp/maps" 2>>"$_tmp/maps-errors"
     cat "$_tmp/maps"; } | RT=$_tg awk -F '\t' '
     BEGIN { n = split(ENVIRON["RT"], t, "\n")
             for (i = 1; i <= n; i++) { if (t[i] == "") continue; split(t[i], a, "\t")
@@ -1000,6 +1009,7 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
       for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name "\t" via; break } }
     END { exit st ? 3 : 0 }' > "$_tmp/cand"  # 3: something to stat
   _x=$?
+  RATCHET_SNAP_FILE=$_tmp/status
   if [ ! -s "$_tmp/cand" ]; then : > "$_tmp/held"
   elif ! ratchet_match "$_tmp/cand" "$_tmp/stat-errors" "$_x" > "$_tmp/held"; then rm -rf -- "$_tmp"; return 5; fi
   # exit 3: a device held through another node
@@ -1037,7 +1047,7 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
     fi
   fi
   # shellcheck disable=SC2086  # one PID a word
-  _blind=$(ratchet_unreadable $_denied)
+  _blind=$(ratchet_unreadable --walked $_denied)
   [ -n "$_blind" ] || return 0
   _blind=$(printf '%s\n' "$_blind" | RATCHET_QUIET=1 ratchet_filter "$_user" "$_ex")
   [ -n "$_blind" ] || return 0
