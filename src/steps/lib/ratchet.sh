@@ -866,8 +866,13 @@ ratchet_match() { # FILE ERRFILE [3: something to stat]
   _x=0
   : > "$1.st"
   if [ "${3:-3}" = 3 ]; then
-    awk -F '\t' '$1 == "V" { print $5 } $1 == "D" { print $4 }
-      $1 == "M" { if (index($3, "%") || $3 ~ / \(deleted\)$/) print "/proc/" $2 "/map_files/" $5; else print "/proc/" $2 "/root" $3 }' "$1" |
+    # (The kernel's own shared-memory files, memfd, SysV and /dev/zero mappings,
+    # are regular files, never a device node: not stat-ed by a login that is
+    # not root, to whom map_files is closed.)
+    awk -F '\t' -v root="$([ "$(ratchet_euid self)" = 0 ] && echo 1)" '$1 == "V" { print $5 } $1 == "D" { print $4 }
+      $1 == "M" { if (index($3, "%") || $3 ~ / \(deleted\)$/) {
+                    if (root || $3 !~ /^\/(memfd:|SYSV[0-9a-f]+ \(deleted\)$|dev\/zero \(deleted\)$)/) print "/proc/" $2 "/map_files/" $5 }
+                  else print "/proc/" $2 "/root" $3 }' "$1" |
       tr '\n' '\000' | LC_ALL=C xargs -0 -r stat -L -c '%d:%i %t:%T %f %h %n' 2>"$2" > "$1.st"
     _x=$?
   fi
