@@ -25,6 +25,7 @@ static std::string holder_text(const steps::Holder& h) {
   const std::string owner = h.owner ? steps::describe(*h.owner) : "";
   std::string nodes;  // a device held through another node: "; PID 4242 holds /dev/nvidia0 of mount namespace ..."
   for (const auto& n : h.nodes) nodes += "; " + steps::node_text(h.pid, n);
+  for (const auto& t : h.threads) nodes += "; " + steps::thread_text(h.pid, t);
   return fmt::format("PID {} {} (user {}{}{}): {}{}{}", h.pid, h.comm, h.user.empty() ? "?" : h.user,
                      h.started.empty() ? "" : ", started " + h.started, owner.empty() ? "" : ", " + owner,
                      h.cmdline, files.empty() ? "" : "; holds " + files, nodes);

@@ -155,7 +155,7 @@ std::string holder_line(const Value& h) {
   if (h.contains("nodes") && h["nodes"].is_array())  // a device held through another node
     for (const auto& n : h["nodes"].as_array()) {
       if (!n.is_table()) continue;
-      out += " (holds " + to_text(n["node"]);
+      out += std::string(" (holds ") + (n.contains("deleted") ? "the deleted node " : "") + to_text(n["node"]);
       if (n.contains("mount_ns")) out += " of mount namespace " + to_text(n["mount_ns"]);
       out += ": same device " + to_text(n["device"]) + " as " + to_text(n["target"]) + ")";
     }

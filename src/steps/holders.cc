@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/clock.h"
+#include "util/text.h"
 
 namespace ratchet::steps {
 
@@ -82,19 +83,36 @@ std::optional<Holder> parse_process_line(std::string_view line) {
   return h;
 }
 
-// "node PID target node mount_ns MAJ:MIN" (docs/host-library.md): the PID and its node.
+// "node PID target node mount_ns MAJ:MIN [deleted]" (docs/host-library.md): the PID and its node.
 static std::optional<std::pair<long long, HeldNode>> parse_node_line(std::string_view line) {
   auto f = split(line, '\t');
   long long pid = 0;
-  if (f.size() != 6 || f[0] != "node" || !to_ll(f[1], &pid) || f[2].empty() || f[3].empty() || f[5].empty())
+  if ((f.size() != 6 && !(f.size() == 7 && f[6] == "deleted")) || f[0] != "node" || !to_ll(f[1], &pid) ||
+      f[2].empty() || f[3].empty() || f[5].empty())
     return std::nullopt;
-  HeldNode n{decode_file(f[2]), decode_file(f[3]), f[4] == "-" ? "" : std::string(f[4]), std::string(f[5])};
+  HeldNode n{decode_file(f[2]), decode_file(f[3]), f[4] == "-" ? "" : std::string(f[4]), std::string(f[5]),
+             f.size() == 7};
   return std::make_pair(pid, std::move(n));
 }
 
+// "task PID TID target": a target held through a thread's own descriptor table.
+static std::optional<std::pair<long long, HeldThread>> parse_task_line(std::string_view line) {
+  auto f = split(line, '\t');
+  long long pid = 0, tid = 0;
+  if (f.size() != 4 || f[0] != "task" || !to_ll(f[1], &pid) || !to_ll(f[2], &tid) || f[3].empty())
+    return std::nullopt;
+  return std::make_pair(pid, HeldThread{tid, decode_file(f[3])});
+}
+
 std::string node_text(long long pid, const HeldNode& n) {
-  return fmt::format("PID {} holds {}{}: same device {} as {}", pid, n.node,
-                     n.mount_ns.empty() ? "" : " of mount namespace " + n.mount_ns, n.device, n.target);
+  return fmt::format("PID {} holds {}{}{}: same device {} as {}", pid, n.deleted ? "the deleted node " : "",
+                     util::quoted_name(n.node), n.mount_ns.empty() ? "" : " of mount namespace " + n.mount_ns,
+                     n.device, util::quoted_name(n.target));
+}
+
+std::string thread_text(long long pid, const HeldThread& t) {
+  return fmt::format("PID {} holds {} through its thread {}, which has a descriptor table of its own", pid,
+                     util::quoted_name(t.target), t.tid);
 }
 
 std::string unkillable_text(const Unkillable& u) {
@@ -123,9 +141,14 @@ std::vector<Holder> parse_process_lines(std::string_view text, std::string_view 
   std::vector<Holder> out;
   std::set<long long> seen;
   std::vector<std::pair<long long, HeldNode>> nodes;
+  std::vector<std::pair<long long, HeldThread>> threads;
   for (auto line : split(text, '\n')) {
     if (auto n = parse_node_line(line)) {
       nodes.push_back(std::move(*n));
+      continue;
+    }
+    if (auto t = parse_task_line(line)) {
+      threads.push_back(std::move(*t));
       continue;
     }
     if (!tag.empty()) {
@@ -140,6 +163,9 @@ std::vector<Holder> parse_process_lines(std::string_view text, std::string_view 
   for (auto& [pid, n] : nodes)
     for (auto& h : out)
       if (h.pid == pid && std::find(h.nodes.begin(), h.nodes.end(), n) == h.nodes.end()) h.nodes.push_back(n);
+  for (auto& [pid, t] : threads)
+    for (auto& h : out)
+      if (h.pid == pid && std::find(h.threads.begin(), h.threads.end(), t) == h.threads.end()) h.threads.push_back(t);
   return out;
 }
 
@@ -159,9 +185,15 @@ util::Value to_value(const Holder& h) {
     for (const auto& n : h.nodes) {
       util::Value nv = util::Value::table({{"target", n.target}, {"node", n.node}, {"device", n.device}});
       if (!n.mount_ns.empty()) nv["mount_ns"] = n.mount_ns;
+      if (n.deleted) nv["deleted"] = true;
       nodes.push_back(std::move(nv));
     }
     v["nodes"] = std::move(nodes);
+  }
+  if (!h.threads.empty()) {
+    util::Value threads = util::Value::array();
+    for (const auto& t : h.threads) threads.push_back(util::Value::table({{"tid", t.tid}, {"target", t.target}}));
+    v["threads"] = std::move(threads);
   }
   return v;
 }
@@ -172,11 +204,26 @@ static bool nodes_from(const util::Value& v, std::vector<HeldNode>* out) {
   for (const auto& nv : v.as_list()) {
     if (!nv.is_table()) return false;
     for (const auto& kv : nv.as_table())
-      if (kv.first != "target" && kv.first != "node" && kv.first != "device" && kv.first != "mount_ns") return false;
-    const util::Value &t = nv["target"], &n = nv["node"], &d = nv["device"], &ns = nv["mount_ns"];
+      if (kv.first != "target" && kv.first != "node" && kv.first != "device" && kv.first != "mount_ns" &&
+          kv.first != "deleted")
+        return false;
+    const util::Value &t = nv["target"], &n = nv["node"], &d = nv["device"], &ns = nv["mount_ns"], &del = nv["deleted"];
     if (!t.is_string() || !n.is_string() || !d.is_string() || !(ns.is_null() || ns.is_string())) return false;
     if (ns.is_string() && ns.as_string().empty()) return false;  // to_value leaves it out then
-    out->push_back({t.as_string(), n.as_string(), ns.is_null() ? "" : ns.as_string(), d.as_string()});
+    if (!del.is_null() && !(del.is_bool() && del.as_bool())) return false;  // only `true` is written
+    out->push_back({t.as_string(), n.as_string(), ns.is_null() ? "" : ns.as_string(), d.as_string(), !del.is_null()});
+  }
+  return true;
+}
+
+// The inverse of to_value's `threads` member: false when it is not of that shape.
+static bool threads_from(const util::Value& v, std::vector<HeldThread>* out) {
+  if (!v.is_array() || v.empty()) return false;
+  for (const auto& tv : v.as_list()) {
+    if (!tv.is_table() || tv.as_table().size() != 2) return false;
+    const util::Value &tid = tv["tid"], &t = tv["target"];
+    if (!tid.is_int() || !t.is_string()) return false;
+    out->push_back({tid.as_int(), t.as_string()});
   }
   return true;
 }
@@ -192,7 +239,7 @@ std::optional<Holder> holder_from(const util::Value& v) {
   for (const auto& kv : v.as_table())
     if (kv.first != "pid" && kv.first != "user" && kv.first != "comm" && kv.first != "cmdline" &&
         kv.first != "files" && kv.first != "start_ticks" && kv.first != "started" && kv.first != "state" &&
-        kv.first != "owner" && kv.first != "nodes")
+        kv.first != "owner" && kv.first != "nodes" && kv.first != "threads")
       return std::nullopt;
   const util::Value &pid = v["pid"], &user = v["user"], &comm = v["comm"], &cmdline = v["cmdline"],
                     &files = v["files"], &ticks = v["start_ticks"], &started = v["started"];
@@ -218,6 +265,7 @@ std::optional<Holder> holder_from(const util::Value& v) {
     if (!h.owner) return std::nullopt;
   }
   if (const util::Value& nodes = v["nodes"]; !nodes.is_null() && !nodes_from(nodes, &h.nodes)) return std::nullopt;
+  if (const util::Value& th = v["threads"]; !th.is_null() && !threads_from(th, &h.threads)) return std::nullopt;
   if (!ticks.is_null()) {
     h.start_ticks = ticks.as_int();
     h.started = started.as_string();

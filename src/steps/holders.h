@@ -17,7 +17,16 @@ struct HeldNode {
   std::string node;      ///< the node the process holds, as the process names it (decoded)
   std::string mount_ns;  ///< its mount namespace (inode number); "" when the scan's own, "?" unreadable
   std::string device;    ///< "MAJOR:MINOR", decimal: the number both nodes share
+  bool deleted = false;  ///< the node has no name left (unlinked while held: the kernel's "(deleted)")
   bool operator==(const HeldNode&) const = default;
+};
+
+/// A target held through a thread's own descriptor table (a thread that called
+/// unshare(CLONE_FILES)): the host library's `task` line.
+struct HeldThread {
+  long long tid = 0;
+  std::string target;  ///< the target it holds (decoded)
+  bool operator==(const HeldThread&) const = default;
 };
 
 /// One process the host library printed: a holder of a file, a process a
@@ -33,6 +42,7 @@ struct Holder {
   std::optional<Owner> owner;  ///< its unit, container, pod or session (kind "none"); nullopt = not read
   std::vector<std::string> files;  ///< the files it holds (decoded)
   std::vector<HeldNode> nodes;     ///< device targets it holds through another node
+  std::vector<HeldThread> threads;  ///< targets it holds through a thread's own descriptor table
   bool operator==(const Holder&) const = default;
 };
 
@@ -47,8 +57,13 @@ struct Unkillable {
 };
 
 /// "PID 4242 holds /x/nvidia0 of mount namespace 4026532711: same device 195:0 as /dev/nvidia0"
-/// (no namespace named when it is the scan's own).
+/// (no namespace named when it is the scan's own; "the deleted node /x/nvidia0"
+/// when it has no name left; a name with a control byte in quotes, escaped).
 std::string node_text(long long pid, const HeldNode& n);
+
+/// "PID 4242 holds /dev/nvidia0 through its thread 4250, which has a descriptor
+/// table of its own".
+std::string thread_text(long long pid, const HeldThread& t);
 
 /// "PID N (comm) is in state D (uninterruptible, wchan W): KILL is pending until
 /// the kernel releases it; a reboot or a driver reset may be needed".
@@ -69,15 +84,16 @@ std::optional<Holder> parse_process_line(std::string_view line);
 
 /// Parses every line of `text` that starts with `tag` + TAB (or every line when
 /// tag is ""), skipping malformed ones; one holder per PID, first wins. The
-/// `node` lines of `text` ("node PID target node mount_ns MAJ:MIN") go to
-/// their holder's `nodes`.
+/// `node` lines of `text` ("node PID target node mount_ns MAJ:MIN [deleted]") go to
+/// their holder's `nodes`, the `task` lines ("task PID TID target") to its `threads`.
 std::vector<Holder> parse_process_lines(std::string_view text, std::string_view tag);
 
 /// A holder as data, as templates (`steps.X.holders`) and the transcript see it:
-/// {pid, user, start_ticks, started, comm, cmdline, state, owner, files, nodes};
+/// {pid, user, start_ticks, started, comm, cmdline, state, owner, files, nodes, threads};
 /// start_ticks and started, state, owner are left out when not known (owner:
-/// to_value(Owner)), nodes when empty (each {target, node, device, mount_ns};
-/// mount_ns left out when the scan's own).
+/// to_value(Owner)), nodes and threads when empty (each node {target, node,
+/// device, mount_ns, deleted}: mount_ns left out when the scan's own, deleted
+/// (true) unless deleted; each thread {tid, target}).
 util::Value to_value(const Holder& h);
 util::Value to_value(const std::vector<Holder>& hs);  ///< an array, one table per holder
 /// The inverse of to_value(Holder): nullopt when `v` is not a table of that

@@ -254,6 +254,12 @@ static Verdict judge_processes(const Command& c, const transport::ExecResult& r)
         v.reason += ": " + node_text(h.pid, h.nodes.front());
         break;
       }
+    // A holder no /proc/PID/fd shows: a thread with a descriptor table of its own, the first one.
+    for (const auto& h : v.holders)
+      if (!h.threads.empty()) {
+        v.reason += "; " + thread_text(h.pid, h.threads.front());
+        break;
+      }
     std::string blind = library_line(r.err.data);
     if (blind.rfind("could not check: ", 0) == 0) v.reason += "; and " + blind;
   } else {

@@ -216,9 +216,14 @@ void on_evidence(Page&, const json& e, const std::string&, std::string& b) {
                              first_line(str(h, "cmdline"), 80));
         if (h.contains("nodes") && h["nodes"].is_array())  // a device held through another node
           for (const auto& n : h["nodes"])
-            lines += fmt::format("            holds {}{}: same device {} as {}\n", str(n, "node"),
+            lines += fmt::format("            holds {}{}{}: same device {} as {}\n",
+                                 n.contains("deleted") ? "the deleted node " : "", util::quoted_name(str(n, "node")),
                                  n.contains("mount_ns") ? " of mount namespace " + str(n, "mount_ns") : "",
-                                 str(n, "device"), str(n, "target"));
+                                 str(n, "device"), util::quoted_name(str(n, "target")));
+        if (h.contains("threads") && h["threads"].is_array())  // through a thread's own descriptor table
+          for (const auto& t : h["threads"])
+            lines += fmt::format("            holds {} through its thread {} (a descriptor table of its own)\n",
+                                 util::quoted_name(str(t, "target")), str(t, "tid"));
       }
   if (e.contains("unkillable") && e["unkillable"].is_array())
     for (const auto& u : e["unkillable"])

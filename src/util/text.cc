@@ -237,4 +237,20 @@ size_t columns(std::string_view s) {
   return n;
 }
 
+std::string quoted_name(std::string_view s) {
+  bool plain = !s.empty() && s.front() != ' ' && s.back() != ' ';
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f || c == '"') plain = false;
+  const std::string e = escape_bytes(s);  // invalid UTF-8, C0, DEL, C1 as \xNN; a backslash as \\ (bytes)
+  if (plain && e == s) return std::string(s);
+  std::string out = "\"";
+  for (char c : e) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '"') out += "\\\"";
+    else out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace ratchet::util

@@ -36,6 +36,12 @@ std::string terminal_text(std::string_view s);
 /// newlines and all other valid UTF-8 stay as they are.
 std::string escape_bytes(std::string_view s);
 
+/// A file name for one line of text: as it is when it has no control byte, no
+/// '"' and no leading or trailing blank; else in double quotes with \n, \t,
+/// \", \\ and \xNN (every other control byte, invalid UTF-8), so a name
+/// with a newline never splits a line and "x (deleted)" is never glued to one.
+std::string quoted_name(std::string_view s);
+
 /// escape_bytes() for one terminal line: a newline or tab shows as a blank;
 /// then cut to `max_cols` columns (0 = no limit), the last one "…" when cut,
 /// never inside an escape.

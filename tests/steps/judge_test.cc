@@ -186,6 +186,29 @@ TEST_CASE("a device held through another node: node lines join their holder, nam
   CHECK(parse_process_lines("holder\t7\troot\t1\t1.0\tsleep\tsleep 9\tS\t-\t/d\nnode\t7\t/d\n", "holder")[0].nodes.empty());
 }
 
+TEST_CASE("a deleted node, a node name with a newline and a thread's own descriptor table: parsed, said, round-tripped",
+          "[steps]") {
+  const std::string out =
+      "holder\t7\troot\t1\t1.0\tsleep\tsleep 9\tS\t-\t/dev/nvidia0\n"
+      "node\t7\t/dev/nvidia0\t/tmp/a%0Ab\t-\t195:0\tdeleted\n"
+      "task\t7\t9\t/dev/nvidia0\n"
+      "task\t99\t100\t/dev/nvidia0\n"  // no holder line: dropped
+      "node\t7\t/dev/nvidia0\t/x\t-\t195:0\tgone\n";  // not a node line
+  auto v = judge_check(check("holders"), exec_result(1, out, ""));
+  REQUIRE(v.holders.size() == 1);
+  const auto& h = v.holders[0];
+  REQUIRE(h.nodes.size() == 1);
+  CHECK(h.nodes[0] == HeldNode{"/dev/nvidia0", "/tmp/a\nb", "", "195:0", true});
+  REQUIRE(h.threads.size() == 1);
+  CHECK(h.threads[0] == HeldThread{9, "/dev/nvidia0"});
+  CHECK(v.reason == "1 process(es) hold the files: PID 7 holds the deleted node \"/tmp/a\\nb\": same device 195:0 as "
+                    "/dev/nvidia0; PID 7 holds /dev/nvidia0 through its thread 9, which has a descriptor table of its own");
+  auto val = to_value(h);
+  CHECK(val["nodes"][0]["deleted"] == ratchet::util::Value(true));
+  CHECK(val["threads"][0]["tid"] == ratchet::util::Value(9LL));
+  CHECK(holder_from(val) == h);
+}
+
 TEST_CASE("a kill's survivor of KILL in state D is named unkillable with its wchan, a stopped one as continued",
           "[steps]") {
   Command act;

@@ -547,7 +547,7 @@ TEST_CASE("holders: a working directory inside a target directory holds it, as f
 // One test case, two sections run one after the other: each scans as nobody
 // with --user nobody, so the other's processes of nobody (a capable one, a
 // non-dumpable one) would change its answer if they ran at once (ctest -j2).
-TEST_CASE("holders as nobody: its own zombies are not unreadable, its processes that are not dumpable are a warning, a holder it may not inspect is never free",
+TEST_CASE("holders as nobody: its own zombies are not unreadable, its processes that are not dumpable are a warning, a holder it may not inspect is never free, a memfd is no device node",
           "[steps][library]") {
   SECTION("the login's own zombies are not unreadable and its processes that are not dumpable are a warning") {
     std::string d = stand_ins({"dev0"});
@@ -604,6 +604,21 @@ TEST_CASE("holders as nobody: its own zombies are not unreadable, its processes 
     CHECK(r.code == 5);
     CHECK(r.err.find("warning") == std::string::npos);
   }
+  SECTION("a device target: the kernel's own shared memory mapped (memfd, deleted by nature) is no node, not unreadable") {
+    std::string d = testing::temp_dir("ratchet-memfd");
+    chmod(d.c_str(), 0755);
+    REQUIRE(run_sh("mknod '" + d + "/gpu0' b 7 7 && chmod 644 '" + d + "/gpu0'").code == 0);
+    // nobody's: a memfd mapped ("/memfd:x (deleted)" in maps); map_files is closed to nobody.
+    OwnedProcess memfd("exec setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c 'import os, mmap, "
+                       "time; f = os.memfd_create(\"x\"); os.ftruncate(f, 4096); m = mmap.mmap(f, 4096); time.sleep(136)'");
+    REQUIRE(eventually([&] {
+      return run_sh("grep -q '/memfd:x (deleted)' /proc/" + std::to_string(memfd.pid()) + "/maps").code == 0;
+    }));
+    auto r = lib_as_nobody("ratchet_no_holders --user nobody -- '" + d + "/gpu0'");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK(r.err.find("could not check") == std::string::npos);
+  }
 }
 
 TEST_CASE("holders: a device target is held through any node of its number - by a descriptor or a mapping",
@@ -639,4 +654,96 @@ TEST_CASE("holders: a device target is held through any node of its number - by 
   CHECK(r.code == 0);
   CHECK(r.out == me + "\t" + d + "/gpu0\nN\t" + me + "\t" + d + "/gpu0\t" + d + "/mine\t-\t1:7\n77\t" + d +
                      "/gpu0\nN\t77\t" + d + "/gpu0\t/x\t-\t1:7\n");
+}
+
+TEST_CASE("holders: a thread with a descriptor table of its own (unshare CLONE_FILES) is a holder, named with its TID",
+          "[steps][library]") {
+  std::string d = stand_ins({"gpu0"});
+  OwnedProcess t(std::string("exec ") + RATCHET_THREAD_HOLDER + " --unshare " + d + "/gpu0");
+  const std::string pid = std::to_string(t.pid());
+  // The thread's table holds it; /proc/PID/fd (the leader's) never shows it.
+  auto thread_fd = [&] { return run_sh("find /proc/" + pid + "/task/*/fd -lname '" + d + "/gpu0' | head -n 1").out; };
+  REQUIRE(eventually([&] { return !thread_fd().empty(); }));
+  CHECK(fd_count(t.pid(), d) == 0);
+  const std::string tid = run_sh("echo '" + thread_fd() + "' | cut -d/ -f5").out;
+  REQUIRE(tid.size() > 1);
+  const long long tid_n = std::stoll(tid);
+  CHECK(tid_n != t.pid());
+
+  // Only the thread whose table is not its leader's is walked (the leader's is /proc/PID/fd).
+  auto tt = lib("ratchet_task_tables " + pid);
+  CHECK(tt.out.find("/proc/" + pid + "/task/" + std::to_string(tid_n) + "/fd\n") != std::string::npos);
+  CHECK(tt.out.find("/proc/" + pid + "/task/" + pid + "/fd") == std::string::npos);
+
+  for (const std::string target : {d + "/gpu0", d + "/"}) {  // a file, and the directory above it
+    auto r = lib("ratchet_no_holders -- '" + target + "'");
+    INFO(target << "\n" << r.out << r.err);
+    CHECK(r.code == 1);
+    auto h = steps::parse_process_lines(r.out, "holder");
+    REQUIRE(h.size() == 1);
+    CHECK(h[0].pid == t.pid());
+    CHECK(h[0].files == std::vector<std::string>{d + "/gpu0"});
+    REQUIRE(h[0].threads.size() == 1);
+    CHECK(h[0].threads[0] == steps::HeldThread{tid_n, d + "/gpu0"});
+    CHECK(steps::thread_text(h[0].pid, h[0].threads[0]) ==
+          "PID " + pid + " holds " + d + "/gpu0 through its thread " + std::to_string(tid_n) +
+              ", which has a descriptor table of its own");
+  }
+  // holders_of signals it, and its check names it while it lives.
+  auto k = lib("ratchet_kill --signal KILL --wait-ms 3000 holders_of '" + d + "/gpu0'");
+  INFO(k.out << k.err);
+  CHECK(steps::parse_process_lines(k.out, "signalled").size() == 1);
+  CHECK(steps::parse_process_lines(k.out, "alive").empty());
+  CHECK(lib("ratchet_no_holders -- '" + d + "/gpu0'").code == 0);
+}
+
+TEST_CASE("holders: a mapped node or file whose name was removed is held (map_files), named without a glued (deleted), and a newline in a node name never prints raw",
+          "[steps][library]") {
+  std::string d = testing::temp_dir("ratchet-unlinked");
+  // 7:7 is a loop device's number: a node of it is only mapped (read-only, nothing read).
+  REQUIRE(run_sh("cd '" + d + "' && mknod gpu0 b 7 7 && mknod mine b 7 7 && mknod 'mi\nne' b 7 7").code == 0);
+  if (!lib("ratchet_no_holders -- '" + d + "/gpu0'").out.empty()) {
+    WARN("some process on this machine holds device 7:7: not run");
+    return;
+  }
+  const std::string nl = d + "/mi\nne";
+  OwnedProcess a(std::string("exec ") + RATCHET_THREAD_HOLDER + " --map-unlink '" + d + "/mine'");
+  OwnedProcess b(std::string("exec ") + RATCHET_THREAD_HOLDER + " --map-unlink \"$(printf '" + d + "/mi\\nne')\"");
+  auto unlinked = [&](pid_t p) {
+    return run_sh("grep -q ' (deleted)$' /proc/" + std::to_string(p) + "/maps && ! test -e '" + d + "/mine'").code == 0;
+  };
+  REQUIRE(eventually([&] { return unlinked(a.pid()) && unlinked(b.pid()) && !std::filesystem::exists(nl); }));
+  auto r = lib("ratchet_no_holders -- '" + d + "/gpu0'");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  auto h = steps::parse_process_lines(r.out, "holder");
+  REQUIRE(h.size() == 2);
+  auto& ha = h[0].pid == a.pid() ? h[0] : h[1];
+  auto& hb = h[0].pid == b.pid() ? h[0] : h[1];
+  CHECK(ha.files == std::vector<std::string>{d + "/gpu0"});
+  REQUIRE(ha.nodes.size() == 1);
+  CHECK(ha.nodes[0] == steps::HeldNode{d + "/gpu0", d + "/mine", "", "7:7", true});
+  CHECK(steps::node_text(ha.pid, ha.nodes[0]) == "PID " + std::to_string(ha.pid) + " holds the deleted node " + d +
+                                                   "/mine: same device 7:7 as " + d + "/gpu0");
+  REQUIRE(hb.nodes.size() == 1);
+  CHECK(hb.nodes[0].node == nl);
+  CHECK(hb.nodes[0].deleted);
+  const std::string text = steps::node_text(hb.pid, hb.nodes[0]);
+  CHECK(text.find('\n') == std::string::npos);
+  CHECK(text.find("the deleted node \"" + d + "/mi\\nne\":") != std::string::npos);
+  CHECK(r.out.find(" (deleted)") == std::string::npos);
+
+  // A file target mapped through a hard link that was then removed: the same
+  // device and inode (the maps line's own), another name.
+  testing::write_file(d + "/f", "");
+  REQUIRE(run_sh("ln '" + d + "/f' '" + d + "/g'").code == 0);
+  OwnedProcess c(std::string("exec ") + RATCHET_THREAD_HOLDER + " --map-unlink '" + d + "/g'");
+  REQUIRE(eventually([&] { return unlinked(c.pid()) && !std::filesystem::exists(d + "/g"); }));
+  r = lib("ratchet_no_holders -- '" + d + "/f'");
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  h = steps::parse_process_lines(r.out, "holder");
+  REQUIRE(h.size() == 1);
+  CHECK(h[0].pid == c.pid());
+  CHECK(h[0].files == std::vector<std::string>{d + "/f"});
 }

@@ -13,6 +13,17 @@ TEST_CASE("UTF-8 validation follows RFC 3629", "[util]") {
   CHECK_FALSE(valid_utf8(std::string("\xe2\x9c", 2)));        // cut short
 }
 
+TEST_CASE("quoted_name: a plain name as it is, one with a control byte, a quote or edge blanks quoted and escaped",
+          "[util]") {
+  CHECK(quoted_name("/dev/nvidia0") == "/dev/nvidia0");
+  CHECK(quoted_name("/x/a b") == "/x/a b");
+  CHECK(quoted_name("/x/a\nb (deleted)") == "\"/x/a\\nb (deleted)\"");
+  CHECK(quoted_name("/x/t\tq\"") == "\"/x/t\\tq\\\"\"");
+  CHECK(quoted_name("/x/e\x1b[2J") == "\"/x/e\\x1b[2J\"");
+  CHECK(quoted_name("/x/end ") == "\"/x/end \"");
+  CHECK(quoted_name("") == "\"\"");
+}
+
 TEST_CASE("base64 matches RFC 4648 vectors", "[util]") {
   CHECK(base64("") == "");
   CHECK(base64("f") == "Zg==");

@@ -97,15 +97,15 @@ ratchet_nap() { sleep 0.1 2>/dev/null || sleep 1; }
 ratchet_hz() { getconf CLK_TCK 2>/dev/null || echo 100; }
 ratchet_btime() { awk '$1=="btime"{print $2}' /proc/stat; }
 
-# "PID PPID SID STATE" for every process, from /proc/PID/status (whose Name
+# "PID PPID SID STATE THREADS" for every process, from /proc/PID/status (whose Name
 # field is escaped, unlike comm in /proc/PID/stat, which may hold a newline).
 # grep -s, not awk arguments: mawk aborts when a process exits between glob
 # and read. Within ratchet_holders, the snapshot it took (RATCHET_SNAP_FILE).
 ratchet_stats() {
   if [ -n "${RATCHET_SNAP_FILE:-}" ]; then cat -- "$RATCHET_SNAP_FILE"; return; fi
-  grep -s -H -E '^(State|PPid|NSsid):' /proc/[0-9]*/status |
-    awk -F '[:\t ]+' '{ split($1, f, "/"); if ($2 == "PPid") pp[f[3]] = $3; else if ($2 == "NSsid") sid[f[3]] = $3; else st[f[3]] = $3 }
-      END { for (p in pp) print p, pp[p], sid[p], st[p] }'
+  grep -s -H -E '^(State|PPid|NSsid|Threads):' /proc/[0-9]*/status |
+    awk -F '[:\t ]+' '{ split($1, f, "/"); if ($2 == "PPid") pp[f[3]] = $3; else if ($2 == "NSsid") sid[f[3]] = $3; else if ($2 == "Threads") th[f[3]] = $3; else st[f[3]] = $3 }
+      END { for (p in pp) print p, pp[p], sid[p], st[p], (p in th) ? th[p] : 1 }'
 }
 
 # Runs CMD ARGS... over ratchet_stats' lines: the snapshot file as its last
@@ -175,13 +175,24 @@ ratchet_live_threads() {
   return 1
 }
 
-# PIDs whose thread-group leader is a zombie while other threads live: their
-# open files are listed under /proc/PID/task/TID/ only.
-ratchet_zombie_leaders() {
-  local _zp
-  # shellcheck disable=SC2016  # an awk program
-  ratchet_with_stats awk '$4 == "Z" { print $1 }' |
-    while read -r _zp; do ratchet_live_threads "$_zp" && printf '%s\n' "$_zp"; done
+# The fd directories (/proc/PID/task/TID/fd, one a line) of the threads of
+# the PIDs given (multi-threaded processes) whose descriptor table is not
+# their thread-group leader's (a thread that called unshare(CLONE_FILES)):
+# their descriptors are not under /proc/PID/fd. Told by the number of open
+# descriptors the kernel gives as an fd directory's size (Linux 6.2 and
+# later; one stat per thread, not a walk of its descriptors): a thread whose
+# count is not its leader's. A kernel that gives no count (size 0): every
+# thread. A table of its own that holds exactly as many descriptors as its
+# leader's is not told apart (docs/host-library.md).
+ratchet_task_tables() { # PID...
+  local _p
+  [ $# -gt 0 ] || return 0
+  { printf '%s\n' /proc/self/fd
+    for _p in "$@"; do printf '%s\n' "/proc/$_p/fd" "/proc/$_p/task/"[0-9]*/fd; done; } |
+    xargs stat -c '%s %n' 2>/dev/null | awk '
+    NR == 1 { counts = ($1 > 0); next }
+    { split($2, q, "/"); if (q[4] == "fd") lead[q[3]] = $1; else if (q[5] != q[3]) { n++; t[n] = $2; p[n] = q[3]; c[n] = $1 } }
+    END { for (i = 1; i <= n; i++) if (!counts || !(p[i] in lead) || c[i] != lead[p[i]]) print t[i] }'
 }
 
 # PIDs never selected: PID 1, this command's ancestry (sshd's session process)
@@ -704,7 +715,7 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
   if [ -n "${RATCHET_WANT:-}" ] && ratchet_want_devices; then _dv=1; fi
   if ratchet_fast_scan; then
     # A link ends in NUL: no byte of a name can forge a record.
-    { if [ -n "${RATCHET_WANT:-}" ] && _e=$(ratchet_want_expr lname); then
+    { if [ -n "${RATCHET_WANT:-}" ] && _e=${RATCHET_LNAME-$(ratchet_want_expr lname)}; then
         if [ -n "$_dv" ]; then
           _e="\\( $RATCHET_XTYPE \\) -printf '*%p\\t%l\\0'${_e:+ -o \\( $_e \\) -printf '%p\\t%l\\0'}"
         else _e="\\( $_e \\) -printf '%p\\t%l\\0'"; fi
@@ -756,20 +767,23 @@ ratchet_fd_links() { # FD_DIR_OR_LINK...
   done
 }
 
-# "PID<TAB>%-encoded path<TAB>=DEV:INODE" for every file mapping of the maps
-# files given; the device and inode are the mapping's own (maps columns 4 and
-# 5: major:minor in hex, turned into st_dev as stat %d prints it), so that a
-# name the kernel cannot escape unambiguously (a newline is \012, and so is a
-# literal backslash-012) still names one file. A maps file that cannot be read
-# is named on stderr (LC_ALL=C: grep's words). With RATCHET_WANT set, only the
-# lines that hold one of those targets' names (grep -F); every file mapping
-# with a device target (a node of its number may have any name). A process
-# maps a file many times: one line per process and file.
+# "PID<TAB>%-encoded path<TAB>=DEV:INODE<TAB>START-END" for every file
+# mapping of the maps files given; the device and inode are the mapping's own
+# (maps columns 4 and 5: major:minor in hex, turned into st_dev as stat %d
+# prints it), so that a name the kernel cannot escape unambiguously (a newline
+# is \012, and so is a literal backslash-012), a deleted file ("PATH
+# (deleted)") or a hard link still names one file; START-END names it under
+# /proc/PID/map_files/. A maps file that cannot be read is named on stderr
+# (LC_ALL=C: grep's words). With RATCHET_WANT set, only the lines that may
+# hold one of those targets (grep -F): a file target's inode number as a
+# word, a directory target's name; every file mapping with a device target
+# (a node of its number may have any name and inode). A process maps a file
+# many times: one line per process and file.
 ratchet_map_files() { # MAPS...
   local _want
   _want=' /'
-  if [ -n "${RATCHET_WANT:-}" ] && ! ratchet_want_devices && ratchet_want_expr lname >/dev/null; then
-    _want=$(printf '%s\n' "$RATCHET_WANT" | cut -f1)
+  if [ -n "${RATCHET_WANT:-}" ] && ! ratchet_want_devices && { [ "${RATCHET_LNAME+set}" = set ] || ratchet_want_expr lname >/dev/null; }; then
+    _want=$(printf '%s\n' "$RATCHET_WANT" | awk -F '\t' '$1 != "" { if ($2 == "-") print $1; else { sub(/.*:/, "", $2); print " " $2 " " } }')
   fi
   { LC_ALL=C grep -H -F -e "$_want" "$@" 2>&1 >&3 | grep 'Permission denied' >&2; } 3>&1 | awk '
   function hex(s,   i, n, c) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); n = n * 16 + c - 1 }; return n }
@@ -779,7 +793,7 @@ ratchet_map_files() { # MAPS...
                  if (!((col[4]) in dv)) { ma = hex(mm[1]); mi = hex(mm[2])
                    dv[col[4]] = sprintf("%.0f", (mi % 256) + (ma % 4096) * 256 + int(mi / 256) * 1048576 + int(ma / 4096) * 17592186044416) }
                  gsub(/%/, "%25", l); gsub(/\t/, "%09", l)
-                 gsub(/\\012/, "%0A", l); printf "%s\t%s\t=%s:%s\n", q[3], l, dv[col[4]], col[5] } }'
+                 gsub(/\\012/, "%0A", l); printf "%s\t%s\t=%s:%s\t%s\n", q[3], l, dv[col[4]], col[5], col[1] } }'
 }
 
 # Why a /proc scan by this login cannot see every process: /proc mounted with
@@ -787,7 +801,7 @@ ratchet_map_files() { # MAPS...
 # anyone but root. Prints the reason and returns 1 when blind; else 0.
 ratchet_proc_visible() {
   local _hp
-  [ "$(id -u)" = 0 ] && return 0
+  [ "$(ratchet_euid self)" = 0 ] && return 0
   _hp=$(awk '$5 == "/proc" { for (i = 7; i <= NF; i++) if ($i == "-") { print $(i + 3); exit } }' /proc/self/mountinfo 2>/dev/null |
         tr , '\n' | sed -n 's/^hidepid=//p' | tail -n 1)
   case "$_hp" in
@@ -803,9 +817,14 @@ ratchet_proc_visible() {
 # capabilities), leaving out PID 1 (never selected), kernel threads (PID 2 and
 # its children: they hold no user files) and zombies (whose files closed at
 # exit), as process lines with no files.
-ratchet_unreadable() { # [PID...]
-  local _d _k _kt _st _up _ur _x
-  _ur=$(for _d in /proc/[0-9]*; do
+# --walked: the PIDs given are all there are (a walk of every /proc/PID/fd
+# named each one it could not read in its errors): no second pass over /proc.
+ratchet_unreadable() { # [--walked] [PID...]
+  local _d _k _kt _st _up _ur _w _x
+  _w=
+  if [ "${1:-}" = --walked ]; then _w=1; shift; fi
+  _ur=$([ -n "$_w" ] || for _d in /proc/[0-9]*; do
+          [ "$_d" = /proc/1 ] && continue  # never selected (a container's may be unreadable even to root)
           { [ -r "$_d/fd" ] && [ -x "$_d/fd" ]; } || printf '%s\n' "${_d#/proc/}"
         done; for _d in "$@"; do printf '%s\n' "$_d"; done)
   [ -n "$_ur" ] || return 0
@@ -822,27 +841,39 @@ ratchet_unreadable() { # [PID...]
 }
 
 # The holds among ratchet_holders' candidates in FILE (targets in
-# RATCHET_WANT), tab-separated, a tag first: H PID TARGET (held), V PID TARGET
-# DEV:INODE LINK (a descriptor named as a file target: held when the link's
-# device and inode are the target's), D PID NAME LINK (a descriptor that is a
-# device node: held when its type and device number are a device target's),
-# M/m PID NAME DEV:INODE (a mapping; M: the first of that file, whose node is
-# stat-ed through /proc/PID/root: a device node of a target's number holds it
-# for every m of that file). Every descriptor and mapped node is stat-ed in
-# batches (never a process per descriptor); stat's words go to ERRFILE
-# (LC_ALL=C: "Permission denied" marks a process this scan could not see).
-# A third argument other than 3 says nothing is to be stat-ed (no V, D or M).
-# Prints "PID<TAB>target" per hold, and for a device held through a node
-# that is not the target itself "N<TAB>PID<TAB>target<TAB>node<TAB>link<TAB>MAJ:MIN"
-# (node: %-encoded as the process names it, "-" when not read yet; link: the
-# descriptor, "-" for a mapping).
+# RATCHET_WANT), tab-separated, a tag first: H PID TARGET LINK (held; LINK
+# the descriptor, "-" for a mapping), V PID TARGET DEV:INODE LINK (a
+# descriptor named as a file target: held when the link's device and inode
+# are the target's), D PID NAME LINK (a descriptor that is a device node:
+# held when its type and device number are a device target's), M/m PID NAME
+# DEV:INODE START-END (a mapping; M: the first of that file, whose node is
+# stat-ed through /proc/PID/root, or through /proc/PID/map_files/START-END
+# when its name cannot be followed: deleted, or %-encoded; a device node of a
+# target's number holds it for every m of that file). Every descriptor and
+# mapped node is stat-ed in batches (never a process per descriptor); stat's
+# words go to ERRFILE (LC_ALL=C: "Permission denied" and "Operation not
+# permitted", map_files to a login that is not root, mark a process this scan
+# could not see). A third argument other than 3 says nothing is to be stat-ed
+# (no V, D or M).
+# Prints "PID<TAB>target" per hold; for a device held through a node that is
+# not the target itself "N<TAB>PID<TAB>target<TAB>node<TAB>link<TAB>MAJ:MIN"
+# and a seventh field "deleted" when that node has no name left (node:
+# %-encoded as the process names it, without " (deleted)", "-" when not read
+# yet; link: the descriptor, "-" for a mapping); for a hold through a thread's
+# own descriptor table (LINK under /proc/PID/task/TID/) "T<TAB>PID<TAB>TID<TAB>target".
 ratchet_match() { # FILE ERRFILE [3: something to stat]
   local _x
   _x=0
   : > "$1.st"
   if [ "${3:-3}" = 3 ]; then
-    awk -F '\t' '$1 == "V" { print $5 } $1 == "D" { print $4 } $1 == "M" && !index($3, "%") { print "/proc/" $2 "/root" $3 }' "$1" |
-      tr '\n' '\000' | LC_ALL=C xargs -0 -r stat -L -c '%d:%i %t:%T %f %n' 2>"$2" > "$1.st"
+    # (The kernel's own shared-memory files, memfd, SysV and /dev/zero mappings,
+    # are regular files, never a device node: not stat-ed by a login that is
+    # not root, to whom map_files is closed.)
+    awk -F '\t' -v root="$([ "$(ratchet_euid self)" = 0 ] && echo 1)" '$1 == "V" { print $5 } $1 == "D" { print $4 }
+      $1 == "M" { if (index($3, "%") || $3 ~ / \(deleted\)$/) {
+                    if (root || $3 !~ /^\/(memfd:|SYSV[0-9a-f]+ \(deleted\)$|dev\/zero \(deleted\)$)/) print "/proc/" $2 "/map_files/" $5 }
+                  else print "/proc/" $2 "/root" $3 }' "$1" |
+      tr '\n' '\000' | LC_ALL=C xargs -0 -r stat -L -c '%d:%i %t:%T %f %h %n' 2>"$2" > "$1.st"
     _x=$?
   fi
   # 123: a stat that found a file gone or refused (its words are in ERRFILE);
@@ -856,34 +887,45 @@ ratchet_match() { # FILE ERRFILE [3: something to stat]
     function hex(s,   i, n) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return n }
     BEGIN { n = split(ENVIRON["RT"], t, "\n")
             for (i = 1; i <= n; i++) { split(t[i], a, "\t"); if (a[3] != "") { dev[a[3]] = a[1]; tid[a[1]] = a[2] } } }
-    FILENAME == st { split($0, w, " "); p = substr($0, length(w[1]) + length(w[2]) + length(w[3]) + 4)
+    # the thread of a hold through /proc/PID/task/TID/fd/N
+    function task(pid, link, g,   q) { sub(/^\*/, "", link); split(link, q, "/")
+      if (q[4] == "task" && q[5] != "") print "T\t" pid "\t" q[5] "\t" g }
+    FILENAME == st { split($0, w, " "); p = substr($0, length(w[1]) + length(w[2]) + length(w[3]) + length(w[4]) + 5)
       split(w[2], r, ":"); m = int(hex(w[3]) / 4096)  # the file type: 2 character, 6 block device
-      ID[p] = w[1]; K[p] = (m == 2 ? "c" : m == 6 ? "b" : "-") ":" hex(r[1]) ":" hex(r[2]); next }
-    $1 == "H" { print $2 "\t" $3; next }
-    $1 == "V" { if (ID[$5] == $4) print $2 "\t" $3; next }
-    $1 == "D" { p = $4; if (!(p in K) || !(K[p] in dev)) next; g = dev[K[p]]; print $2 "\t" g
-                if (ID[p] != tid[g]) print "N\t" $2 "\t" g "\t" ($3 == "" ? "-" : $3) "\t" p "\t" substr(K[p], 3); next }
-    $1 == "M" { p = "/proc/" $2 "/root" $3; if ((p in K) && ID[p] == $4 && (K[p] in dev)) good[$4] = K[p] }
-    ($1 == "M" || $1 == "m") && ($4 in good) { g = dev[good[$4]]; print $2 "\t" g
-                print "N\t" $2 "\t" g "\t" $3 "\t-\t" substr(good[$4], 3) }' "$1.st" "$1"
+      ID[p] = w[1]; L[p] = w[4]; K[p] = (m == 2 ? "c" : m == 6 ? "b" : "-") ":" hex(r[1]) ":" hex(r[2]); next }
+    $1 == "H" { print $2 "\t" $3; task($2, $4, $3); next }
+    $1 == "V" { if (ID[$5] == $4) { print $2 "\t" $3; task($2, $5, $3) }; next }
+    $1 == "D" { p = $4; if (!(p in K) || !(K[p] in dev)) next; g = dev[K[p]]; print $2 "\t" g; task($2, p, g)
+                if (ID[p] != tid[g]) { n = ($3 == "" ? "-" : $3); x = ""
+                  if (L[p] == 0) { sub(/ \(deleted\)$/, "", n); x = "\tdeleted" }
+                  print "N\t" $2 "\t" g "\t" n "\t" p "\t" substr(K[p], 3) x }; next }
+    $1 == "M" { p = "/proc/" $2 "/root" $3; if (!(p in K)) p = "/proc/" $2 "/map_files/" $5
+                if ((p in K) && ID[p] == $4 && (K[p] in dev)) { good[$4] = K[p]; gone[$4] = (L[p] == 0) } }
+    ($1 == "M" || $1 == "m") && ($4 in good) { g = dev[good[$4]]; print $2 "\t" g; n = $3; x = ""
+                if (gone[$4]) { sub(/ \(deleted\)$/, "", n); x = "\tdeleted" }
+                print "N\t" $2 "\t" g "\t" n "\t-\t" substr(good[$4], 3) x }' "$1.st" "$1"
 }
 
 # The N lines of ratchet_match on stdin as node lines:
 # "node<TAB>PID<TAB>target<TAB>node<TAB>MOUNT_NS<TAB>MAJ:MIN" (target and node
 # %-encoded; MOUNT_NS the inode of /proc/PID/ns/mnt, "-" when it is this
-# scan's own, "?" when it cannot be read). A node not named yet (a scan
-# without find -printf) is read with readlink, one per holder's node.
+# scan's own, "?" when it cannot be read), and a seventh field "deleted" when
+# the node has no name left (its name then as it was, without " (deleted)").
+# A node not named yet (a scan without find -printf) is read with readlink,
+# one per holder's node.
 ratchet_node_lines() {
-  local _g _l _n _ns _p _r _x
+  local _d _g _l _n _ns _p _r _x
   _r=$(grep "^N$RATCHET_TAB") || return 0
   _ns=$(printf '%s\n' "$_r" | cut -f2 | sort -un | sed 's|.*|/proc/&/ns/mnt|' |
         { cat; printf '/proc/%s/ns/mnt\n' "$$"; } | xargs stat -L -c '%i %n' 2>/dev/null)
-  printf '%s\n' "$_r" | awk -F '\t' '!seen[$2, $3, $4, $6]++' | while IFS="$RATCHET_TAB" read -r _x _p _g _n _l _x; do
+  printf '%s\n' "$_r" | awk -F '\t' '!seen[$2, $3, $4, $6]++' | while IFS="$RATCHET_TAB" read -r _x _p _g _n _l _x _d; do
     if [ "$_n" = - ] && [ "$_l" != - ]; then
-      _n=$(readlink -- "$_l" 2>/dev/null; echo .); _n=${_n%"$RATCHET_NL."}; _n=$(ratchet_esc_path "$_n")
+      _n=$(readlink -- "$_l" 2>/dev/null; echo .); _n=${_n%"$RATCHET_NL."}
+      [ -z "$_d" ] || _n=${_n% (deleted)}
+      _n=$(ratchet_esc_path "$_n")
     fi
-    printf 'node\t%s\t%s\t%s\t%s\t%s\n' "$_p" "$_g" "$_n" "$(printf '%s\n' "$_ns" | awk -v p="/proc/$_p/ns/mnt" -v me="/proc/$$/ns/mnt" '
-      $2 == me { m = $1 } $2 == p { n = $1 } END { print (n == "" ? "?" : n == m ? "-" : n) }')" "$_x"
+    printf 'node\t%s\t%s\t%s\t%s\t%s%s\n' "$_p" "$_g" "$_n" "$(printf '%s\n' "$_ns" | awk -v p="/proc/$_p/ns/mnt" -v me="/proc/$$/ns/mnt" '
+      $2 == me { m = $1 } $2 == p { n = $1 } END { print (n == "" ? "?" : n == m ? "-" : n) }')" "$_x" "${_d:+$RATCHET_TAB$_d}"
   done
 }
 
@@ -900,12 +942,12 @@ ratchet_node_lines() {
 # same user: real, effective and saved UID all the login user's) are named in
 # a warning instead.
 ratchet_holders() { # USER EXCLUDES PATTERN...
-  local _blind _denied _errf _ex _fdd _fl _id _kept _lk _me _mine _mp _nodes _other _own _p _pairs _tg _tmp _user _why _x _zp
+  local _blind _denied _errf _ex _fdd _fl _id _kept _lk _me _mine _mp _mt _nodes _other _own _p _pairs _tasks _tg _tmp _user _why _x _zp
   # One /proc/*/status snapshot serves the zombie leaders, the protected PIDs
   # and the kernel threads; the scan prints only links and mappings that may
   # be a target (RATCHET_WANT).
-  local RATCHET_SNAP_FILE RATCHET_PROT RATCHET_KT RATCHET_WANT
-  unset RATCHET_PROT RATCHET_KT
+  local RATCHET_SNAP_FILE RATCHET_PROT RATCHET_KT RATCHET_WANT RATCHET_LNAME
+  unset RATCHET_PROT RATCHET_KT RATCHET_LNAME
   RATCHET_SNAP_FILE='' RATCHET_WANT=''
   _user=$1 _ex=$2; shift 2
   _tg=$(ratchet_targets "$@"); _id=$?
@@ -916,50 +958,81 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
     printf '%s\n' "ratchet: could not check: $_why; run as root or set become = true" >&2
     return 5
   fi
-  stat -L -c %i / >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: needs stat -c (GNU coreutils or BusyBox) on the host" >&2; return 5; }
+  # (A file target was stat-ed already: stat -c is there.)
+  case "$_tg" in *"$RATCHET_TAB"[0-9]*) ;; *)
+    stat -L -c %i / >/dev/null 2>&1 || { printf '%s\n' "ratchet: could not check: needs stat -c (GNU coreutils or BusyBox) on the host" >&2; return 5; } ;;
+  esac
   _tmp=$(mktemp -d "${TMPDIR:-/tmp}/.ratchet-scan.XXXXXX") || { printf '%s\n' "ratchet: could not check: cannot create a temporary directory" >&2; return 5; }
   _errf=$_tmp/errors
-  ratchet_stats > "$_tmp/status"; RATCHET_SNAP_FILE=$_tmp/status
-  _fdd='' _mp=''
-  for _zp in $(ratchet_zombie_leaders); do
-    _fdd="$_fdd /proc/$_zp/task/[0-9]*/fd"; _mp="$_mp /proc/$_zp/task/[0-9]*/maps"
-  done
   RATCHET_WANT=$_tg
+  # The find test of the names, worked out once (unset: a name the test cannot hold).
+  if _lk=$(ratchet_want_expr lname); then RATCHET_LNAME=$_lk; fi
   # cwd and root are directories: read only for a directory target.
   _lk=''
   case "$_tg$RATCHET_NL" in *"$RATCHET_TAB-$RATCHET_NL"*) _lk=1 ;; esac
+  # The mappings and the /proc/*/status snapshot are read while find walks the
+  # descriptors (each its own file); then, from the snapshot, the threads of
+  # zombie leaders (Z: their files are listed under /proc/PID/task/ only) and
+  # the threads of multi-threaded processes (T) with a descriptor table of
+  # their own are walked (their maps are their leader's but a zombie's).
   # shellcheck disable=SC2086  # the task globs expand here
-  # The mappings are read while find walks the descriptors (each its own errors file).
-  { ratchet_map_files /proc/[0-9]*/maps $_mp > "$_tmp/maps" 2>"$_tmp/maps-errors" &
-    if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd $_fdd /proc/[0-9]*/cwd /proc/[0-9]*/root
-    else ratchet_fd_links /proc/[0-9]*/fd $_fdd; fi 2>"$_errf"
+  { ratchet_map_files /proc/[0-9]*/maps > "$_tmp/maps" 2>"$_tmp/maps-errors" &
+    ( RATCHET_SNAP_FILE=''; ratchet_stats > "$_tmp/status" ) &
+    if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd /proc/[0-9]*/cwd /proc/[0-9]*/root
+    else ratchet_fd_links /proc/[0-9]*/fd; fi 2>"$_errf"
     wait
+    _fdd='' _mp='' _mt=''
+    # shellcheck disable=SC2013  # one word a line
+    for _zp in $(awk '$4 == "Z" { print "Z" $1; next } $5 > 1 { print "T" $1 }' "$_tmp/status"); do
+      case "$_zp" in
+        T*) _mt="$_mt ${_zp#T}" ;;
+        *) _zp=${_zp#Z}; ratchet_live_threads "$_zp" || continue
+           _fdd="$_fdd /proc/$_zp/task/[0-9]*/fd"; _mp="$_mp /proc/$_zp/task/[0-9]*/maps" ;;
+      esac
+    done
+    [ -z "$_mt" ] || _fdd="$_fdd $(ratchet_task_tables $_mt)"
+    # (A thread's table this login may not read belongs to a process whose
+    # own /proc/PID/fd it may not read either: counted from the walk above.
+    # A thread that exits while it is walked is refused: not counted.)
+    [ -z "${_fdd#"${_fdd%%[! ]*}"}" ] || ratchet_fd_links $_fdd 2>"$_tmp/task-errors"
+    [ -z "$_mp" ] || ratchet_map_files $_mp >> "$_tmp/maps" 2>>"$_tmp/maps-errors"
     cat "$_tmp/maps"; } | RT=$_tg awk -F '\t' '
     BEGIN { n = split(ENVIRON["RT"], t, "\n")
             for (i = 1; i <= n; i++) { if (t[i] == "") continue; split(t[i], a, "\t")
-              if (a[1] ~ /\/$/) d[a[1]] = 1; else if (a[3] != "") { dv[a[2]] = a[1]; nd++ } else f[a[1]] = a[2] } }
+              if (a[1] ~ /\/$/) d[a[1]] = 1; else if (a[3] != "") { dv[a[2]] = a[1]; nd++ } else { f[a[1]] = a[2]; fid[a[2]] = a[1] } } }
     { pid = $1; name = $2; via = $3; k = substr(via, 1, 1)
       if (pid !~ /^[0-9]+$/) next
       if (k == "*") { print "D\t" pid "\t" name "\t" substr(via, 2); st = 1 }
       if (k == "=") {
-        # a mapping carries its own device:inode; a descriptor is stat-ed later
-        id = substr(via, 2)
-        if (id in dv) { print "H\t" pid "\t" dv[id]; next }
-        if (name in f) { if (id == f[name]) print "H\t" pid "\t" name; next }
-        if (nd && !seen[pid, id]++) { print (rep[id]++ ? "m" : "M") "\t" pid "\t" name "\t" id; st = 1 }
+        # a mapping carries its own device:inode (whatever its name: a hard
+        # link, a deleted one); a descriptor is stat-ed later
+        id = substr(via, 2); via = "-"
+        if (id in dv) { print "H\t" pid "\t" dv[id] "\t-"; next }
+        if (id in fid) { print "H\t" pid "\t" fid[id] "\t-"; next }
+        if (nd && !seen[pid, id]++) { print (rep[id]++ ? "m" : "M") "\t" pid "\t" name "\t" id "\t" $4; st = 1 }
       } else if (k != "*" && (name in f)) { print "V\t" pid "\t" name "\t" f[name] "\t" via; st = 1; next }
-      for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name; break } }
+      for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name "\t" via; break } }
     END { exit st ? 3 : 0 }' > "$_tmp/cand"  # 3: something to stat
   _x=$?
-  if ! ratchet_match "$_tmp/cand" "$_tmp/stat-errors" "$_x" > "$_tmp/held"; then rm -rf -- "$_tmp"; return 5; fi
+  RATCHET_SNAP_FILE=$_tmp/status
+  if [ ! -s "$_tmp/cand" ]; then : > "$_tmp/held"
+  elif ! ratchet_match "$_tmp/cand" "$_tmp/stat-errors" "$_x" > "$_tmp/held"; then rm -rf -- "$_tmp"; return 5; fi
   # exit 3: a device held through another node
-  _pairs=$(awk -F '\t' '$1 == "N" { n = 1; next } !seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
-      END { for (p in files) print p "\t" files[p]; exit n ? 3 : 0 }' "$_tmp/held")
+  # exit 3: a device held through another node; 4: a hold through a thread's
+  # own descriptor table; 7: both.
+  _pairs=
+  [ ! -s "$_tmp/held" ] || _pairs=$(awk -F '\t' '$1 == "N" { n = 3; next } $1 == "T" { t = 4; next } !seen[$1, $2]++ { if ($1 in files) files[$1] = files[$1] "\t" $2; else files[$1] = $2 }
+      END { for (p in files) print p "\t" files[p]; exit n + t }' "$_tmp/held")
   _x=$? _nodes=
-  if [ "$_x" = 3 ]; then _nodes=$(ratchet_node_lines < "$_tmp/held"); fi
+  case "$_x" in 3|7) _nodes=$(ratchet_node_lines < "$_tmp/held") ;; esac
+  case "$_x" in 4|7)  # "task<TAB>PID<TAB>TID<TAB>target"
+    _tasks=$(awk -F '\t' '$1 == "T" && !seen[$2, $3, $4]++ { print "task\t" $2 "\t" $3 "\t" $4 }' "$_tmp/held")
+    _nodes=${_nodes:+$_nodes$RATCHET_NL}$_tasks ;;
+  esac
   : >> "$_tmp/stat-errors"
   # (PID 1 is never selected, nor counted: a container's may be unreadable even to root.)
-  _denied=$(sed -n -e '\|/proc/1/|d' -e 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
+  _denied=
+  [ ! -s "$_errf" ] && [ ! -s "$_tmp/maps-errors" ] && [ ! -s "$_tmp/stat-errors" ] || _denied=$(sed -n -e '\|/proc/1/|d' -e 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' -e 's|.*/proc/\([0-9][0-9]*\)/map_files/.*Operation not permitted.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
   RATCHET_WANT=''
   # Needed by the filters only when something was seen (else ratchet_unreadable reads its own).
   if [ -n "$_pairs$_denied" ]; then RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads); fi
@@ -979,7 +1052,7 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
     fi
   fi
   # shellcheck disable=SC2086  # one PID a word
-  _blind=$(ratchet_unreadable $_denied)
+  _blind=$(ratchet_unreadable --walked $_denied)
   [ -n "$_blind" ] || return 0
   _blind=$(printf '%s\n' "$_blind" | RATCHET_QUIET=1 ratchet_filter "$_user" "$_ex")
   [ -n "$_blind" ] || return 0
@@ -1136,8 +1209,8 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   [ -n "$_sel" ] || return 0
   # holders_of: the node lines (a device held through another node) are evidence, printed as they are.
-  case "$_sel" in "node$RATCHET_TAB"*|*"${RATCHET_NL}node$RATCHET_TAB"*)
-    printf '%s\n' "$_sel" | grep "^node$RATCHET_TAB"; _sel=$(printf '%s\n' "$_sel" | grep -v "^node$RATCHET_TAB") ;;
+  case "$_sel" in node"$RATCHET_TAB"*|*"$RATCHET_NL"node"$RATCHET_TAB"*|task"$RATCHET_TAB"*|*"$RATCHET_NL"task"$RATCHET_TAB"*)
+    printf '%s\n' "$_sel" | grep -E "^(node|task)$RATCHET_TAB"; _sel=$(printf '%s\n' "$_sel" | grep -v -E "^(node|task)$RATCHET_TAB") ;;
   esac
   # A stopped process (state T, t) keeps TERM, INT, HUP or QUIT pending until
   # it runs again: it gets CONT right after, as systemd does.
@@ -1189,10 +1262,10 @@ ratchet_kill_check() { # [--tree] [--user U] [--exclude A,B] [--missing-ok] SELE
   ratchet_opts "$@"; shift "$RATCHET_SHIFT"
   _now=$(ratchet_select_tree "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
-  case "$_now" in "node$RATCHET_TAB"*|*"${RATCHET_NL}node$RATCHET_TAB"*)
-    printf '%s\n' "$_now" | grep "^node$RATCHET_TAB"; _now=$(printf '%s\n' "$_now" | grep -v "^node$RATCHET_TAB") ;;
+  case "$_now" in node"$RATCHET_TAB"*|*"$RATCHET_NL"node"$RATCHET_TAB"*|task"$RATCHET_TAB"*|*"$RATCHET_NL"task"$RATCHET_TAB"*)
+    printf '%s\n' "$_now" | grep -E "^(node|task)$RATCHET_TAB"; _now=$(printf '%s\n' "$_now" | grep -v -E "^(node|task)$RATCHET_TAB") ;;
   esac
-  _alive=$({ cat; printf '%s\n' "$_now"; } | awk -F '\t' -v nf="$RATCHET_COL_OWNER" 'NF >= nf && $1 != "node" && !seen[$1]++' | while IFS= read -r _l; do
+  _alive=$({ cat; printf '%s\n' "$_now"; } | awk -F '\t' -v nf="$RATCHET_COL_OWNER" 'NF >= nf && $1 != "node" && $1 != "task" && !seen[$1]++' | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
     ratchet_same_alive "$_p" "$_t" && printf 'alive\t%s\n' "$_l"
   done)
@@ -1208,7 +1281,7 @@ ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN.
   _h=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return 2
   [ -z "$_h" ] && return "$_rc"  # 5: none seen, but not everything could be seen
-  printf '%s\n' "$_h" | sed "/^node$RATCHET_TAB/!s/^/holder$RATCHET_TAB/"
+  printf '%s\n' "$_h" | sed -e "/^node$RATCHET_TAB/b" -e "/^task$RATCHET_TAB/b" -e "s/^/holder$RATCHET_TAB/"
   return 1
 }
 ratchet_absent() { # REGEX
@@ -1692,7 +1765,7 @@ ratchet_gpus_idle() { # [--smi CMD] [--smi-timeout MS] [--mig] [--user U] [--exc
   _sel=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return "$_rc"
   if [ -n "$_user$_ex" ]; then _all=$(RATCHET_QUIET=1 ratchet_holders '' '' "$@" 2>/dev/null); else _all=$_sel; fi
-  printf '%s\n%s\n' "$_sel" "$_all" | awk -F '\t' -v nf="$RATCHET_COL_OWNER" '$1 == "node" { if (!node[$0]++) print; next } NF >= nf && !seen[$1]++ { print "holder\t" $0 }'
+  printf '%s\n%s\n' "$_sel" "$_all" | awk -F '\t' -v nf="$RATCHET_COL_OWNER" '$1 == "node" || $1 == "task" { if (!node[$0]++) print; next } NF >= nf && !seen[$1]++ { print "holder\t" $0 }'
   _lp=$(printf '%s\n' "$_apps" | awk -F ',' '{ p = $2; gsub(/[ \t]/, "", p) } p ~ /^[0-9]+$/ { print p }' | sort -un)
   _listed=$(for _p in $_lp; do ratchet_describe "$_p" ""; done)
   [ -z "$_listed" ] || printf '%s\n' "$_listed" | sed "s/^/listed$RATCHET_TAB/"
