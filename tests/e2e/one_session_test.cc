@@ -176,6 +176,8 @@ TEST_CASE("one session: under MaxSessions 1 ^C ends a command that execs and its
 
 TEST_CASE("one session: under MaxSessions 1 copy and fetch run between session shell commands", "[ssh][session]") {
   Lab lab;
+  lab.transport = GENERATE("", "channel");  // on the channel path too: one channel at a time
+  INFO("transport " << lab.transport);
   std::filesystem::create_directories(lab.dir + "/src");
   std::ofstream(lab.dir + "/src/notes.md") << "production notes\n";
   const std::string dest = lab.dir + "/dest";
@@ -260,6 +262,8 @@ TEST_CASE("one session: a command that removes the session shell's directory is 
 TEST_CASE("one session: under MaxSessions 1 ^C during an upload leaves no temporary file on the host",
           "[ssh][session]") {
   Lab lab;
+  lab.transport = GENERATE("", "channel");
+  INFO("transport " << lab.transport);
   std::filesystem::create_directories(lab.dir + "/src");
   std::filesystem::create_directories(lab.dir + "/dest");
   // Big enough to be cut mid-way on loopback (the upload streams at some 100 MB/s).
