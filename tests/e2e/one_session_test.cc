@@ -133,6 +133,26 @@ TEST_CASE("one session: on the channel path under MaxSessions 1 ^C ends a comman
   CHECK(tr.events.back()["status"] == "interrupted");
 }
 
+TEST_CASE("one session: ratchet exec under MaxSessions 1 ^C ends a command that execs and its double-forked setsid "
+          "child",
+          "[ssh][session]") {
+  Lab lab;
+  // exec's default transport is the channel path.
+  BackgroundRatchet bg(lab.dir, " exec box -i " + lab.inv + " -F none --timeout 5m -- '(setsid sleep 300 & echo $! >> " +
+                                    lab.pids + "); echo $$ >> " + lab.pids + "; exec sleep 300'");
+  REQUIRE(eventually([&] { return lab.listed().size() == 2; }));
+  ::kill(bg.pid, SIGINT);
+  int status = bg.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  std::ifstream err(bg.err);
+  std::stringstream said;
+  said << err.rdbuf();
+  CHECK(said.str().find("box: interrupted; the remote command ends as ratchet's connection closes") !=
+        std::string::npos);
+  for (pid_t p : lab.listed()) CHECK(wait_pid_gone(p, 5000));
+}
+
 TEST_CASE("one session: under MaxSessions 1 the deadline ends a command that execs and its setsid child",
           "[ssh][session]") {
   Lab lab;
