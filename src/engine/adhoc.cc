@@ -64,7 +64,10 @@ AdhocResult run_adhoc(const playbook::Host& host, transport::Transport& t, const
       out.warnings.push_back(warn);
   if (r.error == "interrupted") {
     out.status = HostStatus::interrupted;
-    out.reason = "interrupted; the remote command was stopped";
+    // "on host": no second channel opened (MaxSessions 1); the wrapper's own
+    // watchdog ends the command once this connection closes, as ratchet exits.
+    out.reason = r.watchdog == "on host" ? "interrupted; the remote command ends as ratchet's connection closes"
+                                         : "interrupted; the remote command was stopped";
   } else if (!r.error.empty()) {
     out.status = HostStatus::unreachable;  // the session broke under the command
     out.reason = r.error;

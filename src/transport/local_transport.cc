@@ -178,8 +178,10 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
     if (wrapped && !armed && !reaped && marker.process().known() &&
         elapsed_ms() >= arm_after(req.host_timeout).count()) {
       armed = true;
-      r.watchdog = run_beside(watchdog_command(
-          marker.process(), util::Millis(req.host_timeout.count() - elapsed_ms()), Become{}, wire.run_id));
+      r.watchdog = watchdog_report(run_beside(watchdog_command(marker.process(),
+                                                               util::Millis(req.host_timeout.count() - elapsed_ms()),
+                                                               Become{}, wire.run_id)),
+                                   marker.process());
     }
     if (!reaped && waitpid(pid, &status, WNOHANG) == pid) reaped = true, reaped_at = Clock::now();
     if (fds[1] < 0 && fds[2] < 0 && reaped) break;

@@ -23,6 +23,11 @@ bool take_number(std::string_view* s, T* out, bool last) {
 
 bool parse_remote_process(std::string_view fields, RemoteProcess* out) {
   RemoteProcess p;
+  constexpr std::string_view kWatch = " watch";
+  if (fields.size() > kWatch.size() && fields.substr(fields.size() - kWatch.size()) == kWatch) {
+    p.watched = true;
+    fields.remove_suffix(kWatch.size());
+  }
   if (!take_number(&fields, &p.pid, false) || !take_number(&fields, &p.pgid, false) ||
       !take_number(&fields, &p.start_ticks, true))
     return false;

@@ -1,6 +1,6 @@
 #pragma once
 // Which process on the host runs a command: the wire wrapper (wire.h) prints one
-// line, "[ratchet-pid RUN_ID] PID PGID START_TICKS", on stderr just before it
+// line, "[ratchet-pid RUN_ID] PID PGID START_TICKS[ watch]", on stderr just before it
 // runs the command; the client strips it from the output and keeps the numbers,
 // so that it can arm the host-side watchdog or stop the command over a second
 // channel. Only a line with the command's own run id counts (a login shell's rc
@@ -18,6 +18,9 @@ struct RemoteProcess {
   long pid = 0;
   long pgid = 0;
   unsigned long long start_ticks = 0;
+  /// The line ended " watch": the run wrapper started the watchdog on the
+  /// host itself (wire.h HostWatch::on), so the deadline needs no second channel.
+  bool watched = false;
   bool known() const { return pid > 1 && pgid > 1; }
 };
 
@@ -56,8 +59,9 @@ class PidMarkerFilter {
 /// running, not waited for".
 std::string held_output_warning(long long grace_ms, const std::string& holders);
 
-/// Parses "PID PGID TICKS" (decimal, single spaces); false when malformed or
-/// when PID or PGID is 1 or less (never a command ratchet started).
+/// Parses "PID PGID TICKS" or "PID PGID TICKS watch" (decimal, single spaces);
+/// false when malformed or when PID or PGID is 1 or less (never a command
+/// ratchet started).
 bool parse_remote_process(std::string_view fields, RemoteProcess* out);
 
 }  // namespace ratchet::transport

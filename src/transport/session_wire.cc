@@ -48,7 +48,7 @@ std::string session_child(const ExecRequest& req, std::string_view dir) {
   }
   // Always wrapped: the pid line lets ^C and the watchdog reach the command.
   const util::Millis t = std::max(req.host_timeout, util::Millis(1));
-  if (req.become.enabled) return wire_command(script, t, req.become, req.run_id);
+  if (req.become.enabled) return wire_command(script, t, req.become, req.run_id, HostWatch::off);
   if (!valid_run_id(req.run_id)) throw std::invalid_argument("session_child: not a run id: " + req.run_id);
   // The run wrapper itself, in the child's own shell (one exec fewer than
   // `exec /bin/sh -c RUN /bin/sh RUN_ID SCRIPT`, the same $0, $1 and $2).

@@ -3,7 +3,9 @@
 // status and exit signal from channel callbacks, a client-side deadline. The
 // wrapper's "[ratchet-pid]" line is taken out of stderr; with it, the host-side
 // watchdog is armed on a second channel when the command runs long (wire.h),
-// and ^C stops the command over that second channel too. The typed command
+// and ^C stops the command over that second channel too. Where no second
+// channel opens, the watchdog the wrapper started on the host for itself
+// holds the deadline, and ends the command once this connection is gone. The typed command
 // becomes its wire string here (wire_form), nowhere else on the ssh side.
 #include <fmt/format.h>
 #include <libssh/callbacks.h>
@@ -248,12 +250,14 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
       held = true;
       break;
     }
-    // A second channel needs the session back from this loop's event.
+    // A second channel needs the session back from this loop's event. Where
+    // none opens (sshd's MaxSessions 1) the wrapper's own watchdog on the host
+    // still holds: "on host" (wire.h watchdog_report).
     auto on_second_channel = [&](long long left) {
       ssh_event_remove_session(event, s);
       std::string how = arm_watchdog(s, t, req, wire, proc, left);
       ssh_event_add_session(event, s);
-      return how;
+      return watchdog_report(how, proc);
     };
     if (req.cancel && req.cancel->load()) {
       // ^C: ask sshd to signal the command (RFC 4254 §6.9); sshd refuses that
@@ -271,9 +275,10 @@ ExecResult run_channel(ssh_session s, const Target& t, const ExecRequest& req, c
       if (el >= arm_after(req.host_timeout).count()) {
         armed = true;
         r.watchdog = on_second_channel(req.host_timeout.count() - el);
-        // No host deadline (sshd refused the channel: MaxSessions 1): the
-        // client's own comes at the timeout itself, and says it may still run.
-        if (r.watchdog != "armed") deadline = std::min(deadline, start + req.host_timeout);
+        // No host deadline (sshd refused the channel and the wrapper started
+        // no watchdog of its own): the client's own comes at the timeout
+        // itself, and says it may still run.
+        if (r.watchdog != "armed" && r.watchdog != "on host") deadline = std::min(deadline, start + req.host_timeout);
       }
     }
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());

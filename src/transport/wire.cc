@@ -161,15 +161,24 @@ std::string exec_line(std::string_view go_id, size_t payload_bytes) {
 }
 
 std::string wire_command(const std::string& command, util::Millis timeout, const Become& b,
-                         std::string_view run_id) {
+                         std::string_view run_id, HostWatch w) {
   const std::string prefix = become_prefix(b);
   if (timeout.count() <= 0) return prefix + "/bin/sh -c " + util::shell_quote(command);
   if (!valid_run_id(run_id)) throw std::invalid_argument("wire_command: a run id is 16 hex digits");
+  // The wrapper's own watchdog: the deadline in ms, then its script.
+  const std::string watch =
+      w == HostWatch::on ? fmt::format(" {} {}", timeout.count(), util::shell_quote(watchdog_text())) : "";
   // In the shell that read the line: one exec fewer. `exit` ends it there,
   // so that nothing after the line on stdin is ever read as commands.
-  if (!b.enabled) return fmt::format("set -- {} {}; {}; exit", run_id, util::shell_quote(command), run_text());
-  return fmt::format("{}/bin/sh -c {} /bin/sh {} {}", prefix, util::shell_quote(run_text()), run_id,
-                     util::shell_quote(command));
+  if (!b.enabled)
+    return fmt::format("set -- {} {}{}; {}; exit", run_id, util::shell_quote(command), watch, run_text());
+  return fmt::format("{}/bin/sh -c {} /bin/sh {} {}{}", prefix, util::shell_quote(run_text()), run_id,
+                     util::shell_quote(command), watch);
+}
+
+std::string watchdog_report(const std::string& second, const RemoteProcess& p) {
+  if (second == "armed" || !p.watched) return second;
+  return "on host";
 }
 
 std::string held_output_query(std::string_view run_id, const Become& b) {

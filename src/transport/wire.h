@@ -101,15 +101,17 @@ util::Millis client_deadline(util::Millis timeout);
 /// command.
 util::Millis arm_after(util::Millis timeout);
 
-/// The sh script run as `/bin/sh -c SCRIPT /bin/sh RUN_ID COMMAND`: prints the
-/// "[ratchet-pid RUN_ID] ..." line on stderr, exports RATCHET_RUN_ID, then runs
-/// COMMAND in the same shell.
+/// The sh script run as `/bin/sh -c SCRIPT /bin/sh RUN_ID COMMAND [MS WATCHDOG]`:
+/// with MS, first starts WATCHDOG (watchdog_script()) detached on the host for
+/// itself, MS ms (HostWatch::on); prints the "[ratchet-pid RUN_ID] ..." line on
+/// stderr, exports RATCHET_RUN_ID, then runs COMMAND in the same shell.
 std::string_view run_script();
 
-/// The sh script run as `/bin/sh -c SCRIPT ratchet PID PGID TICKS MS RUN_ID`:
-/// checks the marker's numbers (exit 3 and "ratchet-watchdog: refused: ..." on
+/// The sh script run as `/bin/sh -c SCRIPT ratchet PID PGID TICKS MS RUN_ID
+/// [PARENT SESSION]`: checks the marker's numbers (exit 3 and "ratchet-watchdog: refused: ..." on
 /// stderr when they do not name the command), then detaches and ends the
-/// command MS ms from now (wire.cc says how).
+/// command MS ms from now, or once the connection that started it is gone
+/// (given PARENT and SESSION: the run wrapper's; wire.cc says how).
 std::string_view watchdog_script();
 
 /// The session shell (session_wire.h, docs/transport.md), run as
@@ -121,15 +123,22 @@ std::string new_run_id();
 /// Whether `id` is a run id (16 lowercase hex digits).
 bool valid_run_id(std::string_view id);
 
+/// Whether the run wrapper starts the watchdog on the host itself (on: the
+/// channel path and the local backend, where nothing else may reach the host
+/// in time) or leaves the deadline to the client (off: the session shell's
+/// child, whose guard takes the watchdog in band).
+enum class HostWatch { on, off };
+
 /// The sh command line for `command`, run by the /bin/sh that kExecRequest
 /// starts (exec_line's payload). timeout > 0 (ms): through run_script() with `run_id`
 /// (throws std::invalid_argument unless valid), so that its deadline can be
-/// enforced on the host: in that same shell (`set -- RUN_ID COMMAND; RUN;
-/// exit`), or under become `exec sudo -n -H [-u USER] -- /bin/sh -c RUN
-/// /bin/sh RUN_ID COMMAND` (`sudo -k -S -p '' -H ...` when b.password);
+/// enforced on the host: in that same shell (`set -- RUN_ID COMMAND [MS
+/// WATCHDOG]; RUN; exit`; MS and WATCHDOG with HostWatch::on), or under become
+/// `exec sudo -n -H [-u USER] -- /bin/sh -c RUN /bin/sh RUN_ID COMMAND [MS
+/// WATCHDOG]` (`sudo -k -S -p '' -H ...` when b.password);
 /// <= 0: `exec [sudo ...] /bin/sh -c COMMAND` (run_id unused).
 std::string wire_command(const std::string& command, util::Millis timeout, const Become& b,
-                         std::string_view run_id = {});
+                         std::string_view run_id = {}, HostWatch w = HostWatch::on);
 
 /// The wire string that lists, one "PID COMM" line each, the processes of the
 /// command sent with `run_id` (RATCHET_RUN_ID in their environment) that
@@ -141,6 +150,12 @@ std::string held_output_query(std::string_view run_id, const Become& b);
 /// same become as the command.
 std::string watchdog_command(const RemoteProcess& p, util::Millis left, const Become& b,
                              std::string_view run_id);
+
+/// What the exit event's `watchdog` records for a command whose watchdog the
+/// client asked for on a second channel: `second` ("armed", or why not) unless
+/// that failed and the run wrapper runs the watchdog on the host (p.watched):
+/// then "on host" (the deadline and the end of the connection still hold).
+std::string watchdog_report(const std::string& second, const RemoteProcess& p);
 
 /// A typed command made ready for an exec channel (both backends use it).
 struct Wire {

@@ -3,8 +3,11 @@
 // The deadline and ^C reach a command that `exec`s and starts a `setsid`
 // child through the shell's own channel (its guard, session.sh); copy and
 // fetch, which stream on a channel of their own, get the slot the idle shell
-// gives back. Everything runs against a real sshd on 127.0.0.1 and kills only
-// what the test started, by PID.
+// gives back. On `--transport channel` no second channel opens while the
+// command's own is open: the run wrapper's own watchdog on the host holds the
+// deadline, and ends the command once ratchet's connection is gone (^C).
+// Everything runs against a real sshd on 127.0.0.1 and kills only what the
+// test started, by PID.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -31,6 +34,7 @@ struct Lab {
   std::string inv = dir + "/inventory.toml";
   std::string pids = dir + "/pids";
   std::string transcript = dir + "/t.jsonl";
+  std::string transport;  ///< "" = the default; else --transport's value
 
   explicit Lab(const std::string& sshd_env = "SSHD_MAX_SESSIONS=1") : sshd(sshd_env) {
     std::ofstream(inv) << "[hosts.box]\naddress = \"127.0.0.1\"\nport = " << sshd.port()
@@ -48,7 +52,8 @@ struct Lab {
     return p;
   }
   std::string args(const std::string& pb) const {
-    return " run " + pb + " -i " + inv + " -F none --transcript " + transcript + " --artifacts " + dir + "/art";
+    return " run " + pb + " -i " + inv + " -F none --transcript " + transcript + " --artifacts " + dir + "/art" +
+           (transport.empty() ? "" : " --transport " + transport);
   }
   /// The PIDs the step wrote: its own shell (which `exec`s) and a `setsid` child.
   std::vector<pid_t> listed() const {
@@ -66,7 +71,87 @@ std::string exec_step(const std::string& pids, const std::string& extra) {
          "command = \"setsid sleep 300 & echo $! >> " + pids + "; echo $$ >> " + pids + "; exec sleep 300\"\n";
 }
 
+/// As exec_step, with the child double-forked: `setsid` started from a
+/// subshell that has exited (the child's parent is gone before the deadline).
+std::string double_fork_step(const std::string& pids, const std::string& extra) {
+  return "[[step]]\nid = \"server\"\nkind = \"run\"\n" + extra + "command = \"(setsid sleep 300 & echo $! >> " +
+         pids + "); echo $$ >> " + pids + "; exec sleep 300\"\n";
+}
+
 }  // namespace
+
+TEST_CASE("one session: on the channel path under MaxSessions 1 the deadline ends a command that execs and its "
+          "double-forked setsid child",
+          "[ssh][session]") {
+  Lab lab;
+  lab.transport = "channel";
+  std::string pb = lab.playbook(double_fork_step(lab.pids, "timeout = \"2s\"\n") +
+                                "[[step]]\nid = \"after\"\nkind = \"run\"\ncommand = \"true\"\n");
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_sh(RATCHET_BINARY + lab.args(pb));
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
+  auto list = lab.listed();
+  REQUIRE(list.size() == 2);
+  for (pid_t p : list) CHECK(wait_pid_gone(p, 5000));
+  auto tr = ratchet::transcript::read_transcript(lab.transcript);
+  auto exits = events_named(tr, "exit");
+  REQUIRE(exits.size() == 1);
+  CHECK(exits[0]["timed_out"] == true);
+  CHECK(exits[0]["signal"] == "TERM");  // the host's deadline, not the client's
+  CHECK(exits[0]["watchdog"] == "on host");  // no second channel opened: the wrapper's own watchdog
+  auto ends = events_named(tr, "step_end");
+  REQUIRE(ends.size() == 2);  // after: skipped
+  CHECK(ends[0]["step"] == "server");
+  CHECK(ends[0].value("reason", "") == "timed out");  // not "it may still run on the host"
+}
+
+TEST_CASE("one session: on the channel path under MaxSessions 1 ^C ends a command that execs and its double-forked "
+          "setsid child",
+          "[ssh][session]") {
+  Lab lab;
+  lab.transport = "channel";
+  std::string pb = lab.playbook(double_fork_step(lab.pids, "timeout = \"5m\"\n"));
+  BackgroundRatchet bg(lab.dir, lab.args(pb));
+  REQUIRE(eventually([&] { return lab.listed().size() == 2; }));
+  auto t0 = std::chrono::steady_clock::now();
+  ::kill(bg.pid, SIGINT);
+  int status = bg.wait();
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(6));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  // ratchet's connection is gone: the watchdog the wrapper started ends both.
+  for (pid_t p : lab.listed()) CHECK(wait_pid_gone(p, 5000));
+  auto tr = ratchet::transcript::read_transcript(lab.transcript);
+  auto exits = events_named(tr, "exit");
+  REQUIRE(exits.size() == 1);
+  CHECK(exits[0]["error"] == "interrupted");
+  CHECK(exits[0]["watchdog"] == "on host");
+  REQUIRE_FALSE(tr.events.empty());
+  CHECK(tr.events.back()["event"] == "run_end");
+  CHECK(tr.events.back()["status"] == "interrupted");
+}
+
+TEST_CASE("one session: ratchet exec under MaxSessions 1 ^C ends a command that execs and its double-forked setsid "
+          "child",
+          "[ssh][session]") {
+  Lab lab;
+  // exec's default transport is the channel path.
+  BackgroundRatchet bg(lab.dir, " exec box -i " + lab.inv + " -F none --timeout 5m -- '(setsid sleep 300 & echo $! >> " +
+                                    lab.pids + "); echo $$ >> " + lab.pids + "; exec sleep 300'");
+  REQUIRE(eventually([&] { return lab.listed().size() == 2; }));
+  ::kill(bg.pid, SIGINT);
+  int status = bg.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  std::ifstream err(bg.err);
+  std::stringstream said;
+  said << err.rdbuf();
+  CHECK(said.str().find("box: interrupted; the remote command ends as ratchet's connection closes") !=
+        std::string::npos);
+  for (pid_t p : lab.listed()) CHECK(wait_pid_gone(p, 5000));
+}
 
 TEST_CASE("one session: under MaxSessions 1 the deadline ends a command that execs and its setsid child",
           "[ssh][session]") {
@@ -111,6 +196,8 @@ TEST_CASE("one session: under MaxSessions 1 ^C ends a command that execs and its
 
 TEST_CASE("one session: under MaxSessions 1 copy and fetch run between session shell commands", "[ssh][session]") {
   Lab lab;
+  lab.transport = GENERATE("", "channel");  // on the channel path too: one channel at a time
+  INFO("transport " << lab.transport);
   std::filesystem::create_directories(lab.dir + "/src");
   std::ofstream(lab.dir + "/src/notes.md") << "production notes\n";
   const std::string dest = lab.dir + "/dest";
@@ -195,6 +282,8 @@ TEST_CASE("one session: a command that removes the session shell's directory is 
 TEST_CASE("one session: under MaxSessions 1 ^C during an upload leaves no temporary file on the host",
           "[ssh][session]") {
   Lab lab;
+  lab.transport = GENERATE("", "channel");
+  INFO("transport " << lab.transport);
   std::filesystem::create_directories(lab.dir + "/src");
   std::filesystem::create_directories(lab.dir + "/dest");
   // Big enough to be cut mid-way on loopback (the upload streams at some 100 MB/s).

@@ -19,15 +19,22 @@ std::string filtered(PidMarkerFilter& f, const std::string& input, size_t step) 
 
 }  // namespace
 
-TEST_CASE("parse_remote_process takes three decimal numbers", "[transport]") {
+TEST_CASE("parse_remote_process takes three decimal numbers, then ' watch' when the wrapper's watchdog runs",
+          "[transport]") {
   RemoteProcess p;
   REQUIRE(parse_remote_process("123 120 9876543210", &p));
   CHECK(p.pid == 123);
   CHECK(p.pgid == 120);
   CHECK(p.start_ticks == 9876543210ULL);
   CHECK(p.known());
+  CHECK_FALSE(p.watched);
+  REQUIRE(parse_remote_process("123 120 9876543210 watch", &p));
+  CHECK(p.pid == 123);
+  CHECK(p.start_ticks == 9876543210ULL);
+  CHECK(p.watched);
   for (const char* bad : {"", "1 2", "1 2 3 4", "1  2 3", "-1 2 3", "0 2 3", "1 0 3", "1 5 3", "5 1 3", "a 2 3",
-                          "1 2 3x", "1 2 ", " 1 2 3", "99999999999999999999999 1 1"})
+                          "1 2 3x", "1 2 ", " 1 2 3", "99999999999999999999999 1 1", "watch", " watch",
+                          "12 12 3 watch watch", "12 12 3  watch", "12 12 3 watched", "12 12 watch"})
     CHECK_FALSE(parse_remote_process(bad, &p));
 }
 

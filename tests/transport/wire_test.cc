@@ -25,10 +25,16 @@ TEST_CASE("wire_command without a deadline execs /bin/sh -c with the quoted comm
 TEST_CASE("wire_command with a deadline runs the wrapper in the shell that read the line, then exits",
           "[transport]") {
   const std::string script(run_script());
+  // The deadline (ms) and the watchdog's script follow the command: the
+  // wrapper starts that watchdog on the host for itself (HostWatch::on).
+  const std::string watch = "'" + std::string(watchdog_script()) + "'";
   CHECK(wire_command("sleep 30", milliseconds(60'000), Become{}, "0123456789abcdef") ==
-        "set -- 0123456789abcdef 'sleep 30'; " + script + "; exit");
+        "set -- 0123456789abcdef 'sleep 30' 60000 " + watch + "; " + script + "; exit");
   CHECK(wire_command("it's", milliseconds(1500), Become{}, "0123456789abcdef") ==
-        "set -- 0123456789abcdef 'it'\\''s'; " + script + "; exit");
+        "set -- 0123456789abcdef 'it'\\''s' 1500 " + watch + "; " + script + "; exit");
+  // The session shell's child leaves the deadline to the shell's guard.
+  CHECK(wire_command("sleep 30", milliseconds(60'000), Become{}, "0123456789abcdef", HostWatch::off) ==
+        "set -- 0123456789abcdef 'sleep 30'; " + script + "; exit");
   // A wrapped command needs a run id: 16 lowercase hex digits.
   for (std::string_view bad : {"", "0123456789abcde", "0123456789ABCDEF", "0123456789abcdefa", "0123456789abcdeg"})
     CHECK_THROWS_AS(wire_command("true", milliseconds(1000), Become{}, bad), std::invalid_argument);
@@ -53,12 +59,20 @@ TEST_CASE("the run, watchdog and session scripts travel single-quoted as is", "[
   }
   std::string_view s = run_script();
   // Ends by running the command in the same shell, with nothing of its own left.
-  const std::string_view tail = "eval \"unset __rg __rs __rc __c; $__rc\"";
+  const std::string_view tail = "eval \"unset __rp __rg __rd __rs __rw __rc __c; $__rc\"";
   CHECK(s.substr(s.size() - tail.size()) == tail);
   CHECK(s.find("fork") == std::string_view::npos);
-  CHECK(s.find("& ") == s.find("&& ") + 1);  // no background job: only one && and >&2
-  CHECK(s.find("&& ") == s.rfind("&& "));
-  CHECK(s.find('(') == std::string_view::npos);  // no subshell
+  // One subshell and one background job: the watchdog's start, only with a
+  // deadline given ($3), marked as ratchet's own, off the command's streams.
+  const size_t sub = s.find('(');
+  REQUIRE(sub != std::string_view::npos);
+  CHECK(s.find('(', sub + 1) == std::string_view::npos);
+  CHECK(s.rfind("if [ -n \"$3\" ]; then", sub) != std::string_view::npos);
+  CHECK(s.substr(sub).rfind("( unset RATCHET_RUN_ID; RATCHET_SELF=1; export RATCHET_SELF; "
+                            "exec </dev/null >/dev/null 2>&1; /bin/sh -c \"$4\" ratchet ",
+                            0) == 0);
+  CHECK(s.find(" & );") != std::string_view::npos);
+  CHECK(s.find(" & ") == s.rfind(" & "));
 }
 
 TEST_CASE("watchdog_command passes pid, group, start time and the ms left", "[transport]") {
@@ -73,6 +87,17 @@ TEST_CASE("watchdog_command passes pid, group, start time and the ms left", "[tr
         "exec sudo -k -S -p '' -H -- env RATCHET_SELF=1 /bin/sh -c " + script + " ratchet 4242 4240 987654 0 " + id);
 }
 
+TEST_CASE("watchdog_report: 'on host' where the second channel failed and the wrapper's watchdog runs",
+          "[transport]") {
+  RemoteProcess p{4242, 4240, 987654};
+  CHECK(watchdog_report("armed", p) == "armed");
+  CHECK(watchdog_report("watchdog: h:22: cannot open a session channel: x", p) ==
+        "watchdog: h:22: cannot open a session channel: x");
+  p.watched = true;
+  CHECK(watchdog_report("armed", p) == "armed");
+  CHECK(watchdog_report("watchdog: h:22: cannot open a session channel: x", p) == "on host");
+}
+
 TEST_CASE("become wraps the whole wire string in sudo -n -H", "[transport]") {
   const std::string script = "'" + std::string(run_script()) + "'";
   CHECK(wire_command("id -u", milliseconds(0), Become{true, ""}) ==
@@ -81,10 +106,13 @@ TEST_CASE("become wraps the whole wire string in sudo -n -H", "[transport]") {
         "exec sudo -n -H -u postgres -- /bin/sh -c 'id -u'");
   CHECK(wire_command("id -u", milliseconds(0), Become{true, "odd user"}) ==
         "exec sudo -n -H -u 'odd user' -- /bin/sh -c 'id -u'");
+  const std::string watch = " 5000 '" + std::string(watchdog_script()) + "'";
   CHECK(wire_command("id -u", milliseconds(5000), Become{true, "app"}, "00000000000000aa") ==
+        "exec sudo -n -H -u app -- /bin/sh -c " + script + " /bin/sh 00000000000000aa 'id -u'" + watch);
+  CHECK(wire_command("id -u", milliseconds(5000), Become{true, "app"}, "00000000000000aa", HostWatch::off) ==
         "exec sudo -n -H -u app -- /bin/sh -c " + script + " /bin/sh 00000000000000aa 'id -u'");
   CHECK(wire_command("id -u", milliseconds(5000), Become{false, "app"}, "00000000000000aa") ==
-        "set -- 00000000000000aa 'id -u'; " + std::string(run_script()) + "; exit");
+        "set -- 00000000000000aa 'id -u'" + watch + "; " + std::string(run_script()) + "; exit");
 }
 
 TEST_CASE("become with a password: sudo -k -S with an empty prompt, never -n", "[transport]") {
