@@ -196,7 +196,7 @@ TEST_CASE("validate without an inventory reads every key the playbook's own vars
   CHECK(r.out.find("p.toml: checked without hosts: every key the playbook's own vars and -e decide") != std::string::npos);
 }
 
-TEST_CASE("-e: a value that starts like TOML and does not parse is an error; text stays text", "[cli]") {
+TEST_CASE("extra vars (-e): a value that starts like TOML and does not parse is an error and text stays text", "[cli]") {
   Dir d;
   d.file("p.toml", kPlaybook);
   d.file("inv.toml", kInventory);

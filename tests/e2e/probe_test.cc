@@ -340,7 +340,7 @@ TEST_CASE("plan --probe as a non-root login that cannot see root's holder says c
   on_host("kill -KILL " + holder);  // the holder this test started, by its PID
 }
 
-TEST_CASE("probe: a kill with tree = true lists every process the run signals; a survivor is named in the reason and "
+TEST_CASE("probe: a kill with tree = true lists every process the run signals and a survivor is named in the reason and "
           "the recap",
           "[e2e][probe][kill]") {
   ProbeEnv e;

@@ -834,7 +834,7 @@ TEST_CASE("a relative path of any key expanded on the host is refused at its pla
                    "absolute path, got \"bin/nvidia-smi\"", 0) == 0);
 }
 
-TEST_CASE("an -e value that starts like TOML and is not TOML is an error at its column; plain text stays text",
+TEST_CASE("an -e value that starts like TOML and is not TOML is an error at its column and plain text stays text",
           "[playbook]") {
   const std::string pb = "name = \"t\"\n[[step]]\nid = \"a\"\nkind = \"run\"\ncommand = \"x\"\n";
   LoadOptions opt;
