@@ -11,7 +11,8 @@ First run:
     process holding the GPU beside the scene) never appears;
   - kill_server signalled the server by its PID file, not the orphaned worker;
   - gpus_free (verify gpus_idle: ratchet_gpus_idle) found the worker through ratchet's own
-    /proc scan (no command anywhere calls fuser or lsof) and, where nvidia-smi lists CUDA
+    /proc scan (no command anywhere calls fuser or lsof), each holder with its owner
+    (unit, container, pod, session or none, from /proc/PID/cgroup), and, where nvidia-smi lists CUDA
     processes (--smi true), in the driver's view too; escalated, and names the rung that
     freed it; its last check found every GPU idle: no process of the test user listed or
     holding a device file, memory (less the bystander's) at most max_memory_used;
@@ -123,6 +124,12 @@ def main():
     for pid, h in sorted(found.items()):
         print(f"  holder found by the /proc scan: PID {pid} ({ours.get(pid, 'NOT OURS')}) user {h['user']}, "
               f"{len(h['files'])} file(s): {' '.join(h['files'])}")
+        o = h.get("owner")
+        if not isinstance(o, dict) or not o.get("kind"):
+            fail(f"gpus_free's first check gives holder {pid} no owner: {o!r}")
+        else:
+            print(f"    owner: {o['kind']}" + "".join(f" {k}={o[k]}" for k in ("name", "id", "restart") if o.get(k))
+                  + f"; state {h.get('state', '?')}")
     caps = [f for h in found.values() for f in h["files"] if "/nvidia-caps/" in f]
     print(f"  held beneath the matched directory nvidia-caps/: {' '.join(sorted(set(caps))) or 'nothing'}")
     ge = step_end(ev, "gpus_free")
