@@ -11,7 +11,7 @@
 namespace ratchet::steps {
 
 struct Owner {
-  std::string kind;     ///< "unit", "container", "pod", "session"; "none" when nothing was found
+  std::string kind;     ///< "unit", "container", "pod", "session", "cgroup" (a path no rule knows); "none": the root cgroup
   std::string name;     ///< unit name (sglang.service), container or pod name ("" = not known)
   std::string scope;    ///< unit: "system" or "user"; container or pod: the runtime (docker, containerd, ...)
   std::string user;     ///< the user of a user unit or login session

@@ -24,6 +24,7 @@ std::string owner_words(const Value& o) {
     return restart.empty() ? s : fmt::format("{}, restart policy {}", s, restart);
   }
   if (kind == "pod") return name.empty() ? "pod " + id : fmt::format("pod {} ({})", name, id);
+  if (kind == "cgroup") return fmt::format("cgroup {} (no unit, container, pod or session: what restarts it is unknown)", name);
   if (kind == "session") return user.empty() ? "login session " + id : fmt::format("login session {} of {}", id, user);
   return "";
 }

@@ -46,6 +46,16 @@ TEST_CASE("owner: systemd system and user units, sessions, cgroup v2 and v1", "[
   CHECK(owner_field("4:memory:/process_api/af0d\n1:cpu:/\n0::/\n") == "-");
   CHECK(owner_field("0::/\n") == "-");
   CHECK(owner_field("") == "-");
+  // A cgroup no rule knows (the lent GPU machine's supervisor, a batch job): its path, never "no owner".
+  CHECK(owner_field("0::/process_api/2acf1b030f29f3b6c34bdd389ef0359d\n") ==
+        "kind=cgroup name=/process_api/2acf1b030f29f3b6c34bdd389ef0359d");
+  CHECK(owner_field("9:name=systemd:/slurm/uid_1000/job_42\n0::/\n") == "kind=cgroup name=/slurm/uid_1000/job_42");
+  auto o = steps::parse_owner("kind=cgroup name=/slurm/uid_1000/job_42");
+  REQUIRE(o);
+  CHECK(steps::describe(*o) ==
+        "cgroup /slurm/uid_1000/job_42 (no unit, container, pod or session: what restarts it is unknown)");
+  CHECK_FALSE(steps::restarts(*o));
+  CHECK(steps::owner_from(steps::to_value(*o)) == o);
 }
 
 TEST_CASE("owner: containers of Docker, containerd, CRI-O and Podman, and Kubernetes pods", "[steps][owner]") {
@@ -57,7 +67,9 @@ TEST_CASE("owner: containers of Docker, containerd, CRI-O and Podman, and Kubern
         "kind=container scope=containerd id=" + kHex64);
   CHECK(owner_field("0::/machine.slice/libpod-" + kHex64 + ".scope/container\n") ==
         "kind=container scope=podman id=" + kHex64);
-  CHECK(owner_field("0::/machine.slice/libpod-conmon-" + kHex64 + ".scope\n") == "-");
+  // Podman's monitor is not the container: its cgroup, by path.
+  CHECK(owner_field("0::/machine.slice/libpod-conmon-" + kHex64 + ".scope\n") ==
+        "kind=cgroup name=/machine.slice/libpod-conmon-" + kHex64 + ".scope");
   // Rootless Podman under a user manager: the container wins over the user unit.
   CHECK(owner_field("0::/user.slice/user-0.slice/user@0.service/user.slice/libpod-" + kHex64 + ".scope\n") ==
         "kind=container scope=podman id=" + kHex64);

@@ -363,9 +363,10 @@ ratchet_cgroup_path() { # PATH
 
 # The owner in a /proc/PID/cgroup FILE (ratchet_cgroup_path's variables): the
 # cgroup v2 path ("0::/path") first, then v1's name=systemd, then each other
-# v1 hierarchy (cgroupfs drivers put /docker/ID, /kubepods/... there). A path
-# holding a newline goes on at the next line that is not "N:...:" (v2 and
-# name=systemd only). Returns 1 when none names an owner.
+# v1 hierarchy (cgroupfs drivers put /docker/ID, /kubepods/... there); else
+# kind cgroup, the v2 (or name=systemd) path as its name. A path holding a
+# newline goes on at the next line that is not "N:...:" (v2 and name=systemd
+# only). Returns 1 when the process is in the root cgroup (or none is read).
 ratchet_cgroup_owner() { # FILE
   local _c _cur _l _other _p _r _sd _v2
   _v2='' _sd='' _other='' _cur=''
@@ -387,7 +388,13 @@ ratchet_cgroup_owner() { # FILE
     _p=${_other%%"$RATCHET_NL"*}; _other=${_other#*"$RATCHET_NL"}
     ratchet_cgroup_path "$_p" && return 0
   done
-  return 1
+  # A cgroup no rule knows (a supervisor of its own: /process_api/ID, a batch
+  # system's job): named by its path, never "no owner".
+  _p=$_v2
+  case "$_p" in ''|/) _p=$_sd ;; esac
+  case "$_p" in ''|/) return 1 ;; esac
+  RATCHET_OK=cgroup RATCHET_ON=$_p RATCHET_OS='' RATCHET_OU='' RATCHET_OI=''
+  return 0
 }
 
 # A value cached in this shell under KEY (RATCHET_OC: "|KEY=VALUE|..."):
