@@ -1,7 +1,8 @@
 #pragma once
 // The plan as JSON (docs/plan.md): the `plan --json` document, and the plan
 // file `plan --out` writes (that document plus provenance and its own digest).
-// Only this file and transcript/ expose nlohmann::json.
+// Of the headers of src/, this one, transcript/'s and playbook/json_schema.h
+// (`ratchet schema`) expose nlohmann::json (tests/util/value_test.cc holds it).
 #include <optional>
 #include <string>
 

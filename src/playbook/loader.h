@@ -1,6 +1,7 @@
 #pragma once
 // Loads and validates playbooks and inventories (docs/playbook.md). Only this
-// module includes toml++. Nothing connects before these return success.
+// module reads TOML with toml++ (util/value.cc quotes strings with it too).
+// Nothing connects before these return success.
 #include <optional>
 #include <string>
 #include <utility>

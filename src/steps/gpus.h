@@ -2,7 +2,9 @@
 // verify `gpus_idle`: the driver's view of each GPU (nvidia-smi) beside the
 // kernel's (who holds its device files, ratchet's own /proc scan), judged per
 // GPU. The host library prints both (ratchet_gpus_idle, docs/host-library.md);
-// this module reads them, finds where they disagree and gives the verdict.
+// this module reads them (gpus_view.cc), puts each GPU's two side by side and
+// finds where they disagree (gpus_associate.cc), and gives the verdict (gpus.cc;
+// the steps: gpus_view.h).
 #include <optional>
 #include <string>
 #include <string_view>

@@ -1,7 +1,8 @@
 #pragma once
 // Internal to the libssh backend (src/transport/ssh_*.cc): sessions, host keys,
-// authentication, exec channels. Only ssh_*.h include libssh; everything else
-// reaches the backend through transport.h.
+// authentication, exec channels. Only the backend's headers (ssh_*.h,
+// keepalive.h, session_shell.h) include libssh; everything else reaches the
+// backend through transport.h.
 #include <libssh/libssh.h>
 
 #include <optional>

@@ -194,7 +194,11 @@ class Transport {
   virtual ~Transport() = default;
   /// Opens the session. Returns nullopt on success and fills *info.
   virtual std::optional<ConnectError> connect(ConnectInfo* info) = 0;
-  /// Runs one command on its own channel (one session per host, a channel per command).
+  /// Runs one command and returns its result. Over ssh, one session per host:
+  /// with ExecMode::session the command runs in the session shell, on the one
+  /// channel that shell keeps open (docs/transport.md); with ExecMode::channel,
+  /// with a stdin_file or stdout_fd, or once the shell could not start, on an
+  /// exec channel of its own. The local backend runs /bin/sh -c.
   virtual ExecResult exec(const ExecRequest& req) = 0;
   /// Closes the session; safe to call twice.
   virtual void close() = 0;

@@ -1,8 +1,8 @@
 #pragma once
 // A value as data, the shapes a TOML file holds: null (absent), a boolean, an
 // integer, a float, a string, an array or a table. Vars, the template scope and
-// per-GPU evidence are Values; JSON is only how the plan file and the transcript
-// write one (transcript/value_json.h).
+// per-GPU evidence are Values; JSON is how the plan file and the transcript
+// write one, and how a template renders a table (transcript/value_json.h).
 
 #include <concepts>
 #include <cstddef>
