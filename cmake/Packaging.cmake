@@ -45,7 +45,7 @@ install(FILES ${pkg}/completions/ratchet.bash DESTINATION ${CMAKE_INSTALL_DATADI
 install(FILES ${pkg}/completions/_ratchet DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
 install(FILES ${pkg}/completions/ratchet.fish DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
 set(doc ${CMAKE_INSTALL_DATADIR}/doc/ratchet)
-install(FILES README.md ${pkg}/copyright ${gen}/changelog.gz DESTINATION ${doc})
+install(FILES README.md ARCHITECTURE.md ${pkg}/copyright ${gen}/changelog.gz DESTINATION ${doc})
 install(DIRECTORY docs/ DESTINATION ${doc}/docs)
 install(DIRECTORY examples/ playbooks DESTINATION ${doc}/examples)
 
