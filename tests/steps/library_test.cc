@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "steps/holders.h"
 #include "steps/library.h"
@@ -746,4 +747,49 @@ TEST_CASE("holders: a mapped node or file whose name was removed is held (map_fi
   REQUIRE(h.size() == 1);
   CHECK(h[0].pid == c.pid());
   CHECK(h[0].files == std::vector<std::string>{d + "/f"});
+}
+
+namespace {
+
+/// Fields 3.. of /proc/PID/stat (state first), read here after the last ')':
+/// what the library's one stat reader must agree with.
+std::vector<std::string> stat_fields_of(pid_t pid) {
+  std::string s = testing::read_file("/proc/" + std::to_string(pid) + "/stat");
+  std::vector<std::string> out;
+  const size_t close = s.rfind(')');
+  if (close == std::string::npos) return out;
+  std::istringstream in(s.substr(close + 1));
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("stat fields: start, state, parent and liveness come from one reader, after the last ) of a comm with parens, blanks and a newline",
+          "[steps][library]") {
+  std::string d = stand_ins({});
+  // comm (15 bytes) "x) R 1 (y\n) Z 2": a parser that cut at the first ") " would read state R.
+  const std::string bin = d + "/x) R 1 (y\n) Z 2";
+  REQUIRE(run_sh("cp /bin/sleep \"$(printf '" + d + "/x) R 1 (y\\n) Z 2')\"").code == 0);
+  REQUIRE(std::filesystem::exists(bin));
+  OwnedProcess p("exec \"$(printf '" + d + "/x) R 1 (y\\n) Z 2')\" 300");
+  REQUIRE(eventually([&] { return testing::read_file("/proc/" + std::to_string(p.pid()) + "/comm") == "x) R 1 (y\n) Z 2\n"; }));
+  const auto f = stat_fields_of(p.pid());
+  REQUIRE(f.size() > 20);
+  CHECK(f[0] == "S");
+  const std::string pid = std::to_string(p.pid());
+  auto r = lib("ratchet_start " + pid + "; ratchet_state " + pid + "; ratchet_stat_fields " + pid +
+               "; printf '%s %s %s\\n' \"$RATCHET_STATE\" \"$RATCHET_PPID\" \"$RATCHET_TICKS\"");
+  CHECK(r.out == f[19] + "\nS\nS " + f[1] + " " + f[19] + "\n");
+  CHECK(f[1] == std::to_string(getpid()));
+  // Liveness: the same start time is this process, another is a recycled PID.
+  CHECK(lib("ratchet_same_alive " + pid + " " + f[19]).code == 0);
+  CHECK(lib("ratchet_same_alive " + pid + " " + std::to_string(std::stoll(f[19]) + 1)).code == 1);
+  // A PID no process can have (above Linux's largest pid_max): nothing printed, all fields "".
+  r = lib("ratchet_start 4194305; ratchet_state 4194305; ratchet_stat_fields 4194305; "
+          "printf '[%s%s%s]\\n' \"$RATCHET_STATE\" \"$RATCHET_PPID\" \"$RATCHET_TICKS\"; ratchet_same_alive 4194305 1");
+  CHECK(r.out == "[]\n");
+  CHECK(r.code == 1);
+  // No stat_word is left: one reader of /proc/PID/stat.
+  CHECK(lib("command -v ratchet_stat_word").code != 0);
 }

@@ -122,42 +122,41 @@ ratchet_kthreads() { ratchet_with_stats awk '$1 == 2 || $2 == 2 { print $1 }'; }
 # Milliseconds since boot (/proc/uptime), for deadlines that hold under load.
 ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
-# Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat; the
-# comm field may hold spaces and parentheses, so cut after the last ") ").
-# (Shell builtins only: the lines joined by blanks, cut after the last ") ",
-# split at blanks.)
-ratchet_start() { ratchet_stat_word "$1" 20; }
-
-# Field N+2 of /proc/PID/stat (N counts from the state, field 3, as 1), as
-# ratchet_start reads it; nothing when PID is gone.
-ratchet_stat_word() { # PID N
+# Sets RATCHET_STATE (state letter, field 3), RATCHET_PPID (field 4) and
+# RATCHET_TICKS (start ticks since boot, field 22) of PID from /proc/PID/stat;
+# all "" when it is gone. The one reader of /proc/PID/stat here: the comm
+# field may hold spaces, parentheses and newlines, so the lines are joined by
+# blanks and the fields are those after the last ") ". Shell builtins only
+# (no process: it is polled, and must work at the login's process limit).
+ratchet_stat_fields() { # PID
   local _l _st
-  _st='' _l=''
+  RATCHET_STATE='' RATCHET_TICKS='' RATCHET_PPID='' _st='' _l=''
   { while IFS= read -r _l; do _st="$_st$_l "; done < "/proc/$1/stat"; } 2>/dev/null || [ -n "$_st$_l" ] || return 0
   _st="$_st$_l"
-  [ -n "$_st" ] || return 0
+  case "$_st" in *") "*) ;; *) return 0 ;; esac
   _st=${_st##*) }
-  set -- "$2" "$_st"
   # shellcheck disable=SC2086  # the stat fields, split at blanks on purpose
-  { set -f; set -- "$1" $2; set +f; }
-  eval "printf '%s\\n' \"\${$(($1 + 1)):-}\""
+  { set -f; set -- $_st; set +f; }
+  RATCHET_STATE=${1:-} RATCHET_PPID=${2:-} RATCHET_TICKS=${20:-}
 }
 
-# The state of PID (R, S, D, T, t, Z, ...: /proc/PID/stat field 3).
-ratchet_state() { ratchet_stat_word "$1" 1; }
+# Start time of PID in clock ticks since boot (/proc/PID/stat field 22, as
+# ratchet_stat_fields reads it); nothing when PID is gone.
+ratchet_start() { ratchet_stat_fields "$1"; [ -z "$RATCHET_TICKS" ] || printf '%s\n' "$RATCHET_TICKS"; }
+
+# The state of PID (R, S, D, T, t, Z, ...: /proc/PID/stat field 3, as
+# ratchet_stat_fields reads it); nothing when PID is gone.
+ratchet_state() { ratchet_stat_fields "$1"; [ -z "$RATCHET_STATE" ] || printf '%s\n' "$RATCHET_STATE"; }
 
 # True when PID is alive and still the process that started at TICKS (a
 # different start time is a recycled PID). A zombie is dead unless another
 # thread of its thread group still runs (a leader that returned while a worker
 # thread keeps the device): the group is gone only when every thread is.
 ratchet_same_alive() {
-  local _st
-  _st=$(tr '\n' ' ' 2>/dev/null < "/proc/$1/stat" | sed 's/^.*) //') || return 1
-  [ -n "$_st" ] || return 1
-  # shellcheck disable=SC2086  # the stat fields, split at spaces on purpose
-  set -- "$1" "$2" $_st
-  [ "${22}" = "$2" ] || return 1
-  case "$3" in
+  ratchet_stat_fields "$1"
+  [ -n "$RATCHET_TICKS" ] || return 1
+  [ "$RATCHET_TICKS" = "$2" ] || return 1
+  case "$RATCHET_STATE" in
     X) return 1 ;;
     Z) ratchet_live_threads "$1" ;;
     *) return 0 ;;
@@ -239,21 +238,6 @@ ratchet_self() { # PID...
     grep -q -F "ratchet-session: the host library $_d/l is gone" "$_d/w" 2>/dev/null && printf '%s wrapper\n' "$_p"
   done
   return 0
-}
-
-# Sets RATCHET_STATE (state letter), RATCHET_TICKS (start ticks) and
-# RATCHET_PPID of PID from /proc/PID/stat (shell builtins only, as
-# ratchet_start); all "" when it is gone.
-ratchet_stat_fields() { # PID
-  local _l _st
-  RATCHET_STATE='' RATCHET_TICKS='' RATCHET_PPID='' _st='' _l=''
-  { while IFS= read -r _l; do _st="$_st$_l "; done < "/proc/$1/stat"; } 2>/dev/null || [ -n "$_st$_l" ] || return 0
-  _st="$_st$_l"
-  case "$_st" in *") "*) ;; *) return 0 ;; esac
-  _st=${_st##*) }
-  # shellcheck disable=SC2086  # the stat fields, split at blanks on purpose
-  { set -f; set -- $_st; set +f; }
-  RATCHET_STATE=${1:-} RATCHET_PPID=${2:-} RATCHET_TICKS=${20:-}
 }
 
 # Prints the process line for PID (see header); nothing when it is gone.
