@@ -137,6 +137,28 @@ std::vector<Unkillable> parse_unkillable(std::string_view text) {
   return out;
 }
 
+std::string traced_text(const Traced& t) {
+  return fmt::format("PID {}{} is stopped by its tracer PID {} ({}): CONT does not resume it; detach or end the tracer",
+                     t.pid, t.comm.empty() ? "" : " (" + t.comm + ")", t.tracer_pid, t.tracer_comm);
+}
+
+std::vector<Traced> parse_traced(std::string_view text) {
+  std::vector<Traced> out;
+  std::map<long long, std::string> comm;
+  for (const auto& h : parse_process_lines(text, "alive")) comm[h.pid] = h.comm;
+  for (auto line : split(text, '\n')) {
+    auto f = split(line, '\t');
+    Traced t;
+    if (f.size() != 4 || f[0] != "traced" || !to_ll(f[1], &t.pid) || !to_ll(f[2], &t.tracer_pid) ||
+        t.tracer_pid == 0)
+      continue;
+    t.tracer_comm = f[3].empty() ? "?" : std::string(f[3]);
+    if (auto c = comm.find(t.pid); c != comm.end()) t.comm = c->second;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 std::vector<Holder> parse_process_lines(std::string_view text, std::string_view tag) {
   std::vector<Holder> out;
   std::set<long long> seen;

@@ -56,6 +56,17 @@ struct Unkillable {
   bool operator==(const Unkillable&) const = default;
 };
 
+/// A survivor of a kill in tracing stop (state t; the host library's `traced`
+/// line): CONT does not resume it, only its tracer (a debugger, strace) can;
+/// a signal other than KILL stays pending until it runs again.
+struct Traced {
+  long long pid = 0;
+  std::string comm;         ///< from the survivor's process line; "" when none was printed
+  long long tracer_pid = 0;  ///< TracerPid of /proc/PID/status
+  std::string tracer_comm;   ///< "?" when unreadable
+  bool operator==(const Traced&) const = default;
+};
+
 /// "PID 4242 holds /x/nvidia0 of mount namespace 4026532711: same device 195:0 as /dev/nvidia0"
 /// (no namespace named when it is the scan's own; "the deleted node /x/nvidia0"
 /// when it has no name left; a name with a control byte in quotes, escaped).
@@ -72,6 +83,14 @@ std::string unkillable_text(const Unkillable& u);
 /// The `unkillable` lines of a kill's output, each with the comm of its
 /// `alive` line.
 std::vector<Unkillable> parse_unkillable(std::string_view text);
+
+/// "PID N (comm) is stopped by its tracer PID T (gdb): CONT does not resume it;
+/// detach or end the tracer".
+std::string traced_text(const Traced& t);
+
+/// The `traced` lines of a kill's output ("traced PID TRACER_PID TRACER_COMM"),
+/// each with the comm of its `alive` line; malformed lines are skipped.
+std::vector<Traced> parse_traced(std::string_view text);
 
 /// Decodes one %-encoded file field of a process line (%25, %09, %0A: any
 /// %XX); a '%' not followed by two hex digits stays as it is.

@@ -229,6 +229,10 @@ void on_evidence(Page&, const json& e, const std::string&, std::string& b) {
     for (const auto& u : e["unkillable"])
       lines += fmt::format("          unkillable PID {} ({}) in state {}, wchan {}\n", str(u, "pid"), str(u, "comm"),
                            str(u, "state"), str(u, "wchan"));
+  if (e.contains("traced") && e["traced"].is_array())
+    for (const auto& t : e["traced"])
+      lines += fmt::format("          traced PID {} ({}) is stopped by its tracer PID {} ({})\n", str(t, "pid"),
+                           str(t, "comm"), str(t, "tracer_pid"), str(t, "tracer_comm"));
   if (e.contains("gpus"))
     if (const util::Value gpus = from_json(e["gpus"]); util::is_gpu_evidence(gpus))
       for (const auto& l : util::gpu_lines(gpus)) lines += "          " + l + "\n";

@@ -1,10 +1,12 @@
 // Signals that arrive (issue 27, item 3), on a real sshd on 127.0.0.1 as root:
 // a holder stopped with SIGSTOP gets CONT right after TERM, so the TERM rung
-// succeeds; a holder in uninterruptible sleep (R21: a cgroup v1 freezer this
-// test creates, FROZEN: state D) survives KILL, is named unkillable with its
-// wchan, and the step stops escalating: no further rung, no retry. The
-// freezer is thawed and removed in cleanup, always; the holders are stand-ins
-// this test started, killed by PID.
+// succeeds; a holder in tracing stop (a stand-in tracer,
+// tests/support/tracer.cc) survives TERM named with its tracer, and a KILL
+// rung ends it; a holder in uninterruptible sleep (R21: a cgroup v1 freezer
+// this test creates, FROZEN: state D) survives KILL, is named unkillable with
+// its wchan, and the step stops escalating: no further rung, no retry. The
+// freezer is thawed and removed in cleanup, always; the holders and tracers
+// are stand-ins this test started, killed by PID.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -97,6 +99,48 @@ TEST_CASE("a stopped holder gets CONT after TERM: the graceful rung succeeds", "
   CHECK(eventually([&] { return !holder.alive(); }));
   CHECK(outputs_of(ev, "stop").find("continued\t" + pid + "\t") != std::string::npos);  // the transcript shows the CONT
   CHECK(note == "PID " + pid + " (sleep) was stopped: CONT sent after the signal");
+}
+
+TEST_CASE("a holder its tracer keeps in tracing stop survives TERM named with its tracer, and a KILL rung ends it",
+          "[ssh][stuck_holder]") {
+  Host h;
+  const std::string f = h.dir + "/dev2", g = h.dir + "/dev3";
+  write_file(f, "");
+  write_file(g, "");
+  OwnedProcess held("exec sleep 300 3<'" + f + "'");
+  OwnedProcess held2("exec sleep 300 3<'" + g + "'");
+  REQUIRE(eventually([&] { return state_of(held.pid()) == "S" && state_of(held2.pid()) == "S"; }));
+  OwnedProcess tracer(std::string("exec ") + RATCHET_TRACER + " " + std::to_string(held.pid()));
+  OwnedProcess tracer2(std::string("exec ") + RATCHET_TRACER + " " + std::to_string(held2.pid()));
+  REQUIRE(eventually([&] { return state_of(held.pid()) == "t" && state_of(held2.pid()) == "t"; }));
+  const std::string pid = std::to_string(held.pid()), tpid = std::to_string(tracer.pid());
+  // A TERM-only step fails naming the tracer; a TERM step with a KILL rung escalates.
+  auto ev = h.run("[[step]]\nid = \"term\"\nkind = \"kill\"\nsignal = \"TERM\"\nwait = \"1s\"\non_failure = \"continue\"\n"
+                  "holders_of = [\"" + f + "\"]\n"
+                  "[[step]]\nid = \"harder\"\nkind = \"kill\"\nsignal = \"TERM\"\nwait = \"1s\"\nholders_of = [\"" + g + "\"]\n"
+                  "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + g + "\"]\n  signal = \"KILL\"\n  wait = \"2s\"\n");
+  json term_end, harder_end, traced;
+  for (const auto& e : ev) {
+    if (e["event"] == "step_end" && e["step"] == "term") term_end = e;
+    if (e["event"] == "step_end" && e["step"] == "harder") harder_end = e;
+    if (e["event"] == "evidence" && e["step"] == "term" && e.contains("traced")) traced = e["traced"];
+  }
+  CHECK(term_end["status"] == "failed");
+  CHECK(term_end.value("reason", "").rfind("PID " + pid + " (sleep) is stopped by its tracer PID " + tpid +
+                                               " (tracer): CONT does not resume it; detach or end the tracer; then the "
+                                               "check: ",
+                                           0) == 0);
+  REQUIRE(traced.is_array());
+  REQUIRE(traced.size() == 1);
+  CHECK(traced[0]["pid"] == held.pid());
+  CHECK(traced[0]["comm"] == "sleep");
+  CHECK(traced[0]["tracer_pid"] == tracer.pid());
+  CHECK(traced[0]["tracer_comm"] == "tracer");
+  CHECK(state_of(held.pid()) == "t");  // TERM is pending: the tracer still holds it
+  CHECK(harder_end["status"] == "escalated");
+  CHECK(harder_end["rung"] == 1);
+  // KILL ended it: a zombie its tracer has not reaped, or gone.
+  CHECK(eventually([&] { return state_of(held2.pid()) == "Z" || state_of(held2.pid()).empty(); }));
 }
 
 TEST_CASE("a holder in state D that survives KILL is named unkillable and the step stops escalating",

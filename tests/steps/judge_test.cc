@@ -232,3 +232,28 @@ TEST_CASE("a kill's survivor of KILL in state D is named unkillable with its wch
   CHECK(v.unkillable.empty());
   CHECK(v.reason == "PID 8 (sleep) was stopped: CONT sent after the signal");
 }
+
+TEST_CASE("a kill's survivor in tracing stop is named with its tracer, not as resumed by CONT", "[steps]") {
+  Command act;
+  act.role = Role::action;
+  act.judge = Judge::kill_action;
+  const std::string out =
+      "signalled\t8\troot\t1\t1.0\tsleep\tsleep 9\tt\t-\t/d\n"
+      "continued\t8\troot\t1\t1.0\tsleep\tsleep 9\tt\t-\t/d\n"
+      "signalled\t9\troot\t1\t1.0\tsleep\tsleep 9\tT\t-\t/d\n"
+      "continued\t9\troot\t1\t1.0\tsleep\tsleep 9\tT\t-\t/d\n"
+      "alive\t8\troot\t1\t1.0\tsleep\tsleep 9\tt\t-\t/d\n"
+      "traced\t8\t77\tgdb\n"
+      "traced\t5\t0\tnone\n"       // TracerPid 0: no tracer, skipped
+      "traced\tx\t77\tgdb\n";      // malformed: skipped
+  auto v = judge_action(act, exec_result(0, out, ""), {0});
+  CHECK(v.holds);
+  REQUIRE(v.traced.size() == 1);
+  CHECK(v.traced[0] == Traced{8, "sleep", 77, "gdb"});
+  CHECK(v.reason == "PID 9 (sleep) was stopped: CONT sent after the signal; PID 8 (sleep) is stopped by its tracer "
+                    "PID 77 (gdb): CONT does not resume it; detach or end the tracer");
+  // A tracer whose comm could not be read; a survivor with no alive line.
+  auto t = parse_traced("traced\t8\t77\t\n");
+  REQUIRE(t.size() == 1);
+  CHECK(traced_text(t[0]) == "PID 8 is stopped by its tracer PID 77 (?): CONT does not resume it; detach or end the tracer");
+}

@@ -793,3 +793,62 @@ TEST_CASE("stat fields: start, state, parent and liveness come from one reader, 
   // No stat_word is left: one reader of /proc/PID/stat.
   CHECK(lib("command -v ratchet_stat_word").code != 0);
 }
+
+namespace {
+
+/// The state letter of PID (/proc/PID/stat field 3); "" when it is gone.
+std::string state_of(pid_t pid) {
+  const auto f = stat_fields_of(pid);
+  return f.empty() ? "" : f[0];
+}
+
+/// TracerPid of PID (/proc/PID/status); -1 when unreadable.
+long long tracer_of(pid_t pid) {
+  auto r = run_sh("awk '$1 == \"TracerPid:\" { print $2 }' /proc/" + std::to_string(pid) + "/status");
+  return r.out.empty() ? -1 : std::stoll(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("kill TERM of a holder its tracer keeps in tracing stop: CONT cannot resume it, it is named with its tracer, KILL ends it",
+          "[steps][library][kill]") {
+  std::string d = stand_ins({"nvidia0"});
+  OwnedProcess held("exec 3<" + d + "/nvidia0; exec sleep 301");
+  REQUIRE(eventually([&] { return fd_count(held.pid(), d) == 1; }));
+  OwnedProcess tracer(std::string("exec ") + RATCHET_TRACER + " " + std::to_string(held.pid()));
+  REQUIRE(eventually([&] { return state_of(held.pid()) == "t" && tracer_of(held.pid()) == tracer.pid(); }));
+  const std::string pid = std::to_string(held.pid());
+
+  auto r = lib("ratchet_kill --signal TERM --wait-ms 300 holders_of '" + d + "/nvidia0'");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("continued\t" + pid + "\t") != std::string::npos);  // CONT was sent, and did nothing
+  auto alive = steps::parse_process_lines(r.out, "alive");
+  REQUIRE(alive.size() == 1);
+  CHECK(alive[0].pid == held.pid());
+  CHECK(alive[0].state == "t");
+  auto t = steps::parse_traced(r.out);
+  REQUIRE(t.size() == 1);
+  CHECK(t[0] == steps::Traced{held.pid(), "sleep", tracer.pid(), "tracer"});
+  CHECK(steps::traced_text(t[0]) == "PID " + pid + " (sleep) is stopped by its tracer PID " +
+                                        std::to_string(tracer.pid()) +
+                                        " (tracer): CONT does not resume it; detach or end the tracer");
+  CHECK(state_of(held.pid()) == "t");  // TERM pending, the tracer still holds it
+
+  // KILL ends a traced process (a zombie its tracer has not reaped: dead to the check).
+  auto k = lib("ratchet_kill --signal KILL --wait-ms 2000 holders_of '" + d + "/nvidia0'");
+  INFO(k.out << k.err);
+  CHECK(steps::parse_process_lines(k.out, "signalled").size() == 1);
+  CHECK(steps::parse_process_lines(k.out, "alive").empty());
+  CHECK(steps::parse_traced(k.out).empty());
+  CHECK(eventually([&] { return state_of(held.pid()) == "Z" || state_of(held.pid()).empty(); }));
+  CHECK(lib("ratchet_no_holders -- '" + d + "/nvidia0'").code == 0);
+}
+
+TEST_CASE("tracer: an untraced process has no traced line", "[steps][library][kill]") {
+  OwnedProcess p("exec sleep 302");
+  REQUIRE(eventually([&] { return state_of(p.pid()) == "S"; }));
+  auto r = lib("ratchet_tracer " + std::to_string(p.pid()) + "; ratchet_tracer 4194305");
+  CHECK(r.code == 0);
+  CHECK(r.out == "");
+}

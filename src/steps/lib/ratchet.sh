@@ -1175,12 +1175,29 @@ ratchet_parents() { # [clock]
   done
 }
 
+# PID's tracer (TracerPid in /proc/PID/status: a debugger, strace), as
+# "traced<TAB>PID<TAB>TRACER_PID<TAB>TRACER_COMM" (a tab in the comm a blank,
+# "?" unreadable); nothing when none traces it (0), or it is gone. Shell
+# builtins only. A tracer in another PID namespace reads as 0: none named.
+ratchet_tracer() { # PID
+  local _c _k _v _x
+  _v=''
+  { while read -r _k _v _x; do [ "$_k" = TracerPid: ] && break; _v=''; done < "/proc/$1/status"; } 2>/dev/null
+  case "$_v" in ''|0|*[!0-9]*) return 0 ;; esac
+  _c=''
+  { IFS= read -r _c < "/proc/$_v/comm"; } 2>/dev/null
+  case "$_c" in *"$RATCHET_TAB"*) _c=$(printf '%s' "$_c" | tr '\t' ' ') ;; esac
+  printf 'traced\t%s\t%s\t%s\n' "$1" "$_v" "${_c:-?}"
+}
+
 # Kill action: select, add the tree (TREE=1), re-check each PID's start time
 # right before its signal, then wait up to WAIT_MS for the targets to die.
 # Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID),
 # "continued<TAB>line" (a stopped process sent CONT after TERM, INT, HUP or
 # QUIT), "alive<TAB>line" for survivors, "unkillable<TAB>PID<TAB>D<TAB>WCHAN"
-# for a survivor of KILL in uninterruptible sleep, and holders_of's node lines;
+# for a survivor of KILL in uninterruptible sleep, a `traced` line
+# (ratchet_tracer) for a survivor in tracing stop (state t: CONT does not
+# resume it, only its tracer can), and holders_of's node lines;
 # right before the signals, the clock and each target's parent
 # (ratchet_parents clock), for respawns.
 ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
@@ -1224,13 +1241,17 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
   done
   # KILL cannot end a process in uninterruptible sleep (state D: a wedged
   # driver, a frozen cgroup) until the kernel releases it: named, with where it waits.
+  # A survivor in tracing stop (state t) runs again only when its tracer
+  # resumes it or goes: named with its tracer.
   case "$_sig" in KILL|SIGKILL|9) _kill=1 ;; *) _kill= ;; esac
   printf '%s\n' "$_sel" | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
-    ratchet_same_alive "$_p" "$_t" || continue
+    ratchet_same_alive "$_p" "$_t" || continue  # (it read RATCHET_STATE)
     printf 'alive\t%s\n' "$_l"
-    if [ -n "$_kill" ] && [ "$(ratchet_state "$_p")" = D ]; then
+    if [ -n "$_kill" ] && [ "$RATCHET_STATE" = D ]; then
       _w=$(cat "/proc/$_p/wchan" 2>/dev/null); printf 'unkillable\t%s\tD\t%s\n' "$_p" "${_w:-?}"
+    elif [ "$RATCHET_STATE" = t ]; then
+      ratchet_tracer "$_p"
     fi
   done
   return 0
