@@ -59,8 +59,17 @@ namespace {
 
 util::Value unkillable_value(const std::vector<steps::Unkillable>& us) {
   util::Value out = util::Value::array();
-  for (const auto& u : us)
-    out.push_back(util::Value::table({{"pid", u.pid}, {"comm", u.comm}, {"state", u.state}, {"wchan", u.wchan}}));
+  for (const auto& u : us) {
+    util::Value v = util::Value::table({{"pid", u.pid}, {"comm", u.comm}, {"state", u.state}, {"wchan", u.wchan}});
+    if (!u.frozen.empty()) {
+      util::Value frozen = util::Value::array();
+      for (const auto& c : u.frozen)
+        frozen.push_back(util::Value::table(
+            {{"version", std::string(steps::name(c.version))}, {"cgroup", c.dir}, {"thaw", steps::thaw_command(c)}}));
+      v["frozen"] = std::move(frozen);
+    }
+    out.push_back(std::move(v));
+  }
   return out;
 }
 

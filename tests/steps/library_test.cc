@@ -852,3 +852,54 @@ TEST_CASE("tracer: an untraced process has no traced line", "[steps][library][ki
   CHECK(r.code == 0);
   CHECK(r.out == "");
 }
+
+TEST_CASE("frozen: the v1 freezer and v2 cgroups that froze a process are named, nearest first, and none when thawed",
+          "[steps][library][kill]") {
+  // A stand-in /sys/fs/cgroup: v1 hierarchies beside v2 at ROOT/unified.
+  const std::string root = testing::temp_dir("ratchet-cgroups");
+  auto put = [&](const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(root + rel).parent_path());
+    testing::write_file(root + rel, text);
+  };
+  put("/unified/cgroup.controllers", "cpu io\n");
+  put("/unified/a/cgroup.freeze", "1\n");
+  put("/unified/a/b/cgroup.freeze", "0\n");
+  put("/unified/a/b/c/cgroup.freeze", "1\n");
+  put("/freezer/x/freezer.self_freezing", "1\n");
+  put("/freezer/x/y/freezer.self_freezing", "0\n");
+  put("/memory/x/y/freezer.self_freezing", "1\n");  // not the freezer hierarchy: never read
+  const std::string cg = root + "/cgroup";
+  testing::write_file(cg, "9:name=systemd:/\n6:freezer:/x/y\n4:memory:/x/y\n0::/a/b/c\n");
+  auto r = lib("ratchet_frozen 7 '" + cg + "' '" + root + "'");
+  CHECK(r.code == 0);
+  CHECK(r.out == "frozen\t7\tv1\t" + root + "/freezer/x\n" + "frozen\t7\tv2\t" + root + "/unified/a/b/c\n" +
+                     "frozen\t7\tv2\t" + root + "/unified/a\n");
+  auto u = steps::parse_unkillable("alive\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tD:__refrigerator\t-\t/d\n"
+                                   "unkillable\t7\tD\t__refrigerator\n" + r.out);
+  REQUIRE(u.size() == 1);
+  CHECK(u[0].frozen == std::vector<steps::FrozenCgroup>{{steps::FrozenCgroup::Version::v1, root + "/freezer/x"},
+                                                        {steps::FrozenCgroup::Version::v2, root + "/unified/a/b/c"},
+                                                        {steps::FrozenCgroup::Version::v2, root + "/unified/a"}});
+
+  // cgroup v2 alone (its mount at ROOT), a cgroup name with a tab: %-encoded, one field.
+  const std::string v2 = testing::temp_dir("ratchet-cgroups");
+  std::filesystem::create_directories(v2 + "/k\tl");
+  testing::write_file(v2 + "/cgroup.controllers", "\n");
+  testing::write_file(v2 + "/k\tl/cgroup.freeze", "1\n");
+  testing::write_file(v2 + "/cgroup", "0::/k\tl\n");
+  r = lib("ratchet_frozen 8 '" + v2 + "/cgroup' '" + v2 + "'");
+  CHECK(r.out == "frozen\t8\tv2\t" + v2 + "/k%09l\n");
+  u = steps::parse_unkillable("unkillable\t8\tD\tx\n" + r.out);
+  REQUIRE(u.size() == 1);
+  REQUIRE(u[0].frozen.size() == 1);
+  CHECK(u[0].frozen[0].dir == v2 + "/k\tl");
+
+  // Thawed, or a cgroup file that cannot be read: nothing.
+  testing::write_file(root + "/unified/a/cgroup.freeze", "0\n");
+  testing::write_file(root + "/unified/a/b/c/cgroup.freeze", "0\n");
+  testing::write_file(root + "/freezer/x/freezer.self_freezing", "0\n");
+  CHECK(lib("ratchet_frozen 7 '" + cg + "' '" + root + "'").out == "");
+  r = lib("ratchet_frozen 7 '" + root + "/none' '" + root + "'");
+  CHECK(r.code == 0);
+  CHECK(r.out == "");
+}

@@ -1175,6 +1175,53 @@ ratchet_parents() { # [clock]
   done
 }
 
+# The frozen cgroups PID is in, one "frozen<TAB>PID<TAB>VERSION<TAB>DIR" line
+# each (DIR the cgroup's directory, %-encoded), nearest first: its tasks do not
+# run, so a pending KILL waits until it is thawed. v2: the cgroup of the
+# "0::/PATH" line or an ancestor whose cgroup.freeze is 1, under the cgroup2
+# mount (ROOT, or ROOT/unified beside v1 hierarchies); v1: the freezer
+# hierarchy's cgroup or an ancestor that froze itself (freezer.self_freezing
+# 1) under ROOT/freezer. Nothing when none is (or /proc/PID/cgroup is
+# unreadable). CGROUP_FILE and ROOT (a test's) replace /proc/PID/cgroup and
+# /sys/fs/cgroup. Shell builtins only, but a subshell for each line printed.
+ratchet_frozen() { # PID [CGROUP_FILE [ROOT]]
+  local _c _l _m _p _r _root
+  _root=${3:-/sys/fs/cgroup}
+  { while IFS= read -r _l || [ -n "$_l" ]; do
+      case "$_l" in [0-9]*:*:/*) ;; *) continue ;; esac
+      _r=${_l#*:}; _c=${_r%%:*}; _p=${_r#*:}
+      case "${_l%%:*}:$_c" in
+        0:)
+          for _m in "$_root" "$_root/unified"; do
+            [ -f "$_m/cgroup.controllers" ] || continue
+            ratchet_frozen_walk "$1" v2 "$_m" "$_p" cgroup.freeze
+            break
+          done ;;
+        *)
+          case ",$_c," in *,freezer,*) ;; *) continue ;; esac
+          for _m in "$_root/freezer" "$_root/$_c"; do
+            [ -d "$_m$_p" ] || continue
+            ratchet_frozen_walk "$1" v1 "$_m" "$_p" freezer.self_freezing
+            break
+          done ;;
+      esac
+    done < "${2:-/proc/$1/cgroup}"; } 2>/dev/null
+  return 0
+}
+
+# ratchet_frozen's walk from MOUNT/PATH up to (not into) MOUNT: a "frozen" line
+# for each directory whose FILE reads 1.
+ratchet_frozen_walk() { # PID VERSION MOUNT PATH FILE
+  local _d _v
+  _d=$4
+  while [ -n "$_d" ] && [ "$_d" != / ]; do
+    _v=''
+    { read -r _v < "$3$_d/$5"; } 2>/dev/null
+    [ "$_v" != 1 ] || printf 'frozen\t%s\t%s\t%s\n' "$1" "$2" "$(ratchet_esc_path "$3$_d")"
+    _d=${_d%/*}
+  done
+}
+
 # PID's tracer (TracerPid in /proc/PID/status: a debugger, strace), as
 # "traced<TAB>PID<TAB>TRACER_PID<TAB>TRACER_COMM" (a tab in the comm a blank,
 # "?" unreadable); nothing when none traces it (0), or it is gone. Shell
@@ -1195,7 +1242,8 @@ ratchet_tracer() { # PID
 # Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID),
 # "continued<TAB>line" (a stopped process sent CONT after TERM, INT, HUP or
 # QUIT), "alive<TAB>line" for survivors, "unkillable<TAB>PID<TAB>D<TAB>WCHAN"
-# for a survivor of KILL in uninterruptible sleep, a `traced` line
+# for a survivor of KILL in uninterruptible sleep (and a `frozen` line for
+# each frozen cgroup it is in: ratchet_frozen), a `traced` line
 # (ratchet_tracer) for a survivor in tracing stop (state t: CONT does not
 # resume it, only its tracer can), and holders_of's node lines;
 # right before the signals, the clock and each target's parent
@@ -1240,7 +1288,8 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     ratchet_nap
   done
   # KILL cannot end a process in uninterruptible sleep (state D: a wedged
-  # driver, a frozen cgroup) until the kernel releases it: named, with where it waits.
+  # driver, a frozen cgroup) until the kernel releases it: named, with where
+  # it waits and the frozen cgroups it is in (thawing them releases it).
   # A survivor in tracing stop (state t) runs again only when its tracer
   # resumes it or goes: named with its tracer.
   case "$_sig" in KILL|SIGKILL|9) _kill=1 ;; *) _kill= ;; esac
@@ -1250,6 +1299,7 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     printf 'alive\t%s\n' "$_l"
     if [ -n "$_kill" ] && [ "$RATCHET_STATE" = D ]; then
       _w=$(cat "/proc/$_p/wchan" 2>/dev/null); printf 'unkillable\t%s\tD\t%s\n' "$_p" "${_w:-?}"
+      ratchet_frozen "$_p"
     elif [ "$RATCHET_STATE" = t ]; then
       ratchet_tracer "$_p"
     fi
