@@ -59,8 +59,25 @@ namespace {
 
 util::Value unkillable_value(const std::vector<steps::Unkillable>& us) {
   util::Value out = util::Value::array();
-  for (const auto& u : us)
-    out.push_back(util::Value::table({{"pid", u.pid}, {"comm", u.comm}, {"state", u.state}, {"wchan", u.wchan}}));
+  for (const auto& u : us) {
+    util::Value v = util::Value::table({{"pid", u.pid}, {"comm", u.comm}, {"state", u.state}, {"wchan", u.wchan}});
+    if (!u.frozen.empty()) {
+      util::Value frozen = util::Value::array();
+      for (const auto& c : u.frozen)
+        frozen.push_back(util::Value::table(
+            {{"version", std::string(steps::name(c.version))}, {"cgroup", c.dir}, {"thaw", steps::thaw_command(c)}}));
+      v["frozen"] = std::move(frozen);
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+util::Value traced_value(const std::vector<steps::Traced>& ts) {
+  util::Value out = util::Value::array();
+  for (const auto& t : ts)
+    out.push_back(util::Value::table(
+        {{"pid", t.pid}, {"comm", t.comm}, {"tracer_pid", t.tracer_pid}, {"tracer_comm", t.tracer_comm}}));
   return out;
 }
 
@@ -88,6 +105,7 @@ struct Loop {
   std::string action_note;  // a passing action's note (a warning), for a run step's reason
   bool acted = false;     // once an action ran, o.out/o.err keep its output
   std::string stuck;      // survivors of KILL in state D (the last kill action): no rung or retry ends them
+  std::string traced;     // survivors in tracing stop (the last kill action): only their tracer resumes them
 
   void note_holders(const std::vector<steps::Holder>& h) {
     if (o.holders.empty() && !h.empty()) o.holders = h;
@@ -145,6 +163,8 @@ struct Loop {
       }
       stuck.clear();
       for (const auto& u : v.unkillable) stuck += (stuck.empty() ? "" : "; ") + steps::unkillable_text(u);
+      traced.clear();
+      for (const auto& t : v.traced) traced += (traced.empty() ? "" : "; ") + steps::traced_text(t);
       // A kill step's holders are what its own action selected (tree included).
       if (k == 0) o.holders = v.holders;
       else note_holders(v.holders);
@@ -153,6 +173,7 @@ struct Loop {
       util::Value ev = util::Value::table({{"role", name(steps::Role::action)}, {"ok", v.holds}});
       if (!v.holders.empty()) ev["signalled"] = steps::to_value(v.holders);
       if (!v.unkillable.empty()) ev["unkillable"] = unkillable_value(v.unkillable);
+      if (!v.traced.empty()) ev["traced"] = traced_value(v.traced);
       const std::string note = v.reason.empty() ? warn : warn.empty() ? v.reason : v.reason + "; " + warn;
       if (!note.empty()) ev["note"] = note;
       ex.evidence(k, std::move(ev));
@@ -220,6 +241,8 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
       o.reason = L.stuck + "; then the check: " + v.reason;
       break;
     }
+    // A survivor its tracer keeps stopped: said first (a stronger rung, KILL, may still end it).
+    if (!L.traced.empty() && L.action_error.empty()) o.reason = L.traced + "; then the check: " + v.reason;
     if (v.unknown) break;  // no stronger rung on a state nobody could check
   }
   return finish(StepStatus::failed, last);

@@ -32,6 +32,32 @@ void report(const Diag& d, const DocPath& path, const std::vector<SchemaProblem>
   }
 }
 
+// verify gpus_idle: each nvidia-smi call is bounded on the host by
+// `smi_timeout` (10 s when not given), the whole check (two calls, four with a
+// MIG instance, and the scan) by the step's `timeout`: a bound not
+// below the deadline would let the deadline cut a wedged nvidia-smi before
+// ratchet ends it and names it. A templated smi_timeout is not known here.
+void check_smi_bound(const Diag& d, const Action& a, util::Millis timeout) {
+  const auto* v = std::get_if<VerifyAction>(&a.keys);
+  if (!v || !v->gpus_idle.given) return;
+  constexpr util::Millis kDefaultSmi{10'000};
+  if (v->smi_timeout.given) {
+    if (!v->smi_timeout.value || *v->smi_timeout.value < timeout) return;
+    d.error(v->smi_timeout.pos,
+            fmt::format("`smi_timeout` {} is not below the step's `timeout` {}: a wedged nvidia-smi would be cut by "
+                        "that deadline instead of ended and named by ratchet",
+                        util::format_duration(*v->smi_timeout.value), util::format_duration(timeout)),
+            "set smi_timeout below timeout");
+  } else if (kDefaultSmi >= timeout) {
+    auto at = a.pos.find("timeout");
+    d.error(at != a.pos.end() ? at->second : v->gpus_idle.pos,
+            fmt::format("`gpus_idle` bounds each nvidia-smi call by `smi_timeout`, {} by default, which is not below "
+                        "the step's `timeout` {}",
+                        util::format_duration(kDefaultSmi), util::format_duration(timeout)),
+            "set smi_timeout below timeout");
+  }
+}
+
 StepDefaults read_defaults(const Diag& d) {
   StepDefaults def;
   if (!d.doc.root.contains("defaults")) return def;
@@ -211,6 +237,7 @@ std::vector<Step> read_step_list(const Doc& doc, const StepDefaults& def, Includ
         s.escalate.push_back(std::move(a));
       }
     }
+    check_smi_bound(d, s.body, s.timeout);  // (a rung is never a verify)
     steps.push_back(std::move(s));
   }
   return steps;

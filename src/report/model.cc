@@ -58,6 +58,18 @@ std::vector<Holder> holders(const json& e, const char* k) {
     if (h.contains("owner")) x.owner = util::owner_words(transcript::from_json(h["owner"]));
     if (auto f = h.find("files"); f != h.end() && f->is_array())
       for (const auto& p : *f) x.files += (x.files.empty() ? "" : "\n") + text(p);
+    if (auto ns = h.find("nodes"); ns != h.end() && ns->is_array())
+      for (const auto& n : *ns) {
+        if (!n.is_object()) continue;
+        HeldNode hn;
+        hn.target = str(n, "target"), hn.node = str(n, "node"), hn.device = str(n, "device");
+        hn.mount_ns = n.contains("mount_ns") ? text(n["mount_ns"]) : "";
+        hn.deleted = boolean(n, "deleted").value_or(false);
+        x.nodes.push_back(std::move(hn));
+      }
+    if (auto ts = h.find("threads"); ts != h.end() && ts->is_array())
+      for (const auto& t : *ts)
+        if (t.is_object()) x.threads.push_back({t.contains("tid") ? text(t["tid"]) : "", str(t, "target")});
     out.push_back(std::move(x));
   }
   return out;

@@ -33,10 +33,27 @@ struct Command {
   std::vector<Output> outputs;
 };
 
+/// A device target a holder holds through another node of the same device
+/// number (a container's own /dev/nvidia0): a holder's `nodes` entry.
+struct HeldNode {
+  std::string target;    ///< the target the step named
+  std::string node;      ///< the node the process holds, as it names it
+  std::string device;    ///< "MAJOR:MINOR"
+  std::string mount_ns;  ///< its mount namespace; "" when the scan's own
+  bool deleted = false;  ///< the node has no name left
+};
+
+/// A target held through a thread's own descriptor table: a holder's `threads` entry.
+struct HeldThread {
+  std::string tid, target;
+};
+
 /// A process in a holders/signalled list.
 struct Holder {
   std::string pid, user, comm, cmdline, started, files;
   std::string state, owner;  ///< owner in words (util::owner_words)
+  std::vector<HeldNode> nodes;
+  std::vector<HeldThread> threads;
 };
 
 struct Evidence {

@@ -50,7 +50,7 @@ details.step{border:1px solid #e4e4e4;border-radius:4px;margin:.3em 0;padding:.2
 details.step>summary{cursor:pointer}.reason{color:#555;margin-left:1.5em}
 .cmds{margin:.4em 0;width:100%}.cmds td:nth-child(3){width:70%}
 details.out summary{font-size:12px;color:#555;cursor:pointer}details.out pre{background:#f7f7f7;padding:4px;max-height:30em;overflow:auto}
-.evidence{margin:.3em 0;font-size:13px}.holders,.kv{margin:.2em 0 .4em 1em;font-size:12px}
+.evidence{margin:.3em 0;font-size:13px}.holders,.kv{margin:.2em 0 .4em 1em;font-size:12px}.holders .node{color:#555}
 .badge.st-escalated,.key.st-escalated,.bar.st-escalated,.badge.st-skipped,.key.st-skipped,.bar.st-skipped,
 .badge.st-not_probed,.key.st-not_probed,.bar.st-not_probed,.badge.st-would_act,.key.st-would_act,.bar.st-would_act,
 .badge.st-none,.key.st-none,.bar.st-none{color:#222}

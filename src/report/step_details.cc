@@ -4,6 +4,7 @@
 
 #include "report/format.h"
 #include "report/html.h"
+#include "util/text.h"
 
 namespace ratchet::report {
 
@@ -48,6 +49,22 @@ std::string output_html(const Output& o, const DetailOptions& opt) {
                      body);
 }
 
+// Below a holder's files: each device target it holds through another node of
+// the same number (a container's own /dev/nvidia0), and each target held
+// through a thread's own descriptor table, in the words `ratchet show` uses.
+std::string held_through(const Holder& h) {
+  std::string out;
+  for (const auto& n : h.nodes)
+    out += fmt::format(R"(<div class="node">holds {}{}{}: same device {} as {}</div>)",
+                       n.deleted ? "the deleted node " : "", esc(util::quoted_name(n.node)),
+                       n.mount_ns.empty() ? "" : " of mount namespace " + esc(n.mount_ns), esc(n.device),
+                       esc(util::quoted_name(n.target)));
+  for (const auto& t : h.threads)
+    out += fmt::format(R"(<div class="node">holds {} through its thread {} (a descriptor table of its own)</div>)",
+                       esc(util::quoted_name(t.target)), esc(t.tid));
+  return out;
+}
+
 std::string holders_table(const std::vector<Holder>& hs, std::string_view caption) {
   std::string out = fmt::format(
       R"(<table class="holders"><caption>{}</caption><tr><th>PID</th><th>user</th><th>comm</th>)"
@@ -55,8 +72,9 @@ std::string holders_table(const std::vector<Holder>& hs, std::string_view captio
       caption);
   for (const auto& h : hs)
     out += fmt::format(
-        R"(<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td><pre>{}</pre></td></tr>)",
-        esc(h.pid), esc(h.user), esc(h.comm), esc(h.started), esc(h.state), esc(h.owner), esc(h.cmdline), esc(h.files));
+        R"(<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td><pre>{}</pre>{}</td></tr>)",
+        esc(h.pid), esc(h.user), esc(h.comm), esc(h.started), esc(h.state), esc(h.owner), esc(h.cmdline), esc(h.files),
+        held_through(h));
   return out + "</table>";
 }
 

@@ -81,6 +81,9 @@ struct Verdict {
   std::vector<Holder> holders;  ///< processes found (holders, live kill targets)
   /// kill action: survivors of KILL in state D; no rung or retry can end them
   std::vector<Unkillable> unkillable;
+  /// kill action: survivors in tracing stop (state t), with their tracer; a
+  /// stronger signal (KILL) still ends them
+  std::vector<Traced> traced;
   util::Value gpus = util::Value::array();  ///< verify gpus_idle: the per-GPU evidence (steps/gpus.h)
 };
 

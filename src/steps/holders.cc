@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/clock.h"
+#include "util/shell.h"
 #include "util/text.h"
 
 namespace ratchet::steps {
@@ -115,24 +116,87 @@ std::string thread_text(long long pid, const HeldThread& t) {
                      util::quoted_name(t.target), t.tid);
 }
 
+std::string_view name(FrozenCgroup::Version v) { return v == FrozenCgroup::Version::v1 ? "v1" : "v2"; }
+
+std::string thaw_command(const FrozenCgroup& c) {
+  const bool v1 = c.version == FrozenCgroup::Version::v1;
+  const std::string file = c.dir + (v1 ? "/freezer.state" : "/cgroup.freeze");
+  // A name with a control byte is shown escaped (one line), not as a word to paste.
+  const std::string shown = util::quoted_name(file) == file ? util::shell_quote(file) : util::quoted_name(file);
+  return fmt::format("echo {} > {}", v1 ? "THAWED" : "0", shown);
+}
+
+bool freezer_wchan(std::string_view wchan) {
+  return wchan == "__refrigerator" || wchan == "do_freezer_trap" || wchan.rfind("freezer", 0) == 0;
+}
+
 std::string unkillable_text(const Unkillable& u) {
-  return fmt::format("PID {}{} is in state {} (uninterruptible, wchan {}): KILL is pending until the kernel "
-                     "releases it; a reboot or a driver reset may be needed",
-                     u.pid, u.comm.empty() ? "" : " (" + u.comm + ")", u.state, u.wchan);
+  const std::string who = fmt::format("PID {}{} is in state {}", u.pid, u.comm.empty() ? "" : " (" + u.comm + ")", u.state);
+  if (!u.frozen.empty()) {
+    std::string dirs, thaw;
+    for (size_t i = 0; i < u.frozen.size(); ++i) {
+      dirs += (i == 0 ? "" : i + 1 == u.frozen.size() ? " and " : ", ") + util::quoted_name(u.frozen[i].dir);
+      thaw += (i == 0 ? "" : " && ") + thaw_command(u.frozen[i]);
+    }
+    return fmt::format("{} (frozen, wchan {}): its cgroup{} {} {} frozen, so KILL is pending until {} thawed, no "
+                       "reboot needed: {}",
+                       who, u.wchan, u.frozen.size() == 1 ? "" : "s", dirs, u.frozen.size() == 1 ? "is" : "are",
+                       u.frozen.size() == 1 ? "it is" : "they are", thaw);
+  }
+  if (freezer_wchan(u.wchan))
+    return fmt::format("{} (frozen, wchan {}: the cgroup freezer's wait): KILL is pending until its cgroup is "
+                       "thawed, no reboot needed: echo 0 > /sys/fs/cgroup/PATH/cgroup.freeze (cgroup v2) or echo "
+                       "THAWED > /sys/fs/cgroup/freezer/PATH/freezer.state (v1), PATH from /proc/{}/cgroup",
+                       who, u.wchan, u.pid);
+  return fmt::format("{} (uninterruptible, wchan {}): KILL is pending until the kernel releases it; a reboot or a "
+                     "driver reset may be needed",
+                     who, u.wchan);
 }
 
 std::vector<Unkillable> parse_unkillable(std::string_view text) {
   std::vector<Unkillable> out;
   std::map<long long, std::string> comm;
   for (const auto& h : parse_process_lines(text, "alive")) comm[h.pid] = h.comm;
+  std::vector<std::pair<long long, FrozenCgroup>> frozen;
   for (auto line : split(text, '\n')) {
     auto f = split(line, '\t');
+    long long pid = 0;
+    if (f.size() == 4 && f[0] == "frozen" && to_ll(f[1], &pid) && (f[2] == "v1" || f[2] == "v2") && !f[3].empty()) {
+      frozen.emplace_back(pid, FrozenCgroup{f[2] == "v1" ? FrozenCgroup::Version::v1 : FrozenCgroup::Version::v2,
+                                            decode_file(f[3])});
+      continue;
+    }
     Unkillable u;
     if (f.size() != 4 || f[0] != "unkillable" || !to_ll(f[1], &u.pid) || f[2].empty()) continue;
     u.state = std::string(f[2]);
     u.wchan = f[3].empty() ? "?" : std::string(f[3]);
     if (auto c = comm.find(u.pid); c != comm.end()) u.comm = c->second;
     out.push_back(std::move(u));
+  }
+  for (auto& [pid, c] : frozen)
+    for (auto& u : out)
+      if (u.pid == pid && std::find(u.frozen.begin(), u.frozen.end(), c) == u.frozen.end()) u.frozen.push_back(c);
+  return out;
+}
+
+std::string traced_text(const Traced& t) {
+  return fmt::format("PID {}{} is stopped by its tracer PID {} ({}): CONT does not resume it; detach or end the tracer",
+                     t.pid, t.comm.empty() ? "" : " (" + t.comm + ")", t.tracer_pid, t.tracer_comm);
+}
+
+std::vector<Traced> parse_traced(std::string_view text) {
+  std::vector<Traced> out;
+  std::map<long long, std::string> comm;
+  for (const auto& h : parse_process_lines(text, "alive")) comm[h.pid] = h.comm;
+  for (auto line : split(text, '\n')) {
+    auto f = split(line, '\t');
+    Traced t;
+    if (f.size() != 4 || f[0] != "traced" || !to_ll(f[1], &t.pid) || !to_ll(f[2], &t.tracer_pid) ||
+        t.tracer_pid == 0)
+      continue;
+    t.tracer_comm = f[3].empty() ? "?" : std::string(f[3]);
+    if (auto c = comm.find(t.pid); c != comm.end()) t.comm = c->second;
+    out.push_back(std::move(t));
   }
   return out;
 }

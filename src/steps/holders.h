@@ -46,6 +46,26 @@ struct Holder {
   bool operator==(const Holder&) const = default;
 };
 
+/// A frozen cgroup a process is in (the host library's `frozen` line): its
+/// tasks do not run, so a pending KILL waits until the cgroup is thawed.
+struct FrozenCgroup {
+  enum class Version { v1, v2 };
+  Version version = Version::v2;  ///< v2: cgroup.freeze is 1; v1: the freezer froze it (freezer.self_freezing)
+  std::string dir;                ///< the cgroup's directory under /sys/fs/cgroup (decoded)
+  bool operator==(const FrozenCgroup&) const = default;
+};
+
+/// "v1" or "v2".
+std::string_view name(FrozenCgroup::Version v);
+
+/// The shell command that thaws `c`: "echo 0 > DIR/cgroup.freeze" (v2),
+/// "echo THAWED > DIR/freezer.state" (v1); the file shell-quoted when it needs it.
+std::string thaw_command(const FrozenCgroup& c);
+
+/// True for a wchan that is the freezer's wait (__refrigerator, do_freezer_trap,
+/// freezer...): the process is frozen, not stuck in a driver.
+bool freezer_wchan(std::string_view wchan);
+
 /// A survivor of KILL in uninterruptible sleep (the host library's
 /// `unkillable` line): KILL stays pending until the kernel releases it.
 struct Unkillable {
@@ -53,7 +73,19 @@ struct Unkillable {
   std::string comm;   ///< from the survivor's process line; "" when none was printed
   std::string state;  ///< "D"
   std::string wchan;  ///< /proc/PID/wchan: where it waits ("?" unreadable)
+  std::vector<FrozenCgroup> frozen;  ///< the frozen cgroups it is in (`frozen` lines), nearest first
   bool operator==(const Unkillable&) const = default;
+};
+
+/// A survivor of a kill in tracing stop (state t; the host library's `traced`
+/// line): CONT does not resume it, only its tracer (a debugger, strace) can;
+/// a signal other than KILL stays pending until it runs again.
+struct Traced {
+  long long pid = 0;
+  std::string comm;         ///< from the survivor's process line; "" when none was printed
+  long long tracer_pid = 0;  ///< TracerPid of /proc/PID/status
+  std::string tracer_comm;   ///< "?" when unreadable
+  bool operator==(const Traced&) const = default;
 };
 
 /// "PID 4242 holds /x/nvidia0 of mount namespace 4026532711: same device 195:0 as /dev/nvidia0"
@@ -66,12 +98,21 @@ std::string node_text(long long pid, const HeldNode& n);
 std::string thread_text(long long pid, const HeldThread& t);
 
 /// "PID N (comm) is in state D (uninterruptible, wchan W): KILL is pending until
-/// the kernel releases it; a reboot or a driver reset may be needed".
+/// the kernel releases it; a reboot or a driver reset may be needed"; for one in
+/// a frozen cgroup (or with a freezer wchan) the thaw command instead of a reboot.
 std::string unkillable_text(const Unkillable& u);
 
 /// The `unkillable` lines of a kill's output, each with the comm of its
-/// `alive` line.
+/// `alive` line and its `frozen` lines ("frozen PID v1|v2 DIR").
 std::vector<Unkillable> parse_unkillable(std::string_view text);
+
+/// "PID N (comm) is stopped by its tracer PID T (gdb): CONT does not resume it;
+/// detach or end the tracer".
+std::string traced_text(const Traced& t);
+
+/// The `traced` lines of a kill's output ("traced PID TRACER_PID TRACER_COMM"),
+/// each with the comm of its `alive` line; malformed lines are skipped.
+std::vector<Traced> parse_traced(std::string_view text);
 
 /// Decodes one %-encoded file field of a process line (%25, %09, %0A: any
 /// %XX); a '%' not followed by two hex digits stays as it is.

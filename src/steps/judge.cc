@@ -353,10 +353,14 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
       v.holds = r.exit_code == 0;
       if (!v.holds) v.reason = first_line(r.err.data).empty() ? status_text(r) : first_line(r.err.data);
       else if (v.holders.empty()) v.reason = first_line(r.err.data);
-      // A stopped holder keeps the signal pending: CONT followed it (`continued` lines).
+      v.traced = parse_traced(r.out.data);
+      // A stopped holder keeps the signal pending: CONT followed it (`continued`
+      // lines). One its tracer holds (state t) CONT does not resume: said so instead.
       for (const auto& h : parse_process_lines(r.out.data, "continued"))
-        v.reason += fmt::format("{}PID {} ({}) was stopped: CONT sent after the signal", v.reason.empty() ? "" : "; ",
-                                h.pid, h.comm);
+        if (std::none_of(v.traced.begin(), v.traced.end(), [&](const Traced& t) { return t.pid == h.pid; }))
+          v.reason += fmt::format("{}PID {} ({}) was stopped: CONT sent after the signal",
+                                  v.reason.empty() ? "" : "; ", h.pid, h.comm);
+      for (const auto& t : v.traced) v.reason += (v.reason.empty() ? "" : "; ") + traced_text(t);
       return v;
     case Judge::exit:
     case Judge::exit0:  // a check's judge on an action: its exit status, as `exit`

@@ -226,9 +226,18 @@ void on_evidence(Page&, const json& e, const std::string&, std::string& b) {
                                  util::quoted_name(str(t, "target")), str(t, "tid"));
       }
   if (e.contains("unkillable") && e["unkillable"].is_array())
-    for (const auto& u : e["unkillable"])
+    for (const auto& u : e["unkillable"]) {
       lines += fmt::format("          unkillable PID {} ({}) in state {}, wchan {}\n", str(u, "pid"), str(u, "comm"),
                            str(u, "state"), str(u, "wchan"));
+      if (u.contains("frozen") && u["frozen"].is_array())  // thawing releases it
+        for (const auto& c : u["frozen"])
+          lines += fmt::format("            in the frozen cgroup {} ({}): thaw it: {}\n",
+                               util::quoted_name(str(c, "cgroup")), str(c, "version"), str(c, "thaw"));
+    }
+  if (e.contains("traced") && e["traced"].is_array())
+    for (const auto& t : e["traced"])
+      lines += fmt::format("          traced PID {} ({}) is stopped by its tracer PID {} ({})\n", str(t, "pid"),
+                           str(t, "comm"), str(t, "tracer_pid"), str(t, "tracer_comm"));
   if (e.contains("gpus"))
     if (const util::Value gpus = from_json(e["gpus"]); util::is_gpu_evidence(gpus))
       for (const auto& l : util::gpu_lines(gpus)) lines += "          " + l + "\n";

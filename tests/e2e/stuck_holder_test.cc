@@ -1,10 +1,13 @@
 // Signals that arrive (issue 27, item 3), on a real sshd on 127.0.0.1 as root:
 // a holder stopped with SIGSTOP gets CONT right after TERM, so the TERM rung
-// succeeds; a holder in uninterruptible sleep (R21: a cgroup v1 freezer this
-// test creates, FROZEN: state D) survives KILL, is named unkillable with its
-// wchan, and the step stops escalating: no further rung, no retry. The
-// freezer is thawed and removed in cleanup, always; the holders are stand-ins
-// this test started, killed by PID.
+// succeeds; a holder in tracing stop (a stand-in tracer,
+// tests/support/tracer.cc) survives TERM named with its tracer, and a KILL
+// rung ends it; a holder in uninterruptible sleep (R21: a cgroup v1 freezer
+// this test creates, FROZEN: state D) survives KILL, is named unkillable with
+// its wchan and its frozen cgroups (v1, and a v2 one it is also in) with the
+// command that thaws them, and the step stops escalating: no further rung, no
+// retry. The cgroups are thawed and removed in cleanup, always; the holders
+// and tracers are stand-ins this test started, killed by PID.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -99,6 +102,48 @@ TEST_CASE("a stopped holder gets CONT after TERM: the graceful rung succeeds", "
   CHECK(note == "PID " + pid + " (sleep) was stopped: CONT sent after the signal");
 }
 
+TEST_CASE("a holder its tracer keeps in tracing stop survives TERM named with its tracer, and a KILL rung ends it",
+          "[ssh][stuck_holder]") {
+  Host h;
+  const std::string f = h.dir + "/dev2", g = h.dir + "/dev3";
+  write_file(f, "");
+  write_file(g, "");
+  OwnedProcess held("exec sleep 300 3<'" + f + "'");
+  OwnedProcess held2("exec sleep 300 3<'" + g + "'");
+  REQUIRE(eventually([&] { return state_of(held.pid()) == "S" && state_of(held2.pid()) == "S"; }));
+  OwnedProcess tracer(std::string("exec ") + RATCHET_TRACER + " " + std::to_string(held.pid()));
+  OwnedProcess tracer2(std::string("exec ") + RATCHET_TRACER + " " + std::to_string(held2.pid()));
+  REQUIRE(eventually([&] { return state_of(held.pid()) == "t" && state_of(held2.pid()) == "t"; }));
+  const std::string pid = std::to_string(held.pid()), tpid = std::to_string(tracer.pid());
+  // A TERM-only step fails naming the tracer; a TERM step with a KILL rung escalates.
+  auto ev = h.run("[[step]]\nid = \"term\"\nkind = \"kill\"\nsignal = \"TERM\"\nwait = \"1s\"\non_failure = \"continue\"\n"
+                  "holders_of = [\"" + f + "\"]\n"
+                  "[[step]]\nid = \"harder\"\nkind = \"kill\"\nsignal = \"TERM\"\nwait = \"1s\"\nholders_of = [\"" + g + "\"]\n"
+                  "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + g + "\"]\n  signal = \"KILL\"\n  wait = \"2s\"\n");
+  json term_end, harder_end, traced;
+  for (const auto& e : ev) {
+    if (e["event"] == "step_end" && e["step"] == "term") term_end = e;
+    if (e["event"] == "step_end" && e["step"] == "harder") harder_end = e;
+    if (e["event"] == "evidence" && e["step"] == "term" && e.contains("traced")) traced = e["traced"];
+  }
+  CHECK(term_end["status"] == "failed");
+  CHECK(term_end.value("reason", "").rfind("PID " + pid + " (sleep) is stopped by its tracer PID " + tpid +
+                                               " (tracer): CONT does not resume it; detach or end the tracer; then the "
+                                               "check: ",
+                                           0) == 0);
+  REQUIRE(traced.is_array());
+  REQUIRE(traced.size() == 1);
+  CHECK(traced[0]["pid"] == held.pid());
+  CHECK(traced[0]["comm"] == "sleep");
+  CHECK(traced[0]["tracer_pid"] == tracer.pid());
+  CHECK(traced[0]["tracer_comm"] == "tracer");
+  CHECK(state_of(held.pid()) == "t");  // TERM is pending: the tracer still holds it
+  CHECK(harder_end["status"] == "escalated");
+  CHECK(harder_end["rung"] == 1);
+  // KILL ended it: a zombie its tracer has not reaped, or gone.
+  CHECK(eventually([&] { return state_of(held2.pid()) == "Z" || state_of(held2.pid()).empty(); }));
+}
+
 TEST_CASE("a holder in state D that survives KILL is named unkillable and the step stops escalating",
           "[ssh][stuck_holder]") {
   if (access("/sys/fs/cgroup/freezer/cgroup.procs", W_OK) != 0) {
@@ -134,13 +179,90 @@ TEST_CASE("a holder in state D that survives KILL is named unkillable and the st
   CHECK(end["rung"] == 2);
   CHECK(actions == 2);            // TERM, KILL: no third rung
   CHECK(checks_after_kill == 1);  // no retry
-  CHECK(end.value("reason", "").rfind("PID " + pid + " (sleep) is in state D (uninterruptible, wchan " + wchan +
-                                          "): KILL is pending until the kernel releases it; a reboot or a driver reset "
-                                          "may be needed; then the check: ",
+  // Its freezer cgroup is named with the command that thaws it: no reboot.
+  CHECK(end.value("reason", "").rfind("PID " + pid + " (sleep) is in state D (frozen, wchan " + wchan + "): its cgroup " +
+                                          frozen.path + " is frozen, so KILL is pending until it is thawed, no reboot "
+                                          "needed: echo THAWED > " + frozen.path + "/freezer.state; then the check: ",
                                       0) == 0);
   REQUIRE(unkillable.is_array());
   REQUIRE(unkillable.size() == 1);
   CHECK(unkillable[0]["pid"] == holder.pid());
   CHECK(unkillable[0]["state"] == "D");
   CHECK(unkillable[0]["wchan"] == wchan);
+  CHECK(unkillable[0]["frozen"] ==
+        json::array({{{"version", "v1"}, {"cgroup", frozen.path}, {"thaw", "echo THAWED > " + frozen.path + "/freezer.state"}}}));
+}
+
+namespace {
+
+/// A cgroup v2 child of this test's own (under the unified mount beside v1,
+/// or /sys/fs/cgroup itself), with one process moved in; freeze() sets its
+/// cgroup.freeze to 1. Thawed and removed when it goes, after its process has
+/// left (declare it before a Freezer: that one goes first, and ends the process).
+struct FrozenV2 {
+  std::string path;
+  explicit FrozenV2(pid_t pid) {
+    for (std::string m : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+      if (access((m + "/cgroup.controllers").c_str(), F_OK) != 0) continue;
+      path = m + "/ratchet-r21v2-" + std::to_string(getpid());
+      if (mkdir(path.c_str(), 0755) != 0) {
+        path.clear();
+        return;
+      }
+      std::ofstream(path + "/cgroup.procs") << pid << "\n";
+      return;
+    }
+  }
+  void freeze() { std::ofstream(path + "/cgroup.freeze") << "1\n"; }
+  ~FrozenV2() {
+    if (path.empty()) return;
+    std::ofstream(path + "/cgroup.freeze") << "0\n";
+    eventually([&] { return run_local("cat " + path + "/cgroup.procs") == ""; }, 5000);
+    rmdir(path.c_str());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a holder in a frozen v1 freezer and a frozen v2 cgroup that survives KILL is told to thaw both",
+          "[ssh][stuck_holder]") {
+  if (access("/sys/fs/cgroup/freezer/cgroup.procs", W_OK) != 0 ||
+      (access("/sys/fs/cgroup/unified/cgroup.procs", W_OK) != 0 && access("/sys/fs/cgroup/cgroup.procs", W_OK) != 0)) {
+    WARN("no cgroup v1 freezer beside a writable cgroup v2 here: not run");
+    return;
+  }
+  // (A v2 freeze alone leaves a process in state S, which KILL ends: only the
+  // v1 freezer keeps one in D. A process in both is named in both.)
+  Host h;
+  const std::string f = h.dir + "/dev4";
+  write_file(f, "");
+  OwnedProcess holder("exec sleep 300 3<'" + f + "'");
+  REQUIRE(eventually([&] { return state_of(holder.pid()) == "S"; }));
+  FrozenV2 v2(holder.pid());
+  REQUIRE(!v2.path.empty());
+  Freezer v1(holder.pid());
+  REQUIRE(!v1.path.empty());
+  REQUIRE(eventually([&] { return state_of(holder.pid()) == "D"; }));
+  v2.freeze();
+  REQUIRE(eventually([&] { return run_local("cat " + v2.path + "/cgroup.freeze") == "1\n"; }));
+  const std::string wchan = run_local("cat /proc/" + std::to_string(holder.pid()) + "/wchan");
+  auto ev = h.run("[[step]]\nid = \"stop\"\nkind = \"kill\"\nsignal = \"KILL\"\nwait = \"1s\"\nholders_of = [\"" + f + "\"]\n");
+  json end, unkillable;
+  for (const auto& e : ev) {
+    if (e["event"] == "step_end") end = e;
+    if (e["event"] == "evidence" && e.contains("unkillable")) unkillable = e["unkillable"];
+  }
+  const std::string pid = std::to_string(holder.pid());
+  CHECK(end["status"] == "failed");
+  // /proc/PID/cgroup lists the v1 hierarchies before the v2 line: v1 first.
+  CHECK(end.value("reason", "").rfind("PID " + pid + " (sleep) is in state D (frozen, wchan " + wchan + "): its cgroups " +
+                                          v1.path + " and " + v2.path + " are frozen, so KILL is pending until they are "
+                                          "thawed, no reboot needed: echo THAWED > " + v1.path + "/freezer.state && echo 0 > " +
+                                          v2.path + "/cgroup.freeze; then the check: ",
+                                      0) == 0);
+  REQUIRE(unkillable.is_array());
+  REQUIRE(unkillable.size() == 1);
+  REQUIRE(unkillable[0]["frozen"].size() == 2);
+  CHECK(unkillable[0]["frozen"][1]["version"] == "v2");
+  CHECK(unkillable[0]["frozen"][1]["cgroup"] == v2.path);
 }

@@ -184,3 +184,41 @@ TEST_CASE("ratchet loop: a check that never ran fails the step, no action on an 
     CHECK(h.sent() == std::vector<std::string>{"probe", "fix", "probe"});
   }
 }
+
+TEST_CASE("ratchet loop: a survivor its tracer keeps stopped is named in the reason, and a KILL rung still runs",
+          "[engine]") {
+  const std::string line = "8\troot\t1\t1.0\tsleep\tsleep 9\tt\t-\t/d\n";
+  steps::PreparedStep ps;
+  steps::Rung r0;
+  r0.check.push_back(cmd("check", "probe", "kill"));
+  r0.action = cmd("action", "term", "kill_action");
+  ps.rungs.push_back(r0);
+  const std::string term_out = "signalled\t" + line + "continued\t" + line + "alive\t" + line + "traced\t8\t77\tgdb\n";
+  const std::string traced =
+      "PID 8 (sleep) is stopped by its tracer PID 77 (gdb): CONT does not resume it; detach or end the tracer";
+  SECTION("the last rung: the step fails saying so") {
+    Harness h;
+    h.t.push(0, "alive\t" + line);  // check: alive
+    h.t.push(0, term_out);          // TERM
+    h.t.push(0, "alive\t" + line);  // check: still alive
+    auto o = engine::run_ratchet(ps, h.ex, h.sleep);
+    CHECK(o.status == engine::StepStatus::failed);
+    CHECK(o.reason.rfind(traced + "; then the check: ", 0) == 0);
+  }
+  SECTION("a KILL rung follows: it runs and the step escalates") {
+    steps::Rung r1;
+    r1.action = cmd("action", "kill", "kill_action");
+    ps.rungs.push_back(r1);
+    Harness h;
+    h.t.push(0, "alive\t" + line);
+    h.t.push(0, term_out);
+    h.t.push(0, "alive\t" + line);
+    h.t.push(0, "signalled\t" + line);  // KILL
+    h.t.push(0, "");                    // check: gone
+    auto o = engine::run_ratchet(ps, h.ex, h.sleep);
+    CHECK(o.status == engine::StepStatus::escalated);
+    CHECK(o.rung == 1);
+    CHECK(o.reason.empty());
+    CHECK(h.sent() == std::vector<std::string>{"probe", "term", "probe", "kill", "probe"});
+  }
+}

@@ -151,3 +151,43 @@ TEST_CASE("report source: an edited line breaks the chain, a foreign file is no 
   CHECK(report::load_source(dir + "/missing.jsonl", "", &src, &err) == report::LoadError::usage);
   CHECK(err.find(dir + "/missing.jsonl") != std::string::npos);
 }
+
+TEST_CASE("report page: a holder's nodes (a container's own node of the device) and threads are shown, as text",
+          "[report]") {
+  using nlohmann::json;
+  std::string path = temp_dir("ratchet-report") + "/t.jsonl";
+  SampleStep s{"gpu", "GPU free", "failed", "", 1};
+  s.holder_nodes = json::array({{{"target", "/dev/nvidia0"},
+                                 {"node", "/x/<b>nvidia0</b>\n"},
+                                 {"device", "195:0"},
+                                 {"mount_ns", "4026532711"},
+                                 {"deleted", true}},
+                                {{"target", "/dev/nvidia1"}, {"node", "/dev/nv&1"}, {"device", "195:1"}}});
+  s.holder_threads = json::array({{{"tid", 4250}, {"target", "/dev/nvidia2"}}});
+  write_sample_run(path, {"box"}, {s});
+  auto src = load(path);
+  REQUIRE(src.run.hosts.size() == 1);
+  REQUIRE(src.run.hosts[0].steps.size() == 1);
+  REQUIRE(src.run.hosts[0].steps[0].evidence.size() == 1);
+  const auto& h = src.run.hosts[0].steps[0].evidence[0].holders.at(0);
+  REQUIRE(h.nodes.size() == 2);
+  CHECK(h.nodes[0].node == "/x/<b>nvidia0</b>\n");
+  CHECK(h.nodes[0].mount_ns == "4026532711");
+  CHECK(h.nodes[0].deleted);
+  CHECK(h.nodes[1].mount_ns.empty());
+  CHECK_FALSE(h.nodes[1].deleted);
+  REQUIRE(h.threads.size() == 1);
+  CHECK(h.threads[0].tid == "4250");
+  auto page = report::render_page(src);
+  // The words of `ratchet show`, escaped: no markup, the newline as \n.
+  CHECK(page.find(R"(<div class="node">holds the deleted node &quot;/x/&lt;b&gt;nvidia0&lt;/b&gt;\n&quot; of mount )"
+                  R"(namespace 4026532711: same device 195:0 as /dev/nvidia0</div>)") != std::string::npos);
+  CHECK(page.find(R"(<div class="node">holds /dev/nv&amp;1: same device 195:1 as /dev/nvidia1</div>)") !=
+        std::string::npos);
+  CHECK(page.find(R"(<div class="node">holds /dev/nvidia2 through its thread 4250 (a descriptor table of its own)</div>)") !=
+        std::string::npos);
+  CHECK(page.find("/x/<b>") == std::string::npos);
+  // A holder without nodes has none shown.
+  write_sample_run(path, {"box"}, {{"a", "A"}}, "r2");
+  CHECK(report::render_page(load(path)).find(R"(class="node")") == std::string::npos);
+}

@@ -13,6 +13,8 @@ namespace ratchet::testing {
 struct SampleStep {
   std::string id, name, status = "ok", stdout_data = "fine\n";
   int code = 0;
+  nlohmann::json holder_nodes = nullptr;    ///< the check's holder's `nodes` (left out when null)
+  nlohmann::json holder_threads = nullptr;  ///< its `threads` (left out when null)
 };
 
 /// A run of `steps` on each of `hosts` into `path` (appended), with run id
@@ -61,6 +63,13 @@ inline void write_sample_run(const std::string& path, const std::vector<std::str
                          {"ms", 3},
                          {"timed_out", false},
                          {"code", s.code}});
+      json holder = {{"pid", 7},
+                     {"user", "u<1>"},
+                     {"comm", "c&d"},
+                     {"cmdline", "<img src=x onerror=alert(1)>"},
+                     {"files", json::array({"/dev/nvidia0"})}};
+      if (!s.holder_nodes.is_null()) holder["nodes"] = s.holder_nodes;
+      if (!s.holder_threads.is_null()) holder["threads"] = s.holder_threads;
       w.emit(ev::kEvidence,
              {{"host", h},
               {"step", s.id},
@@ -68,11 +77,7 @@ inline void write_sample_run(const std::string& path, const std::vector<std::str
               {"role", "check"},
               {"holds", s.status != "failed"},
               {"note", "note of " + s.id},
-              {"holders", json::array({{{"pid", 7},
-                                        {"user", "u<1>"},
-                                        {"comm", "c&d"},
-                                        {"cmdline", "<img src=x onerror=alert(1)>"},
-                                        {"files", json::array({"/dev/nvidia0"})}}})}});
+              {"holders", json::array({holder})}});
       w.emit(ev::kStepEnd,
              {{"host", h}, {"step", s.id}, {"status", s.status}, {"rung", 0}, {"ms", 3}});
     }

@@ -387,6 +387,27 @@ TEST_CASE("gpus: the loader checks the keys at their file:line:col", "[steps][gp
         "pb.toml:6:15: error: `smi_timeout` goes with `gpus_idle`, which this step lacks\n"
         "    smi_timeout = \"2s\"\n"
         "                  ^\n");
+  // smi_timeout bounds each call, timeout the whole check: the first must be below the second.
+  CHECK(errors("timeout = \"20s\"\ngpus_idle = true\nsmi_timeout = \"19s\"\n") == "(loaded)");
+  CHECK(errors("timeout = \"20s\"\ngpus_idle = true\nsmi_timeout = \"30s\"\n") ==
+        "pb.toml:7:15: error: `smi_timeout` 30s is not below the step's `timeout` 20s: a wedged nvidia-smi would be cut "
+        "by that deadline instead of ended and named by ratchet (set smi_timeout below timeout)\n"
+        "    smi_timeout = \"30s\"\n"
+        "                  ^\n");
+  CHECK(errors("gpus_idle = true\nsmi_timeout = \"1m\"\n") ==  // the default timeout, 60 s: equal is not below
+        "pb.toml:6:15: error: `smi_timeout` 1m is not below the step's `timeout` 1m: a wedged nvidia-smi would be cut "
+        "by that deadline instead of ended and named by ratchet (set smi_timeout below timeout)\n"
+        "    smi_timeout = \"1m\"\n"
+        "                  ^\n");
+  // smi_timeout left out: its default, 10 s, against the step's timeout (named where written).
+  CHECK(errors("timeout = \"10s\"\ngpus_idle = true\n") ==
+        "pb.toml:5:11: error: `gpus_idle` bounds each nvidia-smi call by `smi_timeout`, 10s by default, which is not "
+        "below the step's `timeout` 10s (set smi_timeout below timeout)\n"
+        "    timeout = \"10s\"\n"
+        "              ^\n");
+  CHECK(errors("timeout = \"11s\"\ngpus_idle = true\n") == "(loaded)");
+  CHECK(errors("timeout = \"10s\"\ngpus_idle = true\nsmi_timeout = \"5s\"\n") == "(loaded)");
+  CHECK(errors("gpus_idle = true\nsmi_timeout = \"{{ t }}\"\n").find("not below") == std::string::npos);  // not known at load
   CHECK(errors("gpus_idle = true\ngpus = [\"all\", \"1\"]\n") ==
         "pb.toml:6:8: error: `gpus` must be \"all\" or a list of GPU indexes or UUIDs, such as [\"0\", \"3\"]\n"
         "    gpus = [\"all\", \"1\"]\n"

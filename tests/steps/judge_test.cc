@@ -217,11 +217,12 @@ TEST_CASE("a kill's survivor of KILL in state D is named unkillable with its wch
   const std::string out =
       "signalled\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tD:__refrigerator\t-\t/d\n"
       "alive\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tD:__refrigerator\t-\t/d\n"
-      "unkillable\t7\tD\t__refrigerator\n";
+      "unkillable\t7\tD\tnv_wait_for_gpu\n";
   auto v = judge_action(act, exec_result(0, out, ""), {0});
   REQUIRE(v.unkillable.size() == 1);
+  CHECK(v.unkillable[0].frozen.empty());
   CHECK(unkillable_text(v.unkillable[0]) ==
-        "PID 7 (python3) is in state D (uninterruptible, wchan __refrigerator): KILL is pending until the kernel "
+        "PID 7 (python3) is in state D (uninterruptible, wchan nv_wait_for_gpu): KILL is pending until the kernel "
         "releases it; a reboot or a driver reset may be needed");
   v = judge_action(act,
                    exec_result(0,
@@ -231,4 +232,77 @@ TEST_CASE("a kill's survivor of KILL in state D is named unkillable with its wch
                    {0});
   CHECK(v.unkillable.empty());
   CHECK(v.reason == "PID 8 (sleep) was stopped: CONT sent after the signal");
+}
+
+TEST_CASE("a kill's survivor in tracing stop is named with its tracer, not as resumed by CONT", "[steps]") {
+  Command act;
+  act.role = Role::action;
+  act.judge = Judge::kill_action;
+  const std::string out =
+      "signalled\t8\troot\t1\t1.0\tsleep\tsleep 9\tt\t-\t/d\n"
+      "continued\t8\troot\t1\t1.0\tsleep\tsleep 9\tt\t-\t/d\n"
+      "signalled\t9\troot\t1\t1.0\tsleep\tsleep 9\tT\t-\t/d\n"
+      "continued\t9\troot\t1\t1.0\tsleep\tsleep 9\tT\t-\t/d\n"
+      "alive\t8\troot\t1\t1.0\tsleep\tsleep 9\tt\t-\t/d\n"
+      "traced\t8\t77\tgdb\n"
+      "traced\t5\t0\tnone\n"       // TracerPid 0: no tracer, skipped
+      "traced\tx\t77\tgdb\n";      // malformed: skipped
+  auto v = judge_action(act, exec_result(0, out, ""), {0});
+  CHECK(v.holds);
+  REQUIRE(v.traced.size() == 1);
+  CHECK(v.traced[0] == Traced{8, "sleep", 77, "gdb"});
+  CHECK(v.reason == "PID 9 (sleep) was stopped: CONT sent after the signal; PID 8 (sleep) is stopped by its tracer "
+                    "PID 77 (gdb): CONT does not resume it; detach or end the tracer");
+  // A tracer whose comm could not be read; a survivor with no alive line.
+  auto t = parse_traced("traced\t8\t77\t\n");
+  REQUIRE(t.size() == 1);
+  CHECK(traced_text(t[0]) == "PID 8 is stopped by its tracer PID 77 (?): CONT does not resume it; detach or end the tracer");
+}
+
+TEST_CASE("a survivor of KILL in a frozen cgroup is told to be thawed, not rebooted", "[steps]") {
+  Command act;
+  act.role = Role::action;
+  act.judge = Judge::kill_action;
+  const std::string alive = "alive\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tD:__refrigerator\t-\t/d\n";
+  // One frozen cgroup (v2), named with the command that thaws it.
+  auto v = judge_action(act,
+                        exec_result(0, alive + "unkillable\t7\tD\t__refrigerator\n"
+                                               "frozen\t7\tv2\t/sys/fs/cgroup/system.slice/job.scope\n"
+                                               "frozen\t9\tv2\t/sys/fs/cgroup/other\n",  // another PID's: not this one's
+                                    ""),
+                        {0});
+  REQUIRE(v.unkillable.size() == 1);
+  REQUIRE(v.unkillable[0].frozen.size() == 1);
+  CHECK(v.unkillable[0].frozen[0] ==
+        FrozenCgroup{FrozenCgroup::Version::v2, "/sys/fs/cgroup/system.slice/job.scope"});
+  CHECK(unkillable_text(v.unkillable[0]) ==
+        "PID 7 (python3) is in state D (frozen, wchan __refrigerator): its cgroup "
+        "/sys/fs/cgroup/system.slice/job.scope is frozen, so KILL is pending until it is thawed, no reboot needed: "
+        "echo 0 > /sys/fs/cgroup/system.slice/job.scope/cgroup.freeze");
+  // Two (v1 and v2, a name that needs quoting): both, and both commands.
+  v = judge_action(act,
+                   exec_result(0, alive + "unkillable\t7\tD\t__refrigerator\n"
+                                          "frozen\t7\tv1\t/sys/fs/cgroup/freezer/a%09b\n"
+                                          "frozen\t7\tv2\t/sys/fs/cgroup/unified/my job\n",
+                               ""),
+                   {0});
+  REQUIRE(v.unkillable.size() == 1);
+  CHECK(unkillable_text(v.unkillable[0]) ==
+        "PID 7 (python3) is in state D (frozen, wchan __refrigerator): its cgroups \"/sys/fs/cgroup/freezer/a\\tb\" and "
+        "/sys/fs/cgroup/unified/my job are frozen, so KILL is pending until they are thawed, no reboot needed: "
+        "echo THAWED > \"/sys/fs/cgroup/freezer/a\\tb/freezer.state\" && "
+        "echo 0 > '/sys/fs/cgroup/unified/my job/cgroup.freeze'");
+  // A freezer wchan with no frozen cgroup named (unreadable, or frozen another way): thaw advice, generic.
+  for (const char* w : {"__refrigerator", "do_freezer_trap", "freezer_wait"}) {
+    Unkillable u{7, "python3", "D", w, {}};
+    CHECK(freezer_wchan(w));
+    CHECK(unkillable_text(u) == std::string("PID 7 (python3) is in state D (frozen, wchan ") + w +
+                                    ": the cgroup freezer's wait): KILL is pending until its cgroup is thawed, no "
+                                    "reboot needed: echo 0 > /sys/fs/cgroup/PATH/cgroup.freeze (cgroup v2) or echo "
+                                    "THAWED > /sys/fs/cgroup/freezer/PATH/freezer.state (v1), PATH from /proc/7/cgroup");
+  }
+  CHECK_FALSE(freezer_wchan("nv_wait_for_gpu"));
+  CHECK_FALSE(freezer_wchan("?"));
+  CHECK(thaw_command({FrozenCgroup::Version::v1, "/sys/fs/cgroup/freezer/x"}) ==
+        "echo THAWED > /sys/fs/cgroup/freezer/x/freezer.state");
 }

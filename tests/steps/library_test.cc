@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "steps/holders.h"
 #include "steps/library.h"
@@ -746,4 +747,159 @@ TEST_CASE("holders: a mapped node or file whose name was removed is held (map_fi
   REQUIRE(h.size() == 1);
   CHECK(h[0].pid == c.pid());
   CHECK(h[0].files == std::vector<std::string>{d + "/f"});
+}
+
+namespace {
+
+/// Fields 3.. of /proc/PID/stat (state first), read here after the last ')':
+/// what the library's one stat reader must agree with.
+std::vector<std::string> stat_fields_of(pid_t pid) {
+  std::string s = testing::read_file("/proc/" + std::to_string(pid) + "/stat");
+  std::vector<std::string> out;
+  const size_t close = s.rfind(')');
+  if (close == std::string::npos) return out;
+  std::istringstream in(s.substr(close + 1));
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("stat fields: start, state, parent and liveness come from one reader, after the last ) of a comm with parens, blanks and a newline",
+          "[steps][library]") {
+  std::string d = stand_ins({});
+  // comm (15 bytes) "x) R 1 (y\n) Z 2": a parser that cut at the first ") " would read state R.
+  const std::string bin = d + "/x) R 1 (y\n) Z 2";
+  REQUIRE(run_sh("cp /bin/sleep \"$(printf '" + d + "/x) R 1 (y\\n) Z 2')\"").code == 0);
+  REQUIRE(std::filesystem::exists(bin));
+  OwnedProcess p("exec \"$(printf '" + d + "/x) R 1 (y\\n) Z 2')\" 300");
+  REQUIRE(eventually([&] { return testing::read_file("/proc/" + std::to_string(p.pid()) + "/comm") == "x) R 1 (y\n) Z 2\n"; }));
+  const auto f = stat_fields_of(p.pid());
+  REQUIRE(f.size() > 20);
+  CHECK(f[0] == "S");
+  const std::string pid = std::to_string(p.pid());
+  auto r = lib("ratchet_start " + pid + "; ratchet_state " + pid + "; ratchet_stat_fields " + pid +
+               "; printf '%s %s %s\\n' \"$RATCHET_STATE\" \"$RATCHET_PPID\" \"$RATCHET_TICKS\"");
+  CHECK(r.out == f[19] + "\nS\nS " + f[1] + " " + f[19] + "\n");
+  CHECK(f[1] == std::to_string(getpid()));
+  // Liveness: the same start time is this process, another is a recycled PID.
+  CHECK(lib("ratchet_same_alive " + pid + " " + f[19]).code == 0);
+  CHECK(lib("ratchet_same_alive " + pid + " " + std::to_string(std::stoll(f[19]) + 1)).code == 1);
+  // A PID no process can have (above Linux's largest pid_max): nothing printed, all fields "".
+  r = lib("ratchet_start 4194305; ratchet_state 4194305; ratchet_stat_fields 4194305; "
+          "printf '[%s%s%s]\\n' \"$RATCHET_STATE\" \"$RATCHET_PPID\" \"$RATCHET_TICKS\"; ratchet_same_alive 4194305 1");
+  CHECK(r.out == "[]\n");
+  CHECK(r.code == 1);
+  // No stat_word is left: one reader of /proc/PID/stat.
+  CHECK(lib("command -v ratchet_stat_word").code != 0);
+}
+
+namespace {
+
+/// The state letter of PID (/proc/PID/stat field 3); "" when it is gone.
+std::string state_of(pid_t pid) {
+  const auto f = stat_fields_of(pid);
+  return f.empty() ? "" : f[0];
+}
+
+/// TracerPid of PID (/proc/PID/status); -1 when unreadable.
+long long tracer_of(pid_t pid) {
+  auto r = run_sh("awk '$1 == \"TracerPid:\" { print $2 }' /proc/" + std::to_string(pid) + "/status");
+  return r.out.empty() ? -1 : std::stoll(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("kill TERM of a holder its tracer keeps in tracing stop: CONT cannot resume it, it is named with its tracer, KILL ends it",
+          "[steps][library][kill]") {
+  std::string d = stand_ins({"nvidia0"});
+  OwnedProcess held("exec 3<" + d + "/nvidia0; exec sleep 301");
+  REQUIRE(eventually([&] { return fd_count(held.pid(), d) == 1; }));
+  OwnedProcess tracer(std::string("exec ") + RATCHET_TRACER + " " + std::to_string(held.pid()));
+  REQUIRE(eventually([&] { return state_of(held.pid()) == "t" && tracer_of(held.pid()) == tracer.pid(); }));
+  const std::string pid = std::to_string(held.pid());
+
+  auto r = lib("ratchet_kill --signal TERM --wait-ms 300 holders_of '" + d + "/nvidia0'");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("continued\t" + pid + "\t") != std::string::npos);  // CONT was sent, and did nothing
+  auto alive = steps::parse_process_lines(r.out, "alive");
+  REQUIRE(alive.size() == 1);
+  CHECK(alive[0].pid == held.pid());
+  CHECK(alive[0].state == "t");
+  auto t = steps::parse_traced(r.out);
+  REQUIRE(t.size() == 1);
+  CHECK(t[0] == steps::Traced{held.pid(), "sleep", tracer.pid(), "tracer"});
+  CHECK(steps::traced_text(t[0]) == "PID " + pid + " (sleep) is stopped by its tracer PID " +
+                                        std::to_string(tracer.pid()) +
+                                        " (tracer): CONT does not resume it; detach or end the tracer");
+  CHECK(state_of(held.pid()) == "t");  // TERM pending, the tracer still holds it
+
+  // KILL ends a traced process (a zombie its tracer has not reaped: dead to the check).
+  auto k = lib("ratchet_kill --signal KILL --wait-ms 2000 holders_of '" + d + "/nvidia0'");
+  INFO(k.out << k.err);
+  CHECK(steps::parse_process_lines(k.out, "signalled").size() == 1);
+  CHECK(steps::parse_process_lines(k.out, "alive").empty());
+  CHECK(steps::parse_traced(k.out).empty());
+  CHECK(eventually([&] { return state_of(held.pid()) == "Z" || state_of(held.pid()).empty(); }));
+  CHECK(lib("ratchet_no_holders -- '" + d + "/nvidia0'").code == 0);
+}
+
+TEST_CASE("tracer: an untraced process has no traced line", "[steps][library][kill]") {
+  OwnedProcess p("exec sleep 302");
+  REQUIRE(eventually([&] { return state_of(p.pid()) == "S"; }));
+  auto r = lib("ratchet_tracer " + std::to_string(p.pid()) + "; ratchet_tracer 4194305");
+  CHECK(r.code == 0);
+  CHECK(r.out == "");
+}
+
+TEST_CASE("frozen: the v1 freezer and v2 cgroups that froze a process are named, nearest first, and none when thawed",
+          "[steps][library][kill]") {
+  // A stand-in /sys/fs/cgroup: v1 hierarchies beside v2 at ROOT/unified.
+  const std::string root = testing::temp_dir("ratchet-cgroups");
+  auto put = [&](const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(root + rel).parent_path());
+    testing::write_file(root + rel, text);
+  };
+  put("/unified/cgroup.controllers", "cpu io\n");
+  put("/unified/a/cgroup.freeze", "1\n");
+  put("/unified/a/b/cgroup.freeze", "0\n");
+  put("/unified/a/b/c/cgroup.freeze", "1\n");
+  put("/freezer/x/freezer.self_freezing", "1\n");
+  put("/freezer/x/y/freezer.self_freezing", "0\n");
+  put("/memory/x/y/freezer.self_freezing", "1\n");  // not the freezer hierarchy: never read
+  const std::string cg = root + "/cgroup";
+  testing::write_file(cg, "9:name=systemd:/\n6:freezer:/x/y\n4:memory:/x/y\n0::/a/b/c\n");
+  auto r = lib("ratchet_frozen 7 '" + cg + "' '" + root + "'");
+  CHECK(r.code == 0);
+  CHECK(r.out == "frozen\t7\tv1\t" + root + "/freezer/x\n" + "frozen\t7\tv2\t" + root + "/unified/a/b/c\n" +
+                     "frozen\t7\tv2\t" + root + "/unified/a\n");
+  auto u = steps::parse_unkillable("alive\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tD:__refrigerator\t-\t/d\n"
+                                   "unkillable\t7\tD\t__refrigerator\n" + r.out);
+  REQUIRE(u.size() == 1);
+  CHECK(u[0].frozen == std::vector<steps::FrozenCgroup>{{steps::FrozenCgroup::Version::v1, root + "/freezer/x"},
+                                                        {steps::FrozenCgroup::Version::v2, root + "/unified/a/b/c"},
+                                                        {steps::FrozenCgroup::Version::v2, root + "/unified/a"}});
+
+  // cgroup v2 alone (its mount at ROOT), a cgroup name with a tab: %-encoded, one field.
+  const std::string v2 = testing::temp_dir("ratchet-cgroups");
+  std::filesystem::create_directories(v2 + "/k\tl");
+  testing::write_file(v2 + "/cgroup.controllers", "\n");
+  testing::write_file(v2 + "/k\tl/cgroup.freeze", "1\n");
+  testing::write_file(v2 + "/cgroup", "0::/k\tl\n");
+  r = lib("ratchet_frozen 8 '" + v2 + "/cgroup' '" + v2 + "'");
+  CHECK(r.out == "frozen\t8\tv2\t" + v2 + "/k%09l\n");
+  u = steps::parse_unkillable("unkillable\t8\tD\tx\n" + r.out);
+  REQUIRE(u.size() == 1);
+  REQUIRE(u[0].frozen.size() == 1);
+  CHECK(u[0].frozen[0].dir == v2 + "/k\tl");
+
+  // Thawed, or a cgroup file that cannot be read: nothing.
+  testing::write_file(root + "/unified/a/cgroup.freeze", "0\n");
+  testing::write_file(root + "/unified/a/b/c/cgroup.freeze", "0\n");
+  testing::write_file(root + "/freezer/x/freezer.self_freezing", "0\n");
+  CHECK(lib("ratchet_frozen 7 '" + cg + "' '" + root + "'").out == "");
+  r = lib("ratchet_frozen 7 '" + root + "/none' '" + root + "'");
+  CHECK(r.code == 0);
+  CHECK(r.out == "");
 }

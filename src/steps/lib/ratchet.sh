@@ -122,42 +122,41 @@ ratchet_kthreads() { ratchet_with_stats awk '$1 == 2 || $2 == 2 { print $1 }'; }
 # Milliseconds since boot (/proc/uptime), for deadlines that hold under load.
 ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
-# Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat; the
-# comm field may hold spaces and parentheses, so cut after the last ") ").
-# (Shell builtins only: the lines joined by blanks, cut after the last ") ",
-# split at blanks.)
-ratchet_start() { ratchet_stat_word "$1" 20; }
-
-# Field N+2 of /proc/PID/stat (N counts from the state, field 3, as 1), as
-# ratchet_start reads it; nothing when PID is gone.
-ratchet_stat_word() { # PID N
+# Sets RATCHET_STATE (state letter, field 3), RATCHET_PPID (field 4) and
+# RATCHET_TICKS (start ticks since boot, field 22) of PID from /proc/PID/stat;
+# all "" when it is gone. The one reader of /proc/PID/stat here: the comm
+# field may hold spaces, parentheses and newlines, so the lines are joined by
+# blanks and the fields are those after the last ") ". Shell builtins only
+# (no process: it is polled, and must work at the login's process limit).
+ratchet_stat_fields() { # PID
   local _l _st
-  _st='' _l=''
+  RATCHET_STATE='' RATCHET_TICKS='' RATCHET_PPID='' _st='' _l=''
   { while IFS= read -r _l; do _st="$_st$_l "; done < "/proc/$1/stat"; } 2>/dev/null || [ -n "$_st$_l" ] || return 0
   _st="$_st$_l"
-  [ -n "$_st" ] || return 0
+  case "$_st" in *") "*) ;; *) return 0 ;; esac
   _st=${_st##*) }
-  set -- "$2" "$_st"
   # shellcheck disable=SC2086  # the stat fields, split at blanks on purpose
-  { set -f; set -- "$1" $2; set +f; }
-  eval "printf '%s\\n' \"\${$(($1 + 1)):-}\""
+  { set -f; set -- $_st; set +f; }
+  RATCHET_STATE=${1:-} RATCHET_PPID=${2:-} RATCHET_TICKS=${20:-}
 }
 
-# The state of PID (R, S, D, T, t, Z, ...: /proc/PID/stat field 3).
-ratchet_state() { ratchet_stat_word "$1" 1; }
+# Start time of PID in clock ticks since boot (/proc/PID/stat field 22, as
+# ratchet_stat_fields reads it); nothing when PID is gone.
+ratchet_start() { ratchet_stat_fields "$1"; [ -z "$RATCHET_TICKS" ] || printf '%s\n' "$RATCHET_TICKS"; }
+
+# The state of PID (R, S, D, T, t, Z, ...: /proc/PID/stat field 3, as
+# ratchet_stat_fields reads it); nothing when PID is gone.
+ratchet_state() { ratchet_stat_fields "$1"; [ -z "$RATCHET_STATE" ] || printf '%s\n' "$RATCHET_STATE"; }
 
 # True when PID is alive and still the process that started at TICKS (a
 # different start time is a recycled PID). A zombie is dead unless another
 # thread of its thread group still runs (a leader that returned while a worker
 # thread keeps the device): the group is gone only when every thread is.
 ratchet_same_alive() {
-  local _st
-  _st=$(tr '\n' ' ' 2>/dev/null < "/proc/$1/stat" | sed 's/^.*) //') || return 1
-  [ -n "$_st" ] || return 1
-  # shellcheck disable=SC2086  # the stat fields, split at spaces on purpose
-  set -- "$1" "$2" $_st
-  [ "${22}" = "$2" ] || return 1
-  case "$3" in
+  ratchet_stat_fields "$1"
+  [ -n "$RATCHET_TICKS" ] || return 1
+  [ "$RATCHET_TICKS" = "$2" ] || return 1
+  case "$RATCHET_STATE" in
     X) return 1 ;;
     Z) ratchet_live_threads "$1" ;;
     *) return 0 ;;
@@ -239,21 +238,6 @@ ratchet_self() { # PID...
     grep -q -F "ratchet-session: the host library $_d/l is gone" "$_d/w" 2>/dev/null && printf '%s wrapper\n' "$_p"
   done
   return 0
-}
-
-# Sets RATCHET_STATE (state letter), RATCHET_TICKS (start ticks) and
-# RATCHET_PPID of PID from /proc/PID/stat (shell builtins only, as
-# ratchet_start); all "" when it is gone.
-ratchet_stat_fields() { # PID
-  local _l _st
-  RATCHET_STATE='' RATCHET_TICKS='' RATCHET_PPID='' _st='' _l=''
-  { while IFS= read -r _l; do _st="$_st$_l "; done < "/proc/$1/stat"; } 2>/dev/null || [ -n "$_st$_l" ] || return 0
-  _st="$_st$_l"
-  case "$_st" in *") "*) ;; *) return 0 ;; esac
-  _st=${_st##*) }
-  # shellcheck disable=SC2086  # the stat fields, split at blanks on purpose
-  { set -f; set -- $_st; set +f; }
-  RATCHET_STATE=${1:-} RATCHET_PPID=${2:-} RATCHET_TICKS=${20:-}
 }
 
 # Prints the process line for PID (see header); nothing when it is gone.
@@ -1198,12 +1182,77 @@ ratchet_parents() { # [clock]
   done
 }
 
+# The frozen cgroups PID is in, one "frozen<TAB>PID<TAB>VERSION<TAB>DIR" line
+# each (DIR the cgroup's directory, %-encoded), nearest first: its tasks do not
+# run, so a pending KILL waits until it is thawed. v2: the cgroup of the
+# "0::/PATH" line or an ancestor whose cgroup.freeze is 1, under the cgroup2
+# mount (ROOT, or ROOT/unified beside v1 hierarchies); v1: the freezer
+# hierarchy's cgroup or an ancestor that froze itself (freezer.self_freezing
+# 1) under ROOT/freezer. Nothing when none is (or /proc/PID/cgroup is
+# unreadable). CGROUP_FILE and ROOT (a test's) replace /proc/PID/cgroup and
+# /sys/fs/cgroup. Shell builtins only, but a subshell for each line printed.
+ratchet_frozen() { # PID [CGROUP_FILE [ROOT]]
+  local _c _l _m _p _r _root
+  _root=${3:-/sys/fs/cgroup}
+  { while IFS= read -r _l || [ -n "$_l" ]; do
+      case "$_l" in [0-9]*:*:/*) ;; *) continue ;; esac
+      _r=${_l#*:}; _c=${_r%%:*}; _p=${_r#*:}
+      case "${_l%%:*}:$_c" in
+        0:)
+          for _m in "$_root" "$_root/unified"; do
+            [ -f "$_m/cgroup.controllers" ] || continue
+            ratchet_frozen_walk "$1" v2 "$_m" "$_p" cgroup.freeze
+            break
+          done ;;
+        *)
+          case ",$_c," in *,freezer,*) ;; *) continue ;; esac
+          for _m in "$_root/freezer" "$_root/$_c"; do
+            [ -d "$_m$_p" ] || continue
+            ratchet_frozen_walk "$1" v1 "$_m" "$_p" freezer.self_freezing
+            break
+          done ;;
+      esac
+    done < "${2:-/proc/$1/cgroup}"; } 2>/dev/null
+  return 0
+}
+
+# ratchet_frozen's walk from MOUNT/PATH up to (not into) MOUNT: a "frozen" line
+# for each directory whose FILE reads 1.
+ratchet_frozen_walk() { # PID VERSION MOUNT PATH FILE
+  local _d _v
+  _d=$4
+  while [ -n "$_d" ] && [ "$_d" != / ]; do
+    _v=''
+    { read -r _v < "$3$_d/$5"; } 2>/dev/null
+    [ "$_v" != 1 ] || printf 'frozen\t%s\t%s\t%s\n' "$1" "$2" "$(ratchet_esc_path "$3$_d")"
+    _d=${_d%/*}
+  done
+}
+
+# PID's tracer (TracerPid in /proc/PID/status: a debugger, strace), as
+# "traced<TAB>PID<TAB>TRACER_PID<TAB>TRACER_COMM" (a tab in the comm a blank,
+# "?" unreadable); nothing when none traces it (0), or it is gone. Shell
+# builtins only. A tracer in another PID namespace reads as 0: none named.
+ratchet_tracer() { # PID
+  local _c _k _v _x
+  _v=''
+  { while read -r _k _v _x; do [ "$_k" = TracerPid: ] && break; _v=''; done < "/proc/$1/status"; } 2>/dev/null
+  case "$_v" in ''|0|*[!0-9]*) return 0 ;; esac
+  _c=''
+  { IFS= read -r _c < "/proc/$_v/comm"; } 2>/dev/null
+  case "$_c" in *"$RATCHET_TAB"*) _c=$(printf '%s' "$_c" | tr '\t' ' ') ;; esac
+  printf 'traced\t%s\t%s\t%s\n' "$1" "$_v" "${_c:-?}"
+}
+
 # Kill action: select, add the tree (TREE=1), re-check each PID's start time
 # right before its signal, then wait up to WAIT_MS for the targets to die.
 # Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID),
 # "continued<TAB>line" (a stopped process sent CONT after TERM, INT, HUP or
 # QUIT), "alive<TAB>line" for survivors, "unkillable<TAB>PID<TAB>D<TAB>WCHAN"
-# for a survivor of KILL in uninterruptible sleep, and holders_of's node lines;
+# for a survivor of KILL in uninterruptible sleep (and a `frozen` line for
+# each frozen cgroup it is in: ratchet_frozen), a `traced` line
+# (ratchet_tracer) for a survivor in tracing stop (state t: CONT does not
+# resume it, only its tracer can), and holders_of's node lines;
 # right before the signals, the clock and each target's parent
 # (ratchet_parents clock), for respawns.
 ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B] [--missing-ok] SELECTOR ARGS...
@@ -1246,14 +1295,20 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     ratchet_nap
   done
   # KILL cannot end a process in uninterruptible sleep (state D: a wedged
-  # driver, a frozen cgroup) until the kernel releases it: named, with where it waits.
+  # driver, a frozen cgroup) until the kernel releases it: named, with where
+  # it waits and the frozen cgroups it is in (thawing them releases it).
+  # A survivor in tracing stop (state t) runs again only when its tracer
+  # resumes it or goes: named with its tracer.
   case "$_sig" in KILL|SIGKILL|9) _kill=1 ;; *) _kill= ;; esac
   printf '%s\n' "$_sel" | while IFS= read -r _l; do
     _p=${_l%%"$RATCHET_TAB"*}; _t=$(printf '%s\n' "$_l" | cut -f"$RATCHET_COL_TICKS")
-    ratchet_same_alive "$_p" "$_t" || continue
+    ratchet_same_alive "$_p" "$_t" || continue  # (it read RATCHET_STATE)
     printf 'alive\t%s\n' "$_l"
-    if [ -n "$_kill" ] && [ "$(ratchet_state "$_p")" = D ]; then
+    if [ -n "$_kill" ] && [ "$RATCHET_STATE" = D ]; then
       _w=$(cat "/proc/$_p/wchan" 2>/dev/null); printf 'unkillable\t%s\tD\t%s\n' "$_p" "${_w:-?}"
+      ratchet_frozen "$_p"
+    elif [ "$RATCHET_STATE" = t ]; then
+      ratchet_tracer "$_p"
     fi
   done
   return 0
