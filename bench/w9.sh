@@ -6,6 +6,9 @@
 #              (dash) directly: the scan every verify of `no_holders` pays
 #   before     the same with the library file BEFORE=FILE (optional: a paired
 #              before/after, the two alternating in every repetition)
+#   tools      the same library with RATCHET_SCAN=tools: its POSIX-tools
+#              gatherer (find, grep, awk) instead of the one perl process
+#              (a host without perl); skipped with TOOLS=0
 #   busybox    the library under BusyBox tools only (no find -printf), as
 #              tests/steps/library_test.cc runs it (skipped without busybox)
 #   fuser      fuser TARGET (psmisc)
@@ -71,13 +74,14 @@ one() { # NAME
   t0=$(date +%s%N)
   case "$1" in
     ratchet) sh -c ". '$LIB'; ratchet_no_holders -- '$W/target'" >/dev/null 2>&1 || rc=$? ;;
+    tools)   RATCHET_SCAN=tools sh -c ". '$LIB'; ratchet_no_holders -- '$W/target'" >/dev/null 2>&1 || rc=$? ;;
     before)  sh -c ". '$BEFORE'; ratchet_no_holders -- '$W/target'" >/dev/null 2>&1 || rc=$? ;;
     busybox) PATH=$BUSY "$BUSY/sh" -c ". '$LIB'; ratchet_no_holders -- '$W/target'" >/dev/null 2>&1 || rc=$? ;;
     fuser)   fuser "$W/target" >/dev/null 2>&1 || rc=$? ;;
     raw)     find /proc/[0-9]*/fd -mindepth 1 -maxdepth 1 -printf '%h %l\n' >/dev/null 2>&1 || rc=$? ;;
   esac
   t1=$(date +%s%N)
-  case "$1:$rc" in ratchet:1|before:1|busybox:1|fuser:0|raw:*) ;; *) echo "w9: $1 gave exit $rc (the holder not found?)" >&2; exit 1 ;; esac
+  case "$1:$rc" in ratchet:1|tools:1|before:1|busybox:1|fuser:0|raw:*) ;; *) echo "w9: $1 gave exit $rc (the holder not found?)" >&2; exit 1 ;; esac
   echo $(( (t1 - t0) / 1000000 ))
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -86,6 +90,7 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 setsid bash -c "sleep 3600 3<$W/target & wait" </dev/null >/dev/null 2>&1 &
 groups+=("$!"); disown "$!"
 scans=(ratchet)
+[ "${TOOLS:-1}" = 0 ] || scans+=(tools)
 [ -z "$BEFORE" ] || scans+=(before)
 [ -z "$BUSY" ] || scans+=(busybox)
 scans+=(fuser raw)

@@ -903,3 +903,63 @@ TEST_CASE("frozen: the v1 freezer and v2 cgroups that froze a process are named,
   CHECK(r.code == 0);
   CHECK(r.out == "");
 }
+
+TEST_CASE("holders: the perl gatherer and the POSIX-tools one give the same lines - files, names, a directory, cwd, device numbers, a deleted mapping, a thread's own table",
+          "[steps][library]") {
+  if (run_sh("command -v perl").code != 0) FAIL("perl is not installed (the one-process gatherer needs it)");
+  std::string d = testing::temp_dir("ratchet-gather");
+  // 1:7 (/dev/full's number) and 7:7 (a loop device's) as nodes here: only opened or mapped, never read.
+  REQUIRE(run_sh("cd '" + d + "' && mkdir -p caps/sub && : > caps/cap1 && : > gpu0 && : > gpu1 && : > gpu2 && : > \"$(printf 'o%%dd\\tname')\" && "
+                 "mknod dev0 c 1 7 && mknod mine c 1 7 && mknod blk0 b 7 7 && mknod blkmine b 7 7").code == 0);
+  if (!lib("ratchet_no_holders -- '" + d + "/dev0' '" + d + "/blk0'").out.empty()) {
+    WARN("some process on this machine holds device 1:7 or 7:7: not run");
+    return;
+  }
+  OwnedProcess files("exec sleep 141 3<'" + d + "/gpu0' 4<\"$(printf '" + d + "/o%%dd\\tname')\" 5<'" + d + "/mine'");
+  OwnedProcess cwd("cd '" + d + "/caps/sub' && exec sleep 142");  // a working directory beneath a target directory
+  OwnedProcess thread(std::string("exec ") + RATCHET_THREAD_HOLDER + " --unshare " + d + "/gpu1");
+  OwnedProcess mapped(std::string("exec ") + RATCHET_THREAD_HOLDER + " --map-unlink '" + d + "/blkmine'");
+  OwnedProcess zombie_leader(std::string("exec ") + RATCHET_THREAD_HOLDER + " " + d + "/gpu2");
+  REQUIRE(eventually([&] {
+    return run_sh("grep -q '^State:.Z' /proc/" + std::to_string(zombie_leader.pid()) + "/status && find /proc/" +
+                  std::to_string(zombie_leader.pid()) + "/task/*/fd -lname '" + d + "/gpu2' | grep -q .").code == 0;
+  }));
+  REQUIRE(eventually([&] {
+    return fd_count(files.pid(), d) == 3 && !run_sh("find /proc/" + std::to_string(thread.pid()) + "/task/*/fd -lname '" +
+                                                    d + "/gpu1'").out.empty() &&
+           run_sh("grep -q ' (deleted)$' /proc/" + std::to_string(mapped.pid()) + "/maps").code == 0 &&
+           run_sh("test \"$(readlink /proc/" + std::to_string(cwd.pid()) + "/cwd)\" = '" + d + "/caps/sub'").code == 0;
+  }));
+  // The clock fixed: the start times do not move with /proc/stat's btime between the two runs.
+  const std::string fixed = "RATCHET_BT=1700000000 RATCHET_HZ=100 ";
+  // Each target set with the exit both must give (caps/cap1: held by nobody).
+  const std::vector<std::pair<std::string, int>> cases{
+      {"'" + d + "/gpu*'", 1},          {"'" + d + "/'", 1},    {"'" + d + "/caps'", 1},
+      {"'" + d + "/dev0'", 1},          {"'" + d + "/blk0'", 1}, {"'" + d + "/gpu2'", 1},
+      {"\"$(printf '" + d + "/o%%dd\\tname')\" '" + d + "/gpu1'", 1}, {"'" + d + "/caps/cap1'", 0}};
+  for (const auto& [targets, code] : cases) {
+    auto perl = lib(fixed + "RATCHET_SCAN=perl; ratchet_no_holders -- " + targets);
+    auto tools = lib(fixed + "RATCHET_SCAN=tools; ratchet_no_holders -- " + targets);
+    INFO(targets << "\nperl:\n" << perl.out << perl.err << "tools:\n" << tools.out << tools.err);
+    CHECK(perl.code == code);
+    CHECK(perl.code == tools.code);
+    CHECK(perl.out == tools.out);
+    CHECK(perl.err == tools.err);
+  }
+  // What each found (the same for both, as checked above).
+  auto pids = [](const std::string& out) {
+    std::set<long long> s;
+    for (const auto& h : steps::parse_process_lines(out, "holder")) s.insert(h.pid);
+    return s;
+  };
+  CHECK(pids(lib("ratchet_no_holders -- '" + d + "/'").out) ==
+        std::set<long long>{files.pid(), cwd.pid(), thread.pid(), mapped.pid(), zombie_leader.pid()});
+  CHECK(pids(lib("ratchet_no_holders -- '" + d + "/dev0'").out) == std::set<long long>{files.pid()});
+  CHECK(pids(lib("ratchet_no_holders -- '" + d + "/blk0'").out) == std::set<long long>{mapped.pid()});
+  CHECK(pids(lib("ratchet_no_holders -- \"$(printf '" + d + "/o%%dd\\tname')\"").out) ==
+        std::set<long long>{files.pid()});
+  // A gatherer that fails is "could not check", never "free".
+  auto r = lib("RATCHET_SCAN=perl; perl() { return 9; }; ratchet_no_holders -- '" + d + "/gpu0'");
+  CHECK(r.code == 5);
+  CHECK(r.err.find("ratchet: could not check: the /proc scan (perl) failed") != std::string::npos);
+}

@@ -117,7 +117,8 @@ ratchet_with_stats() { # CMD ARGS...
 # Kernel threads: PID 2 (kthreadd) and its children, one PID a line. They hold
 # no user files and are never selected.
 # shellcheck disable=SC2016  # an awk program
-ratchet_kthreads() { ratchet_with_stats awk '$1 == 2 || $2 == 2 { print $1 }'; }
+RATCHET_AWK_KT='$1 == 2 || $2 == 2 { print $1 }'
+ratchet_kthreads() { ratchet_with_stats awk "$RATCHET_AWK_KT"; }
 
 # Milliseconds since boot (/proc/uptime), for deadlines that hold under load.
 ratchet_now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
@@ -196,12 +197,22 @@ ratchet_task_tables() { # PID...
 
 # PIDs never selected: PID 1, this command's ancestry (sshd's session process)
 # and every process of this command's own session (its subshells).
-ratchet_protected() {
-  # shellcheck disable=SC2016  # an awk program
-  ratchet_with_stats awk -v me="$$" '{ pp[$1] = $2; sid[$1] = $3 }
-    END { for (p = me; p != "" && p + 0 > 0; p = (p in pp) ? pp[p] : "") print p
+# shellcheck disable=SC2016  # awk program parts (ratchet_prot_kt runs both at once)
+RATCHET_AWK_PROT_ROW='{ pp[$1] = $2; sid[$1] = $3 }' RATCHET_AWK_PROT_END='for (p = me; p != "" && p + 0 > 0; p = (p in pp) ? pp[p] : "") print p
           print 1
-          for (p in sid) if (sid[p] == sid[me]) print p }'
+          for (p in sid) if (sid[p] == sid[me]) print p'
+ratchet_protected() { ratchet_with_stats awk -v me="$$" "$RATCHET_AWK_PROT_ROW END { $RATCHET_AWK_PROT_END }"; }
+
+# Sets RATCHET_PROT (ratchet_protected's lines) and RATCHET_KT
+# (ratchet_kthreads') from one awk over the snapshot.
+ratchet_prot_kt() {
+  local _x
+  _x=$(ratchet_with_stats awk -v me="$$" "$RATCHET_AWK_KT $RATCHET_AWK_PROT_ROW END { print \"-\"; $RATCHET_AWK_PROT_END }")
+  RATCHET_KT='' RATCHET_PROT=$_x
+  case "$_x" in
+    -"$RATCHET_NL"*) RATCHET_PROT=${_x#-"$RATCHET_NL"} ;;
+    *"$RATCHET_NL-$RATCHET_NL"*) RATCHET_KT=${_x%%"$RATCHET_NL-$RATCHET_NL"*} RATCHET_PROT=${_x#*"$RATCHET_NL-$RATCHET_NL"} ;;
+  esac
 }
 
 # For pattern selection only (their command lines hold the pattern's text):
@@ -258,7 +269,11 @@ ratchet_describe() { # PID FILES
     *[!0-9]*) _u=$(ratchet_uname "$_u") ;;
     *) ratchet_uid_name "$_u"; _u=$RATCHET_UNAME ;;
   esac
-  _c=$(cat "/proc/$1/comm" 2>/dev/null)
+  # comm read with builtins (as $(cat) would give it: trailing newlines dropped)
+  _c='' _n=''
+  { while IFS= read -r _n; do _c="$_c$_n$RATCHET_NL"; done < "/proc/$1/comm"; } 2>/dev/null
+  _c="$_c$_n"
+  while :; do case "$_c" in *"$RATCHET_NL") _c=${_c%"$RATCHET_NL"} ;; *) break ;; esac; done
   case "$_c" in  # comm may hold any byte, even a newline
     *"$RATCHET_TAB"*|*"$RATCHET_NL"*) _c=$(printf '%s' "$_c" | tr '\t\n' '  ') ;;
   esac
@@ -266,7 +281,14 @@ ratchet_describe() { # PID FILES
   _a=${_a%"${_a##*[! ]}"}  # no trailing blanks
   [ -n "$_a" ] || _a="[$_c]"
   _hz=${RATCHET_HZ:=$(ratchet_hz)}; _bt=${RATCHET_BT:=$(ratchet_btime)}
-  _e=$(awk -v b="$_bt" -v t="$_t" -v h="$_hz" 'BEGIN{printf "%.2f", b + t / h}')
+  # b + t / h to 2 decimals: shell arithmetic when that is exact (h = 100, Linux's USER_HZ), else awk
+  case "$_bt$_t$_hz" in
+    *[!0-9]*) _e='' ;;
+    *) if [ "$_hz" -gt 0 ] && [ $(( _t * 100 % _hz )) = 0 ]; then
+         _e=$(( _t * 100 / _hz )); _e="$(( _bt + _e / 100 )).$(( _e % 100 / 10 ))$(( _e % 10 ))"
+       else _e=''; fi ;;
+  esac
+  [ -n "$_e" ] || _e=$(awk -v b="$_bt" -v t="$_t" -v h="$_hz" 'BEGIN{printf "%.2f", b + t / h}')
   ratchet_owner "$1"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$_u" "$_t" "$_e" "$_c" "$_a" "$_s" "$RATCHET_OWNER" "$2"
 }
@@ -648,6 +670,121 @@ ratchet_targets() {
   done
 }
 
+# The one-process gatherer (perl, where the host has it: Debian's and Ubuntu's
+# perl-base is Essential): the same raw records as the tools path of
+# ratchet_holders, in the same order, to the same files: on stdout the
+# descriptor lines of ratchet_fd_links (the main walk, then cwd and root with
+# a directory target, then the threads of zombie leaders and the thread tables
+# of their own) and then the mapping lines of ratchet_map_files; in TMPDIR
+# `status` (ratchet_stats' lines), `errors` and `maps-errors` (find's and
+# grep's words for what it could not read), and `cand.pre`: the stat lines
+# (stat -L -c '%d:%i %t:%T %f %h %n') of the descriptors it printed, which
+# ratchet_match then need not stat again. It decides nothing: a link is
+# printed when its %-encoded text is a target's name (or beneath a directory
+# target's), as find -lname picks it, or when it is a device of a target's
+# type, as find -xtype picks it; which of them hold is ratchet_holders' awk
+# and ratchet_match's. Arguments: TMPDIR and 1 to read cwd and root; the
+# targets in RATCHET_WANT. (No single quote in it: it is a shell word.)
+# shellcheck disable=SC2016  # a perl program
+RATCHET_GATHER_PL='
+my ($tmp, $lk) = @ARGV;
+my (%nm, @dir, @want, $wc, $wb, $all);
+for (split /\n/, $ENV{RATCHET_WANT}) {
+  my @a = split /\t/, $_, -1;
+  next if $a[0] eq "";
+  if (defined $a[2] && $a[2] ne "") { $wc = 1 if $a[2] =~ /^c:/; $wb = 1 if $a[2] =~ /^b:/; next }
+  $all = 1 if index($a[0], "%") >= 0;
+  if ($a[1] eq "-") { push @dir, $a[0]; push @want, $a[0] }
+  else { $nm{$a[0]} = 1; (my $i = $a[1]) =~ s/.*://; push @want, " $i " }
+}
+my $dv = $wc || $wb; my $only = $dv && !@want;
+@want = (" /") if $dv || $all;
+sub out { open(my $h, ">", "$tmp/" . shift) or die "ratchet: cannot write $tmp\n"; $h }
+sub slurp { my $h; open($h, "<", shift) or return ""; local $/; my $t = <$h>; defined $t ? $t : "" }
+sub esc { my $s = shift; return $s unless $s =~ /[%\t\n]/; $s =~ s/%/%25/g; $s =~ s/\t/%09/g; $s =~ s/\n/%0A/g; $s }
+my ($O, $E, $P);  # where records, find words and stat lines go
+sub pre { my ($p, @s) = @_; return unless @s; my $r = $s[6];
+  printf $P "%s:%s %x:%x %x %s %s\n", $s[0], $s[1], (($r >> 8) & 0xfff) | (($r >> 32) & ~0xfff),
+    ($r & 0xff) | (($r >> 12) & ~0xff), $s[2], $s[3], $p }
+sub isdev { my $t = $_[0] & 0170000; ($wc && $t == 0020000) || ($wb && $t == 0060000) }
+sub link1 { my ($pid, $p) = @_; my $l;
+  if ($dv) { my @s = stat $p;
+    unless (@s) { if ($! == 13) { print $E "find: \x27$p\x27: Permission denied\n"; return } }
+    if (@s && isdev($s[2])) { $l = readlink $p; print $O "$pid\t", esc(defined $l ? $l : ""), "\t*$p\n"; pre($p, @s); return }
+    return if $only }
+  $l = readlink $p;
+  unless (defined $l) { print $E "find: \x27$p\x27: Permission denied\n" if $! == 13; return }
+  my $e = esc($l); my $hit = $nm{$e};
+  unless ($hit) { for my $d (@dir) { if (index($e, $d) == 0) { $hit = 1; last } } }
+  return unless $hit;
+  print $O "$pid\t$e\t$p\n"; pre($p, stat $p) }
+sub walk { my ($pid, $d) = @_; my $h;
+  unless (opendir $h, $d) { print $E "find: \x27$d\x27: Permission denied\n" if $! == 13; return }
+  link1($pid, "$d/$_") for grep { !/^\./ } readdir $h; closedir $h }
+my (%seen, %kind);
+sub maps { my ($pid, $f, $pre) = @_; my $h;
+  unless (open $h, "<", $f) { print $E "grep: $f: Permission denied\n" if $! == 13; return }
+  my $t = do { local $/; <$h> }; close $h; return unless defined $t;
+  my $ok; for my $w (@want) { if (index($t, $w) >= 0) { $ok = 1; last } } return unless $ok;
+  for my $l (split /\n/, $t) {
+    $ok = 0; for my $w (@want) { if (index($l, $w) >= 0) { $ok = 1; last } }
+    next unless $ok; my $i = index($l, "/"); next if $i < 0;
+    my @c = split " ", $l; my $path = substr($l, $i);
+    next if $seen{"$f\0$c[3]\0$c[4]\0$path"}++;
+    my ($ma, $mi) = map { hex } split /:/, $c[3];
+    my $id = (($mi & 0xff) | (($ma & 0xfff) << 8) | (($mi >> 8) << 20) | (($ma >> 12) << 44)) . ":$c[4]";
+    $path =~ s/%/%25/g; $path =~ s/\t/%09/g; $path =~ s/\\012/%0A/g;
+    if ($pre && !exists $kind{$id}) {
+      my $q = index($path, "%") < 0 && $path !~ / \(deleted\)$/ ? "/proc/$pid/root$path" : "/proc/$pid/map_files/$c[0]";
+      my @s = stat $q; $kind{$id} = !@s || isdev($s[2]); pre($q, @s) if $kind{$id} }
+    next if $only && $pre && !$kind{$id};
+    print $O "$pid\t$path\t=$id\t$c[0]\n" } }
+sub tasks { my $p = shift; my $h; opendir($h, "/proc/$p/task") or return (); sort grep { /^\d+$/ } readdir $h }
+# One share of the processes (worker I): its descriptors, cwd and root, status
+# lines and mappings, each to a file of its own, joined below in order.
+sub share { my $i = shift; my $S;
+  ($O, $E, $P) = (out("w$i.fd"), out("w$i.err"), out("w$i.pre")); walk($_, "/proc/$_/fd") for @_;
+  if ($lk) { $O = out("w$i.cwd"); link1($_, "/proc/$_/cwd") for @_; $O = out("w$i.root"); link1($_, "/proc/$_/root") for @_ }
+  $S = out("w$i.st");
+  for my $pid (@_) { my $t = slurp("/proc/$pid/status"); next unless $t =~ /^PPid:[\t ]*([^\t \n]*)/m; my $pp = $1;
+    my $sd = $t =~ /^NSsid:[\t ]*([^\t \n]*)/m ? "$1" : ""; my $st = $t =~ /^State:[\t ]*([^\t \n]*)/m ? "$1" : "";
+    my $th = $t =~ /^Threads:[\t ]*([^\t \n]*)/m ? "$1" : 1;
+    print $S "$pid $pp $sd $st $th\n" }
+  ($O, $E) = (out("w$i.maps"), out("w$i.merr")); maps($_, "/proc/$_/maps", $dv) for @_;
+  close $_ or die "ratchet: cannot write $tmp\n" for $O, $E, $P, $S }
+opendir(my $ph, "/proc") or die "ratchet: cannot read /proc\n"; my @pids = sort grep { /^\d+$/ } readdir $ph; closedir $ph;
+# Shares: one per 300 processes, at most 6 and the CPUs online.
+my $cpus = 1; if (slurp("/sys/devices/system/cpu/online") =~ /^([\d,-]+)/) { $cpus = 0; for (split /,/, $1) { $cpus += /(\d+)-(\d+)/ ? $2 - $1 + 1 : 1 } }
+my $k = int(@pids / 300) + 1; $k = 6 if $k > 6; $k = $cpus if $k > $cpus; $k = 1 if $k < 1;
+my (@kids, $bad);
+for my $i (0 .. $k - 1) { my @p = @pids[int($i * @pids / $k) .. int(($i + 1) * @pids / $k) - 1];
+  my $kid = $k > 1 ? fork : undef;
+  if (defined $kid && !$kid) { share($i, @p); exit 0 }
+  if (defined $kid) { push @kids, $kid } else { share($i, @p) } }
+for (@kids) { waitpid($_, 0); $bad = 1 if $? } die "ratchet: a /proc reader failed\n" if $bad;
+sub join1 { my ($to, $x) = @_; print $to slurp("$tmp/w$_.$x") for 0 .. $k - 1 }
+($O, $E, $P) = (*STDOUT, out("errors"), out("cand.pre"));
+join1($O, "fd"); if ($lk) { join1($O, "cwd"); join1($O, "root") } join1($E, "err"); join1($P, "pre");
+my $S = out("status"); join1($S, "st"); close $S or die "ratchet: cannot write $tmp\n";
+my (@z, @t);
+for (split /\n/, slurp("$tmp/status")) { my @f = split / /, $_, -1; if ($f[3] eq "Z") { push @z, $f[0] } elsif ($f[4] > 1) { push @t, $f[0] } }
+my @zm; my $E0 = $E; $E = out("task-errors");
+for my $z (@z) {
+  next unless grep { $_ ne $z && slurp("/proc/$z/task/$_/status") =~ /^State:[\t ]*(\S+)/m && $1 ne "Z" && $1 ne "X" } tasks($z);
+  walk($z, "/proc/$z/task/$_/fd") for tasks($z); push @zm, $z }
+my $counts = ((stat "/proc/self/fd")[7] || 0) > 0;
+for my $p (@t) { my $lead = (stat "/proc/$p/fd")[7];
+  for my $t (tasks($p)) { next if $t eq $p; my $c = (stat "/proc/$p/task/$t/fd")[7]; next unless defined $c;
+    walk($p, "/proc/$p/task/$t/fd") if !$counts || !defined $lead || $c != $lead } }
+join1($O, "maps"); $E = out("maps-errors"); join1($E, "merr");
+for my $z (@zm) { maps($z, "/proc/$z/task/$_/maps") for tasks($z) }
+close $_ or die "ratchet: cannot write $tmp\n" for *STDOUT, $P, $E, $E0;
+'
+
+# Whether ratchet_holders gathers with perl (one process instead of some 20):
+# perl on PATH, unless RATCHET_SCAN=tools (the tests run both and compare).
+ratchet_perl_scan() { [ "${RATCHET_SCAN:-}" != tools ] && command -v perl >/dev/null 2>&1; }
+
 # Whether this host's find prints link targets (-printf, GNU) and its awk
 # splits records at NUL: the fast scan. Else one readlink per descriptor.
 ratchet_fast_scan() {
@@ -855,16 +992,19 @@ ratchet_unreadable() { # [--walked] [PID...]
 ratchet_match() { # FILE ERRFILE [3: something to stat]
   local _x
   _x=0
-  : > "$1.st"
+  : > "$1.st"; : >> "$1.pre"
   if [ "${3:-3}" = 3 ]; then
     # (The kernel's own shared-memory files, memfd, SysV and /dev/zero mappings,
     # are regular files, never a device node: not stat-ed by a login that is
-    # not root, to whom map_files is closed.)
-    awk -F '\t' -v root="$([ "$(ratchet_euid self)" = 0 ] && echo 1)" '$1 == "V" { print $5 } $1 == "D" { print $4 }
+    # not root, to whom map_files is closed.) A path FILE.pre has is not stat-ed again.
+    awk -F '\t' -v pre="$1.pre" -v root="$([ "$(ratchet_euid self)" = 0 ] && echo 1)" '
+      FILENAME == pre { split($0, w, " "); have[substr($0, length(w[1]) + length(w[2]) + length(w[3]) + length(w[4]) + 5)] = 1; next }
+      function out(p) { if (!(p in have)) print p }
+      $1 == "V" { out($5) } $1 == "D" { out($4) }
       $1 == "M" { if (index($3, "%") || $3 ~ / \(deleted\)$/) {
-                    if (root || $3 !~ /^\/(memfd:|SYSV[0-9a-f]+ \(deleted\)$|dev\/zero \(deleted\)$)/) print "/proc/" $2 "/map_files/" $5 }
-                  else print "/proc/" $2 "/root" $3 }' "$1" |
-      tr '\n' '\000' | LC_ALL=C xargs -0 -r stat -L -c '%d:%i %t:%T %f %h %n' 2>"$2" > "$1.st"
+                    if (root || $3 !~ /^\/(memfd:|SYSV[0-9a-f]+ \(deleted\)$|dev\/zero \(deleted\)$)/) out("/proc/" $2 "/map_files/" $5) }
+                  else out("/proc/" $2 "/root" $3) }' "$1.pre" "$1" > "$1.ls"
+    [ ! -s "$1.ls" ] || { tr '\n' '\000' < "$1.ls" | LC_ALL=C xargs -0 -r stat -L -c '%d:%i %t:%T %f %h %n' 2>"$2" > "$1.st"; }
     _x=$?
   fi
   # 123: a stat that found a file gone or refused (its words are in ERRFILE);
@@ -874,14 +1014,14 @@ ratchet_match() { # FILE ERRFILE [3: something to stat]
     printf '%s\n' "ratchet: could not check: needs xargs and stat -c (findutils and coreutils, or BusyBox) on the host (xargs exited $_x)" >&2
     return 5
   fi
-  RT=$RATCHET_WANT awk -F '\t' -v st="$1.st" '
+  RT=$RATCHET_WANT awk -F '\t' -v st="$1.st" -v pre="$1.pre" '
     function hex(s,   i, n) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return n }
     BEGIN { n = split(ENVIRON["RT"], t, "\n")
             for (i = 1; i <= n; i++) { split(t[i], a, "\t"); if (a[3] != "") { dev[a[3]] = a[1]; tid[a[1]] = a[2] } } }
     # the thread of a hold through /proc/PID/task/TID/fd/N
     function task(pid, link, g,   q) { sub(/^\*/, "", link); split(link, q, "/")
       if (q[4] == "task" && q[5] != "") print "T\t" pid "\t" q[5] "\t" g }
-    FILENAME == st { split($0, w, " "); p = substr($0, length(w[1]) + length(w[2]) + length(w[3]) + length(w[4]) + 5)
+    FILENAME == st || FILENAME == pre { split($0, w, " "); p = substr($0, length(w[1]) + length(w[2]) + length(w[3]) + length(w[4]) + 5)
       split(w[2], r, ":"); m = int(hex(w[3]) / 4096)  # the file type: 2 character, 6 block device
       ID[p] = w[1]; L[p] = w[4]; K[p] = (m == 2 ? "c" : m == 6 ? "b" : "-") ":" hex(r[1]) ":" hex(r[2]); next }
     $1 == "H" { print $2 "\t" $3; task($2, $4, $3); next }
@@ -894,7 +1034,7 @@ ratchet_match() { # FILE ERRFILE [3: something to stat]
                 if ((p in K) && ID[p] == $4 && (K[p] in dev)) { good[$4] = K[p]; gone[$4] = (L[p] == 0) } }
     ($1 == "M" || $1 == "m") && ($4 in good) { g = dev[good[$4]]; print $2 "\t" g; n = $3; x = ""
                 if (gone[$4]) { sub(/ \(deleted\)$/, "", n); x = "\tdeleted" }
-                print "N\t" $2 "\t" g "\t" n "\t-\t" substr(good[$4], 3) x }' "$1.st" "$1"
+                print "N\t" $2 "\t" g "\t" n "\t-\t" substr(good[$4], 3) x }' "$1.pre" "$1.st" "$1"
 }
 
 # The N lines of ratchet_match on stdin as node lines:
@@ -956,25 +1096,31 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   _tmp=$(mktemp -d "${TMPDIR:-/tmp}/.ratchet-scan.XXXXXX") || { printf '%s\n' "ratchet: could not check: cannot create a temporary directory" >&2; return 5; }
   _errf=$_tmp/errors
   RATCHET_WANT=$_tg
-  # The find test of the names, worked out once (unset: a name the test cannot hold).
-  if _lk=$(ratchet_want_expr lname); then RATCHET_LNAME=$_lk; fi
   # cwd and root are directories: read only for a directory target.
   _lk=''
   case "$_tg$RATCHET_NL" in *"$RATCHET_TAB-$RATCHET_NL"*) _lk=1 ;; esac
-  # The mappings and the /proc/*/status snapshot are read while find walks the
+  # With perl, one process gathers the records (RATCHET_GATHER_PL; one that
+  # failed leaves a mark: "could not check", never "free"). Else the mappings
+  # and the /proc/*/status snapshot are read while find walks the
   # descriptors (each its own file); then, from the snapshot, the threads of
   # zombie leaders (Z: their files are listed under /proc/PID/task/ only) and
   # the threads of multi-threaded processes (T) with a descriptor table of
   # their own are walked (their maps are their leader's but a zombie's).
   # shellcheck disable=SC2086  # the task globs expand here
-  { ratchet_map_files /proc/[0-9]*/maps > "$_tmp/maps" 2>"$_tmp/maps-errors" &
+  { if ratchet_perl_scan; then
+      RATCHET_WANT=$_tg perl -e "$RATCHET_GATHER_PL" -- "$_tmp" "$_lk" || : > "$_tmp/gather-failed"
+    else
+    # The find test of the names, worked out once (unset: a name the test cannot hold).
+    if _x=$(ratchet_want_expr lname); then RATCHET_LNAME=$_x; fi
+    ratchet_map_files /proc/[0-9]*/maps > "$_tmp/maps" 2>"$_tmp/maps-errors" &
     ( RATCHET_SNAP_FILE=''; ratchet_stats > "$_tmp/status" ) &
     if [ -n "$_lk" ]; then ratchet_fd_links /proc/[0-9]*/fd /proc/[0-9]*/cwd /proc/[0-9]*/root
     else ratchet_fd_links /proc/[0-9]*/fd; fi 2>"$_errf"
     wait
     _fdd='' _mp='' _mt=''
     # shellcheck disable=SC2013  # one word a line
-    for _zp in $(awk '$4 == "Z" { print "Z" $1; next } $5 > 1 { print "T" $1 }' "$_tmp/status"); do
+    # (in the order of their PIDs' text, as the perl gatherer walks them)
+    for _zp in $(awk '$4 == "Z" { print "Z" $1; next } $5 > 1 { print "T" $1 }' "$_tmp/status" | LC_ALL=C sort); do
       case "$_zp" in
         T*) _mt="$_mt ${_zp#T}" ;;
         *) _zp=${_zp#Z}; ratchet_live_threads "$_zp" || continue
@@ -987,7 +1133,8 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
     # A thread that exits while it is walked is refused: not counted.)
     [ -z "${_fdd#"${_fdd%%[! ]*}"}" ] || ratchet_fd_links $_fdd 2>"$_tmp/task-errors"
     [ -z "$_mp" ] || ratchet_map_files $_mp >> "$_tmp/maps" 2>>"$_tmp/maps-errors"
-    cat "$_tmp/maps"; } | RT=$_tg awk -F '\t' '
+    cat "$_tmp/maps"
+    fi; } | RT=$_tg awk -F '\t' '
     BEGIN { n = split(ENVIRON["RT"], t, "\n")
             for (i = 1; i <= n; i++) { if (t[i] == "") continue; split(t[i], a, "\t")
               if (a[1] ~ /\/$/) d[a[1]] = 1; else if (a[3] != "") { dv[a[2]] = a[1]; nd++ } else { f[a[1]] = a[2]; fid[a[2]] = a[1] } } }
@@ -1005,6 +1152,10 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
       for (k in d) if (index(name, k) == 1) { print "H\t" pid "\t" name "\t" via; break } }
     END { exit st ? 3 : 0 }' > "$_tmp/cand"  # 3: something to stat
   _x=$?
+  if [ -e "$_tmp/gather-failed" ]; then
+    printf '%s\n' "ratchet: could not check: the /proc scan (perl) failed; RATCHET_SCAN=tools uses the POSIX tools instead" >&2
+    rm -rf -- "$_tmp"; return 5
+  fi
   RATCHET_SNAP_FILE=$_tmp/status
   if [ ! -s "$_tmp/cand" ]; then : > "$_tmp/held"
   elif ! ratchet_match "$_tmp/cand" "$_tmp/stat-errors" "$_x" > "$_tmp/held"; then rm -rf -- "$_tmp"; return 5; fi
@@ -1022,11 +1173,12 @@ ratchet_holders() { # USER EXCLUDES PATTERN...
   esac
   : >> "$_tmp/stat-errors"
   # (PID 1 is never selected, nor counted: a container's may be unreadable even to root.)
+  # (A PID may come more than once: ratchet_unreadable sorts them.)
   _denied=
-  [ ! -s "$_errf" ] && [ ! -s "$_tmp/maps-errors" ] && [ ! -s "$_tmp/stat-errors" ] || _denied=$(sed -n -e '\|/proc/1/|d' -e 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' -e 's|.*/proc/\([0-9][0-9]*\)/map_files/.*Operation not permitted.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors" | sort -un)
+  [ ! -s "$_errf" ] && [ ! -s "$_tmp/maps-errors" ] && [ ! -s "$_tmp/stat-errors" ] || _denied=$(sed -n -e '\|/proc/1/|d' -e 's|.*/proc/\([0-9][0-9]*\)/.*Permission denied.*|\1|p' -e 's|.*/proc/\([0-9][0-9]*\)/map_files/.*Operation not permitted.*|\1|p' "$_errf" "$_tmp/maps-errors" "$_tmp/stat-errors")
   RATCHET_WANT=''
   # Needed by the filters only when something was seen (else ratchet_unreadable reads its own).
-  if [ -n "$_pairs$_denied" ]; then RATCHET_PROT=$(ratchet_protected); RATCHET_KT=$(ratchet_kthreads); fi
+  if [ -n "$_pairs$_denied" ]; then ratchet_prot_kt; fi
   rm -rf -- "$_tmp" 2>/dev/null
   RATCHET_SNAP_FILE=''
   # The clock for the process lines, once for every holder described below.
@@ -1343,7 +1495,10 @@ ratchet_no_holders() { # [--user U] [--exclude A,B] [--missing-ok] [--] PATTERN.
   _h=$(ratchet_holders "$_user" "$_ex" "$@"); _rc=$?
   [ "$_rc" = 0 ] || [ "$_rc" = 5 ] || return 2
   [ -z "$_h" ] && return "$_rc"  # 5: none seen, but not everything could be seen
-  printf '%s\n' "$_h" | sed -e "/^node$RATCHET_TAB/b" -e "/^task$RATCHET_TAB/b" -e "s/^/holder$RATCHET_TAB/"
+  # (builtins: a line is a holder's unless it is a node or task line)
+  printf '%s\n' "$_h" | while IFS= read -r _h; do
+    case "$_h" in "node$RATCHET_TAB"*|"task$RATCHET_TAB"*) printf '%s\n' "$_h" ;; *) printf 'holder\t%s\n' "$_h" ;; esac
+  done
   return 1
 }
 ratchet_absent() { # REGEX
