@@ -777,7 +777,7 @@ for my $p (@t) { my $lead = (stat "/proc/$p/fd")[7];
   for my $t (tasks($p)) { next if $t eq $p; my $c = (stat "/proc/$p/task/$t/fd")[7]; next unless defined $c;
     walk($p, "/proc/$p/task/$t/fd") if !$counts || !defined $lead || $c != $lead } }
 join1($O, "maps"); $E = out("maps-errors"); join1($E, "merr");
-for my $z (@zm) { maps($z, "/proc/$z/task/$_/maps") for tasks($z) }
+for my $z (@zm) { maps($z, "/proc/$z/task/$_/maps", $dv) for tasks($z) }
 close $_ or die "ratchet: cannot write $tmp\n" for *STDOUT, $P, $E, $E0;
 '
 
