@@ -1,4 +1,5 @@
 # ratchet host library v1: POSIX sh + coreutils (GNU or BusyBox) + awk, reads /proc.
+# (Where the host has perl, one perl process gathers the holder scan's records.)
 # Prepended to every command that calls a ratchet_* function (the transcript's
 # `sent`); the `command` shown by plan is the call alone. Never uses fuser.
 # Holder/process line format (tab-separated):
