@@ -57,27 +57,42 @@ steps::Verdict check_rung0(const steps::PreparedStep& ps, Executor& ex, const st
 
 namespace {
 
+util::Value frozen_cgroups_value(const std::vector<steps::FrozenCgroup>& cs);
+
 util::Value unkillable_value(const std::vector<steps::Unkillable>& us) {
   util::Value out = util::Value::array();
   for (const auto& u : us) {
     util::Value v = util::Value::table({{"pid", u.pid}, {"comm", u.comm}, {"state", u.state}, {"wchan", u.wchan}});
-    if (!u.frozen.empty()) {
-      util::Value frozen = util::Value::array();
-      for (const auto& c : u.frozen)
-        frozen.push_back(util::Value::table(
-            {{"version", std::string(steps::name(c.version))}, {"cgroup", c.dir}, {"thaw", steps::thaw_command(c)}}));
-      v["frozen"] = std::move(frozen);
-    }
+    if (!u.frozen.empty()) v["frozen"] = frozen_cgroups_value(u.frozen);
     out.push_back(std::move(v));
   }
   return out;
 }
 
+util::Value frozen_cgroups_value(const std::vector<steps::FrozenCgroup>& cs) {
+  util::Value frozen = util::Value::array();
+  for (const auto& c : cs)
+    frozen.push_back(util::Value::table(
+        {{"version", std::string(steps::name(c.version))}, {"cgroup", c.dir}, {"thaw", steps::thaw_command(c)}}));
+  return frozen;
+}
+
 util::Value traced_value(const std::vector<steps::Traced>& ts) {
   util::Value out = util::Value::array();
-  for (const auto& t : ts)
+  for (const auto& t : ts) {
+    util::Value v = util::Value::table(
+        {{"pid", t.pid}, {"comm", t.comm}, {"tracer_pid", t.tracer_pid}, {"tracer_comm", t.tracer_comm}});
+    if (t.tracer_pid == 0) v["tracer"] = "outside this PID namespace";
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+util::Value frozen_value(const std::vector<steps::Frozen>& fs) {
+  util::Value out = util::Value::array();
+  for (const auto& f : fs)
     out.push_back(util::Value::table(
-        {{"pid", t.pid}, {"comm", t.comm}, {"tracer_pid", t.tracer_pid}, {"tracer_comm", t.tracer_comm}}));
+        {{"pid", f.pid}, {"comm", f.comm}, {"state", f.state}, {"frozen", frozen_cgroups_value(f.cgroups)}}));
   return out;
 }
 
@@ -106,6 +121,7 @@ struct Loop {
   bool acted = false;     // once an action ran, o.out/o.err keep its output
   std::string stuck;      // survivors of KILL in state D (the last kill action): no rung or retry ends them
   std::string traced;     // survivors in tracing stop (the last kill action): only their tracer resumes them
+  std::string frozen;     // survivors in a frozen cgroup (the last kill action): the signal waits for a thaw
 
   void note_holders(const std::vector<steps::Holder>& h) {
     if (o.holders.empty() && !h.empty()) o.holders = h;
@@ -165,6 +181,8 @@ struct Loop {
       for (const auto& u : v.unkillable) stuck += (stuck.empty() ? "" : "; ") + steps::unkillable_text(u);
       traced.clear();
       for (const auto& t : v.traced) traced += (traced.empty() ? "" : "; ") + steps::traced_text(t);
+      frozen.clear();
+      for (const auto& f : v.frozen) frozen += (frozen.empty() ? "" : "; ") + steps::frozen_text(f);
       // A kill step's holders are what its own action selected (tree included).
       if (k == 0) o.holders = v.holders;
       else note_holders(v.holders);
@@ -174,6 +192,7 @@ struct Loop {
       if (!v.holders.empty()) ev["signalled"] = steps::to_value(v.holders);
       if (!v.unkillable.empty()) ev["unkillable"] = unkillable_value(v.unkillable);
       if (!v.traced.empty()) ev["traced"] = traced_value(v.traced);
+      if (!v.frozen.empty()) ev["frozen"] = frozen_value(v.frozen);
       const std::string note = v.reason.empty() ? warn : warn.empty() ? v.reason : v.reason + "; " + warn;
       if (!note.empty()) ev["note"] = note;
       ex.evidence(k, std::move(ev));
@@ -243,6 +262,9 @@ StepOutcome run_ratchet(const steps::PreparedStep& ps, Executor& ex, const Sleep
     }
     // A survivor its tracer keeps stopped: said first (a stronger rung, KILL, may still end it).
     if (!L.traced.empty() && L.action_error.empty()) o.reason = L.traced + "; then the check: " + v.reason;
+    // A survivor in a frozen cgroup: the thaw said first (KILL ends it in a v2 freeze, not in v1's).
+    if (!L.frozen.empty() && L.action_error.empty())
+      o.reason = L.frozen + "; " + (L.traced.empty() ? "then the check: " + v.reason : o.reason);
     if (v.unknown) break;  // no stronger rung on a state nobody could check
   }
   return finish(StepStatus::failed, last);

@@ -84,6 +84,9 @@ struct Verdict {
   /// kill action: survivors in tracing stop (state t), with their tracer; a
   /// stronger signal (KILL) still ends them
   std::vector<Traced> traced;
+  /// kill action: survivors in a frozen cgroup (any state but an unkillable D),
+  /// with the command that thaws it
+  std::vector<Frozen> frozen;
   util::Value gpus = util::Value::array();  ///< verify gpus_idle: the per-GPU evidence (steps/gpus.h)
 };
 

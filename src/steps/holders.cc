@@ -130,18 +130,48 @@ bool freezer_wchan(std::string_view wchan) {
   return wchan == "__refrigerator" || wchan == "do_freezer_trap" || wchan.rfind("freezer", 0) == 0;
 }
 
+namespace {
+
+// The frozen cgroups `cs` named ("A and B") and the command that thaws them all.
+struct FrozenWords {
+  std::string dirs, thaw;
+};
+FrozenWords frozen_words(const std::vector<FrozenCgroup>& cs) {
+  FrozenWords w;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    w.dirs += (i == 0 ? "" : i + 1 == cs.size() ? " and " : ", ") + util::quoted_name(cs[i].dir);
+    w.thaw += (i == 0 ? "" : " && ") + thaw_command(cs[i]);
+  }
+  return w;
+}
+
+// The `frozen` lines of `text` ("frozen PID v1|v2 DIR"), by PID, in order.
+std::vector<std::pair<long long, FrozenCgroup>> frozen_lines(std::string_view text) {
+  std::vector<std::pair<long long, FrozenCgroup>> out;
+  for (auto line : split(text, '\n')) {
+    auto f = split(line, '\t');
+    long long pid = 0;
+    if (f.size() == 4 && f[0] == "frozen" && to_ll(f[1], &pid) && (f[2] == "v1" || f[2] == "v2") && !f[3].empty())
+      out.emplace_back(pid, FrozenCgroup{f[2] == "v1" ? FrozenCgroup::Version::v1 : FrozenCgroup::Version::v2,
+                                         decode_file(f[3])});
+  }
+  return out;
+}
+
+void add_cgroup(std::vector<FrozenCgroup>* cs, const FrozenCgroup& c) {
+  if (std::find(cs->begin(), cs->end(), c) == cs->end()) cs->push_back(c);
+}
+
+}  // namespace
+
 std::string unkillable_text(const Unkillable& u) {
   const std::string who = fmt::format("PID {}{} is in state {}", u.pid, u.comm.empty() ? "" : " (" + u.comm + ")", u.state);
   if (!u.frozen.empty()) {
-    std::string dirs, thaw;
-    for (size_t i = 0; i < u.frozen.size(); ++i) {
-      dirs += (i == 0 ? "" : i + 1 == u.frozen.size() ? " and " : ", ") + util::quoted_name(u.frozen[i].dir);
-      thaw += (i == 0 ? "" : " && ") + thaw_command(u.frozen[i]);
-    }
+    const FrozenWords w = frozen_words(u.frozen);
     return fmt::format("{} (frozen, wchan {}): its cgroup{} {} {} frozen, so KILL is pending until {} thawed, no "
                        "reboot needed: {}",
-                       who, u.wchan, u.frozen.size() == 1 ? "" : "s", dirs, u.frozen.size() == 1 ? "is" : "are",
-                       u.frozen.size() == 1 ? "it is" : "they are", thaw);
+                       who, u.wchan, u.frozen.size() == 1 ? "" : "s", w.dirs, u.frozen.size() == 1 ? "is" : "are",
+                       u.frozen.size() == 1 ? "it is" : "they are", w.thaw);
   }
   if (freezer_wchan(u.wchan))
     return fmt::format("{} (frozen, wchan {}: the cgroup freezer's wait): KILL is pending until its cgroup is "
@@ -157,15 +187,8 @@ std::vector<Unkillable> parse_unkillable(std::string_view text) {
   std::vector<Unkillable> out;
   std::map<long long, std::string> comm;
   for (const auto& h : parse_process_lines(text, "alive")) comm[h.pid] = h.comm;
-  std::vector<std::pair<long long, FrozenCgroup>> frozen;
   for (auto line : split(text, '\n')) {
     auto f = split(line, '\t');
-    long long pid = 0;
-    if (f.size() == 4 && f[0] == "frozen" && to_ll(f[1], &pid) && (f[2] == "v1" || f[2] == "v2") && !f[3].empty()) {
-      frozen.emplace_back(pid, FrozenCgroup{f[2] == "v1" ? FrozenCgroup::Version::v1 : FrozenCgroup::Version::v2,
-                                            decode_file(f[3])});
-      continue;
-    }
     Unkillable u;
     if (f.size() != 4 || f[0] != "unkillable" || !to_ll(f[1], &u.pid) || f[2].empty()) continue;
     u.state = std::string(f[2]);
@@ -173,15 +196,48 @@ std::vector<Unkillable> parse_unkillable(std::string_view text) {
     if (auto c = comm.find(u.pid); c != comm.end()) u.comm = c->second;
     out.push_back(std::move(u));
   }
-  for (auto& [pid, c] : frozen)
+  for (auto& [pid, c] : frozen_lines(text))
     for (auto& u : out)
-      if (u.pid == pid && std::find(u.frozen.begin(), u.frozen.end(), c) == u.frozen.end()) u.frozen.push_back(c);
+      if (u.pid == pid) add_cgroup(&u.frozen, c);
+  return out;
+}
+
+std::string frozen_text(const Frozen& f) {
+  const FrozenWords w = frozen_words(f.cgroups);
+  const bool one = f.cgroups.size() == 1;
+  return fmt::format("PID {}{}{} is in the frozen cgroup{} {}: it does not run, so the signal is pending until {} "
+                     "thawed: {}",
+                     f.pid, f.comm.empty() ? "" : " (" + f.comm + ")", f.state.empty() ? "" : ", in state " + f.state + ",",
+                     one ? "" : "s", w.dirs, one ? "it is" : "they are", w.thaw);
+}
+
+std::vector<Frozen> parse_frozen(std::string_view text) {
+  std::vector<Frozen> out;
+  const auto stuck = parse_unkillable(text);
+  std::map<long long, Holder> alive;
+  for (auto& h : parse_process_lines(text, "alive")) alive.emplace(h.pid, std::move(h));
+  for (auto& [p, c] : frozen_lines(text)) {
+    const long long pid = p;  // (a lambda may not capture a structured binding)
+    if (std::any_of(stuck.begin(), stuck.end(), [&](const Unkillable& u) { return u.pid == pid; })) continue;
+    auto f = std::find_if(out.begin(), out.end(), [&](const Frozen& x) { return x.pid == pid; });
+    if (f == out.end()) {
+      Frozen n{pid, "", "", {}};
+      if (auto a = alive.find(pid); a != alive.end()) n.comm = a->second.comm, n.state = a->second.state;
+      out.push_back(std::move(n));
+      f = out.end() - 1;
+    }
+    add_cgroup(&f->cgroups, c);
+  }
   return out;
 }
 
 std::string traced_text(const Traced& t) {
-  return fmt::format("PID {}{} is stopped by its tracer PID {} ({}): CONT does not resume it; detach or end the tracer",
-                     t.pid, t.comm.empty() ? "" : " (" + t.comm + ")", t.tracer_pid, t.tracer_comm);
+  const std::string who = fmt::format("PID {}{}", t.pid, t.comm.empty() ? "" : " (" + t.comm + ")");
+  if (t.tracer_pid == 0)
+    return who + " is stopped by a tracer outside this PID namespace (TracerPid reads 0 here): CONT does not resume "
+                 "it; detach or end the tracer where it runs";
+  return fmt::format("{} is stopped by its tracer PID {} ({}): CONT does not resume it; detach or end the tracer", who,
+                     t.tracer_pid, t.tracer_comm);
 }
 
 std::vector<Traced> parse_traced(std::string_view text) {
@@ -191,10 +247,9 @@ std::vector<Traced> parse_traced(std::string_view text) {
   for (auto line : split(text, '\n')) {
     auto f = split(line, '\t');
     Traced t;
-    if (f.size() != 4 || f[0] != "traced" || !to_ll(f[1], &t.pid) || !to_ll(f[2], &t.tracer_pid) ||
-        t.tracer_pid == 0)
-      continue;
-    t.tracer_comm = f[3].empty() ? "?" : std::string(f[3]);
+    if (f.size() != 4 || f[0] != "traced" || !to_ll(f[1], &t.pid) || !to_ll(f[2], &t.tracer_pid)) continue;
+    if (t.tracer_pid == 0 && f[3] != "-") continue;  // 0 only as "outside": "traced PID 0 -"
+    t.tracer_comm = t.tracer_pid == 0 ? "" : f[3].empty() ? "?" : std::string(f[3]);
     if (auto c = comm.find(t.pid); c != comm.end()) t.comm = c->second;
     out.push_back(std::move(t));
   }

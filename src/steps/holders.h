@@ -77,14 +77,25 @@ struct Unkillable {
   bool operator==(const Unkillable&) const = default;
 };
 
+/// A survivor of a signal in a frozen cgroup, in a state other than an
+/// unkillable D (a cgroup v2 freeze leaves its tasks in S): its tasks do not
+/// run, so the signal stays pending until the cgroup is thawed (v2: KILL still ends it).
+struct Frozen {
+  long long pid = 0;
+  std::string comm;   ///< from the survivor's process line; "" when none was printed
+  std::string state;  ///< its state letter from that line ("" = not known)
+  std::vector<FrozenCgroup> cgroups;  ///< the frozen cgroups it is in (`frozen` lines), nearest first
+  bool operator==(const Frozen&) const = default;
+};
+
 /// A survivor of a kill in tracing stop (state t; the host library's `traced`
 /// line): CONT does not resume it, only its tracer (a debugger, strace) can;
 /// a signal other than KILL stays pending until it runs again.
 struct Traced {
   long long pid = 0;
   std::string comm;         ///< from the survivor's process line; "" when none was printed
-  long long tracer_pid = 0;  ///< TracerPid of /proc/PID/status
-  std::string tracer_comm;   ///< "?" when unreadable
+  long long tracer_pid = 0;  ///< TracerPid of /proc/PID/status; 0: a tracer outside the scan's PID namespace
+  std::string tracer_comm;   ///< "?" when unreadable; "" when the tracer is outside
   bool operator==(const Traced&) const = default;
 };
 
@@ -106,12 +117,22 @@ std::string unkillable_text(const Unkillable& u);
 /// `alive` line and its `frozen` lines ("frozen PID v1|v2 DIR").
 std::vector<Unkillable> parse_unkillable(std::string_view text);
 
+/// "PID N (comm) is in state S in the frozen cgroup DIR: it does not run, so the
+/// signal is pending until it is thawed: echo 0 > DIR/cgroup.freeze".
+std::string frozen_text(const Frozen& f);
+
+/// The survivors of a kill's output with `frozen` lines and no `unkillable`
+/// line, each with the comm and state of its `alive` line.
+std::vector<Frozen> parse_frozen(std::string_view text);
+
 /// "PID N (comm) is stopped by its tracer PID T (gdb): CONT does not resume it;
-/// detach or end the tracer".
+/// detach or end the tracer"; tracer_pid 0: "by a tracer outside this PID
+/// namespace (TracerPid reads 0 here)".
 std::string traced_text(const Traced& t);
 
-/// The `traced` lines of a kill's output ("traced PID TRACER_PID TRACER_COMM"),
-/// each with the comm of its `alive` line; malformed lines are skipped.
+/// The `traced` lines of a kill's output ("traced PID TRACER_PID TRACER_COMM";
+/// "traced PID 0 -": a tracer outside this PID namespace), each with the comm
+/// of its `alive` line; malformed lines are skipped.
 std::vector<Traced> parse_traced(std::string_view text);
 
 /// Decodes one %-encoded file field of a process line (%25, %09, %0A: any

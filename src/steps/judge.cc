@@ -361,6 +361,8 @@ Verdict judge_action(const Command& c, const transport::ExecResult& r,
           v.reason += fmt::format("{}PID {} ({}) was stopped: CONT sent after the signal",
                                   v.reason.empty() ? "" : "; ", h.pid, h.comm);
       for (const auto& t : v.traced) v.reason += (v.reason.empty() ? "" : "; ") + traced_text(t);
+      v.frozen = parse_frozen(r.out.data);
+      for (const auto& f : v.frozen) v.reason += (v.reason.empty() ? "" : "; ") + frozen_text(f);
       return v;
     case Judge::exit:
     case Judge::exit0:  // a check's judge on an action: its exit status, as `exit`

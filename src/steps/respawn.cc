@@ -39,13 +39,22 @@ void each_line(std::string_view text, F f) {
 std::string stop_what(const Respawn& r) {
   const Owner& o = *r.now.owner;
   if (r.by_owner && restarts(o)) {
-    if (o.kind == "unit") return "stop the unit instead";
-    if (o.kind == "container") return "stop the container instead";
+    if (o.kind == OwnerKind::unit) return "stop the unit instead";
+    if (o.kind == OwnerKind::container) return "stop the container instead";
     return "stop the pod's workload instead";
   }
   if (r.by_parent) return fmt::format("stop its supervisor PID {} ({}) instead", r.by.ppid, r.by.comm);
-  if (r.by_owner && o.kind == "unit") return "stop the unit instead";
+  if (r.by_owner && o.kind == OwnerKind::unit) return "stop the unit instead";
   return "stop what starts it instead";
+}
+
+// True for an owner that was read: not the root cgroup (none), not unreadable.
+bool owner_known(const Owner& o) { return o.kind != OwnerKind::none && o.kind != OwnerKind::unknown; }
+
+// The words of the unreadable owner in a respawn of unknown owner.
+std::string unknown_owner_words(const Respawn& r) {
+  if (r.now.owner && r.now.owner->kind == OwnerKind::unknown) return describe(*r.now.owner);
+  return "could not tell the owner of the signalled holder";
 }
 
 }  // namespace
@@ -88,14 +97,21 @@ std::vector<Respawn> find_respawns(const KillRound& round, const std::vector<Hol
       if (s.cmdline != h.cmdline) continue;
       auto sp = round.parents.find(s.pid);
       if (r.by.ppid > 0 && sp != round.parents.end() && sp->second.ppid == r.by.ppid) r.by_parent = true;
-      if (s.owner && h.owner && s.owner->kind != "none" && *s.owner == *h.owner) r.by_owner = true;
+      if (s.owner && h.owner && owner_known(*s.owner) && *s.owner == *h.owner) r.by_owner = true;
+      // Either owner unreadable: whether the same owner started it cannot be told.
+      if ((s.owner && s.owner->kind == OwnerKind::unknown) || (h.owner && h.owner->kind == OwnerKind::unknown))
+        r.owner_unknown = true;
     }
-    if (r.by_parent || r.by_owner) out.push_back(std::move(r));
+    if (r.by_parent || r.by_owner || r.owner_unknown) out.push_back(std::move(r));
   }
   return out;
 }
 
 std::string respawn_text(const Respawn& r) {
+  if (!r.by_parent && !r.by_owner)  // r.owner_unknown: neither "respawned" nor "not respawned"
+    return fmt::format("PID {} ({}) started after the signal with a signalled holder's command line: whether its "
+                       "owner started it again cannot be told ({})",
+                       r.now.pid, r.now.comm, unknown_owner_words(r));
   std::string by;
   if (r.by_parent) by = fmt::format("PID {} ({})", r.by.ppid, r.by.comm);
   if (r.by_owner) by += (by.empty() ? "" : " / ") + describe(*r.now.owner);
@@ -130,13 +146,19 @@ void explain_respawns(KillRound* round, std::string_view check_out, Verdict* v) 
 }
 
 std::string kill_undone_note(const Holder& h) {
+  if (h.owner && h.owner->kind == OwnerKind::unknown)  // fail closed: never read as "no supervisor"
+    return fmt::format("PID {}: {}: whether a supervisor will undo the kill cannot be told", h.pid, describe(*h.owner));
   if (!h.owner || !restarts(*h.owner)) return "";
   const Owner& o = *h.owner;
   // A system unit by its name alone: "belongs to sglang.service (Restart=always)".
-  std::string who = o.kind == "unit" && o.scope == "system" ? o.name + " (Restart=" + o.restart + ")" : describe(o);
-  const char* stop = o.kind == "unit" ? "stop the unit" : o.kind == "container" ? "stop the container"
-                                                                                 : "stop the pod's workload";
-  return fmt::format("PID {} belongs to {}: a kill will be undone; {}", h.pid, who, stop);
+  std::string who = o.kind == OwnerKind::unit && o.scope == "system" ? o.name + " (Restart=" + o.restart + ")"
+                                                                       : describe(o);
+  const char* stop = o.kind == OwnerKind::unit        ? "stop the unit"
+                     : o.kind == OwnerKind::container ? "stop the container"
+                                                      : "stop the pod's workload";
+  // A container whose restart policy its runtime's files do not say: it may come back.
+  const char* undone = o.kind == OwnerKind::container && o.restart.empty() ? "may be" : "will be";
+  return fmt::format("PID {} belongs to {}: a kill {} undone; {}", h.pid, who, undone, stop);
 }
 
 }  // namespace ratchet::steps

@@ -26,7 +26,8 @@ struct Respawn {
   Holder now;
   Parent by;           ///< its parent (by.ppid 0: not known)
   bool by_parent = false;  ///< its parent is a signalled holder's parent (the supervisor)
-  bool by_owner = false;   ///< it has a signalled holder's owner (kind other than "none")
+  bool by_owner = false;   ///< it has a signalled holder's owner (kind other than none and unknown)
+  bool owner_unknown = false;  ///< its owner or the signalled holder's could not be read: neither said
 };
 
 /// What one kill action did: whom it signalled, their parents, and when; and
@@ -40,7 +41,8 @@ struct KillRound {
 
 /// The alive holders of the check after `round` that are respawns: new PID,
 /// started after the signals (or the clock unknown), the command line of a
-/// signalled holder, and that holder's parent or owner.
+/// signalled holder, and that holder's parent or owner; or whose owner (or the
+/// signalled holder's) is unknown (owner_unknown: "cannot be told").
 std::vector<Respawn> find_respawns(const KillRound& round, const std::vector<Holder>& alive,
                                    const std::map<long long, Parent>& parents_now);
 
@@ -48,7 +50,8 @@ std::vector<Respawn> find_respawns(const KillRound& round, const std::vector<Hol
 KillRound parse_kill_round(std::string_view action_out);
 
 /// "PID B (comm) started after the signal: respawned by PID S (comm) / unit
-/// X.service (Restart=always); stop the unit instead".
+/// X.service (Restart=always); stop the unit instead"; for an unknown owner
+/// alone, "... whether its owner started it again cannot be told (...)".
 std::string respawn_text(const Respawn& r);
 
 /// The survivors of a kill, each by PID and command: "2 selected process(es)
@@ -63,7 +66,9 @@ void explain_respawns(KillRound* round, std::string_view check_out, Verdict* v);
 
 /// The warning for a holder about to be signalled whose owner brings it back:
 /// "PID 4242 belongs to unit sglang.service (Restart=always): a kill will be
-/// undone; stop the unit"; "" when its owner does not restart it.
+/// undone; stop the unit"; for an unknown owner, "PID N: could not tell the
+/// owner: ...: whether a supervisor will undo the kill cannot be told"; "" when
+/// its owner does not restart it.
 std::string kill_undone_note(const Holder& h);
 
 }  // namespace ratchet::steps

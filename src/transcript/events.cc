@@ -63,7 +63,7 @@ constexpr Field kEvidenceFields[] = {
     {"holders", A, opt},        {"signalled", A, opt},     {"holds", B, opt},     {"ok", B, opt},
     {"could_not_check", B, opt}, {"note", S, opt},         {"gpus", A, opt},      {"boot_id_before", S, opt},
     {"boot_id_after", S, opt},  {"back_ms", I, opt},       {"attempts", I, opt},      {"unkillable", A, opt},
-    {"traced", A, opt},
+    {"traced", A, opt},         {"frozen", A, opt},
 };
 constexpr Field kFetchFields[] = {
     {"host", S, req},  {"step", S, req},  {"rung", I, req},   {"remote", S, req}, {"ok", B, req},

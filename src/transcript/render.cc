@@ -225,19 +225,31 @@ void on_evidence(Page&, const json& e, const std::string&, std::string& b) {
             lines += fmt::format("            holds {} through its thread {} (a descriptor table of its own)\n",
                                  util::quoted_name(str(t, "target")), str(t, "tid"));
       }
+  auto frozen_cgroups = [&](const json& u) {  // thawing releases it
+    if (u.contains("frozen") && u["frozen"].is_array())
+      for (const auto& c : u["frozen"])
+        lines += fmt::format("            in the frozen cgroup {} ({}): thaw it: {}\n",
+                             util::quoted_name(str(c, "cgroup")), str(c, "version"), str(c, "thaw"));
+  };
   if (e.contains("unkillable") && e["unkillable"].is_array())
     for (const auto& u : e["unkillable"]) {
       lines += fmt::format("          unkillable PID {} ({}) in state {}, wchan {}\n", str(u, "pid"), str(u, "comm"),
                            str(u, "state"), str(u, "wchan"));
-      if (u.contains("frozen") && u["frozen"].is_array())  // thawing releases it
-        for (const auto& c : u["frozen"])
-          lines += fmt::format("            in the frozen cgroup {} ({}): thaw it: {}\n",
-                               util::quoted_name(str(c, "cgroup")), str(c, "version"), str(c, "thaw"));
+      frozen_cgroups(u);
+    }
+  if (e.contains("frozen") && e["frozen"].is_array())
+    for (const auto& f : e["frozen"]) {
+      lines += fmt::format("          frozen PID {} ({}) in state {}: the signal is pending until it is thawed\n",
+                           str(f, "pid"), str(f, "comm"), str(f, "state"));
+      frozen_cgroups(f);
     }
   if (e.contains("traced") && e["traced"].is_array())
     for (const auto& t : e["traced"])
-      lines += fmt::format("          traced PID {} ({}) is stopped by its tracer PID {} ({})\n", str(t, "pid"),
-                           str(t, "comm"), str(t, "tracer_pid"), str(t, "tracer_comm"));
+      lines += t.contains("tracer")  // tracer_pid 0: not visible from the scan's PID namespace
+                   ? fmt::format("          traced PID {} ({}) is stopped by a tracer {}\n", str(t, "pid"),
+                                 str(t, "comm"), str(t, "tracer"))
+                   : fmt::format("          traced PID {} ({}) is stopped by its tracer PID {} ({})\n", str(t, "pid"),
+                                 str(t, "comm"), str(t, "tracer_pid"), str(t, "tracer_comm"));
   if (e.contains("gpus"))
     if (const util::Value gpus = from_json(e["gpus"]); util::is_gpu_evidence(gpus))
       for (const auto& l : util::gpu_lines(gpus)) lines += "          " + l + "\n";

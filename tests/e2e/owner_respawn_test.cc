@@ -182,3 +182,76 @@ TEST_CASE("owners of holders in cgroups this test makes show in the transcript a
   CHECK(words.out.find("unit fake-r27.scope") != std::string::npos);
   CHECK(words.out.find("container docker 0123456789ab") != std::string::npos);
 }
+
+namespace {
+
+/// An empty file bind-mounted over /proc/PID/cgroup of a process this test
+/// started (a read of it then gives nothing, as for a process gone mid-read),
+/// in the mount namespace of the sshd whose PID is `ns` (the fixture's own
+/// private one: the scan's view, not this machine's); unmounted when it goes
+/// (declare it after the process: it goes first; the kernel drops it with the process too).
+class HiddenCgroup {
+ public:
+  HiddenCgroup(long pid, pid_t ns, const std::string& empty)
+      : enter_("nsenter -t " + std::to_string(ns) + " -m "), path_("/proc/" + std::to_string(pid) + "/cgroup") {
+    ok_ = run_sh(enter_ + "mount --bind '" + empty + "' " + path_).code == 0;
+  }
+  ~HiddenCgroup() {
+    if (ok_) run_sh(enter_ + "umount " + path_ + " 2>/dev/null");
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::string enter_, path_;
+  bool ok_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("a holder whose /proc/PID/cgroup reads nothing has an unknown owner - in the transcript, plan --probe, "
+          "the report and templates - and its kill is never taken as free of a supervisor",
+          "[ssh][owner]") {
+  Lab lab;
+  OwnedProcess holder("exec sleep 100604 3<" + lab.standin);
+  REQUIRE(eventually([&] { return holds(holder.pid(), lab.standin); }));
+  write_file(lab.dir + "/empty", "");
+  HiddenCgroup hidden(holder.pid(), lab.sshd.pid(), lab.dir + "/empty");
+  if (!hidden.ok()) {
+    WARN("this host does not let the test bind-mount over /proc/PID/cgroup");
+    return;
+  }
+  const std::string pid = std::to_string(holder.pid()), file = "/proc/" + pid + "/cgroup";
+  const json unknown = {{"kind", "unknown"}, {"name", file}, {"restarts", false}};
+  const std::string verify = "[[step]]\nid = \"free\"\nkind = \"verify\"\nno_holders = \"" + lab.standin + "\"\n";
+
+  auto p = lab.ratchet("plan", verify, "--probe --json --transcript " + lab.dir + "/p.jsonl");
+  INFO(p.out << p.err);
+  json ph = json::parse(p.out)["hosts"][0]["steps"][0]["holders"];
+  REQUIRE(ph.size() == 1);
+  CHECK(ph[0]["owner"] == unknown);
+  auto words = lab.ratchet("plan", verify, "--probe --transcript " + lab.dir + "/w.jsonl");
+  CHECK(words.out.find("could not tell the owner: " + file + " unreadable") != std::string::npos);
+
+  // The kill: signalled with its unknown owner, and the note says a supervisor cannot be ruled out.
+  const std::string t = lab.dir + "/t.jsonl";
+  auto r = lab.ratchet("run",
+                       "[[step]]\nid = \"stop\"\nkind = \"kill\"\nsignal = \"TERM\"\nwait = \"2s\"\nholders_of = \"" +
+                           lab.standin + "\"\n[[step]]\nid = \"who\"\nkind = \"run\"\n"
+                           "command = \"echo {{ steps.stop.holders.0.owner.kind }} {{ steps.stop.holders.0.owner.restarts }}\"\n",
+                       "--transcript " + t + " --report " + lab.dir + "/r.html");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  auto sig = evidence_lists(t, "stop", "signalled");
+  REQUIRE(sig.size() == 1);
+  REQUIRE(sig[0].size() == 1);
+  CHECK(sig[0][0]["owner"] == unknown);
+  std::string notes, who;
+  for (const auto& ev : ratchet::transcript::read_transcript(t).events) {
+    if (ev["event"] == "evidence" && ev["step"] == "stop") notes += ev.value("note", "") + "\n";
+    if (ev["event"] == "output" && ev["step"] == "who" && ev["stream"] == "stdout") who += ev.value("data", "");
+  }
+  CHECK(notes.find("PID " + pid + ": could not tell the owner: " + file + " unreadable: whether a supervisor will "
+                   "undo the kill cannot be told") != std::string::npos);
+  CHECK(who == "unknown false\n");
+  CHECK(read_file(lab.dir + "/r.html").find("could not tell the owner: " + file + " unreadable") != std::string::npos);
+}

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "support/files.h"
+#include "support/lab_session.h"
 #include "support/local_proc.h"
 #include "support/systemd_fixture.h"
 #include "transcript/reader.h"
@@ -20,21 +21,8 @@ using nlohmann::json;
 
 namespace {
 
-struct Lab {
-  SystemdHost host;
-  std::string dir = ratchet::testing::temp_dir("ratchet-service");
-  std::string inv = dir + "/inv.toml";
-  Lab() {
-    std::ofstream(inv) << "[hosts.lab]\naddress = \"127.0.0.1\"\nport = " << host.port()
-                       << "\nuser = \"root\"\nidentity = \"" << host.client_key() << "\"\nknown_hosts = \""
-                       << host.known_hosts() << "\"\n";
-  }
-  std::string sh(const std::string& cmd) {
-    std::string out;
-    host.ssh(cmd, &out);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
-  }
+struct Lab : ratchet::testing::LabSession {
+  Lab() : LabSession("ratchet-service") {}
   /// Writes /etc/systemd/system/NAME.service (no daemon-reload).
   void unit(const std::string& name, const std::string& body) {
     ratchet::testing::write_file(dir + "/" + name, body);

@@ -266,3 +266,70 @@ TEST_CASE("a holder in a frozen v1 freezer and a frozen v2 cgroup that survives 
   CHECK(unkillable[0]["frozen"][1]["version"] == "v2");
   CHECK(unkillable[0]["frozen"][1]["cgroup"] == v2.path);
 }
+
+TEST_CASE("a holder in a frozen cgroup v2 (state S) that survives TERM is named frozen with the thaw command, and a "
+          "KILL rung ends it",
+          "[ssh][stuck_holder]") {
+  if (access("/sys/fs/cgroup/unified/cgroup.procs", W_OK) != 0 && access("/sys/fs/cgroup/cgroup.procs", W_OK) != 0) {
+    WARN("no writable cgroup v2 here: not run");
+    return;
+  }
+  Host h;
+  const std::string f = h.dir + "/dev5", g = h.dir + "/dev6";
+  write_file(f, "");
+  write_file(g, "");
+  // Holders that exec, and catch TERM (as servers do): a signal whose default action is
+  // to end the process ends a frozen v2 task too; one its handler must take waits for a thaw.
+  const std::string catches_term = "exec perl -e '$SIG{TERM} = sub { exit 0 }; sleep 300' 3<'";
+  OwnedProcess holder(catches_term + f + "'");
+  OwnedProcess holder2(catches_term + g + "'");
+  auto catching = [](pid_t p) {  // its TERM handler is set (SigCgt bit 15) and it sleeps
+    return state_of(p) == "S" && run_local("awk '$1 == \"SigCgt:\" { print substr($2, 13, 1) }' /proc/" +
+                                           std::to_string(p) + "/status") == "4\n";
+  };
+  REQUIRE(eventually([&] { return catching(holder.pid()) && catching(holder2.pid()); }));
+  FrozenV2 v2(holder.pid());
+  REQUIRE(!v2.path.empty());
+  std::ofstream(v2.path + "/cgroup.procs") << holder2.pid() << "\n";
+  // Thawed and killed by PID at the end, also when a check fails (goes before v2 and the holders).
+  struct ThawKill {
+    std::string dir;
+    pid_t a, b;
+    ~ThawKill() {
+      std::ofstream(dir + "/cgroup.freeze") << "0\n";
+      kill(a, SIGKILL);
+      kill(b, SIGKILL);
+    }
+  } thaw_kill{v2.path, holder.pid(), holder2.pid()};
+  v2.freeze();
+  REQUIRE(eventually([&] { return run_local("grep -x 'frozen 1' " + v2.path + "/cgroup.events") == "frozen 1\n"; }));
+  REQUIRE(state_of(holder.pid()) == "S");  // a v2 freeze: not D
+  auto ev = h.run("[[step]]\nid = \"term\"\nkind = \"kill\"\nsignal = \"TERM\"\nwait = \"1s\"\non_failure = \"continue\"\n"
+                  "holders_of = [\"" + f + "\"]\n"
+                  "[[step]]\nid = \"harder\"\nkind = \"kill\"\nsignal = \"TERM\"\nwait = \"1s\"\nholders_of = [\"" + g + "\"]\n"
+                  "  [[step.escalate]]\n  kind = \"kill\"\n  holders_of = [\"" + g + "\"]\n  signal = \"KILL\"\n  wait = \"2s\"\n");
+  json term_end, harder_end, frozen;
+  for (const auto& e : ev) {
+    if (e["event"] == "step_end" && e["step"] == "term") term_end = e;
+    if (e["event"] == "step_end" && e["step"] == "harder") harder_end = e;
+    if (e["event"] == "evidence" && e["step"] == "term" && e.contains("frozen")) frozen = e["frozen"];
+  }
+  const std::string pid = std::to_string(holder.pid());
+  CHECK(term_end["status"] == "failed");
+  CHECK(term_end.value("reason", "").rfind("PID " + pid + " (perl), in state S, is in the frozen cgroup " + v2.path +
+                                               ": it does not run, so the signal is pending until it is thawed: echo 0 > " +
+                                               v2.path + "/cgroup.freeze; then the check: ",
+                                           0) == 0);
+  REQUIRE(frozen.is_array());
+  REQUIRE(frozen.size() == 1);
+  CHECK(frozen[0] == json{{"pid", holder.pid()},
+                          {"comm", "perl"},
+                          {"state", "S"},
+                          {"frozen", json::array({{{"version", "v2"}, {"cgroup", v2.path},
+                                                   {"thaw", "echo 0 > " + v2.path + "/cgroup.freeze"}}})}});
+  CHECK(state_of(holder.pid()) == "S");  // TERM pending: still frozen
+  CHECK(run_local("awk '$1 == \"ShdPnd:\" { print $2 }' /proc/" + pid + "/status") == "0000000000004000\n");
+  // KILL ends a task of a frozen v2 cgroup.
+  CHECK(harder_end["status"] == "escalated");
+  CHECK(eventually([&] { return !holder2.alive(); }));
+}

@@ -306,3 +306,44 @@ TEST_CASE("a survivor of KILL in a frozen cgroup is told to be thawed, not reboo
   CHECK(thaw_command({FrozenCgroup::Version::v1, "/sys/fs/cgroup/freezer/x"}) ==
         "echo THAWED > /sys/fs/cgroup/freezer/x/freezer.state");
 }
+
+TEST_CASE("a kill's survivor in a frozen cgroup in state S is named frozen with the thaw command, one traced from "
+          "outside the PID namespace is said so",
+          "[steps]") {
+  Command act;
+  act.role = Role::action;
+  act.judge = Judge::kill_action;
+  const std::string out =
+      "signalled\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tS\t-\t/d\n"
+      "alive\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tS\t-\t/d\n"
+      "frozen\t7\tv2\t/sys/fs/cgroup/job\n"
+      "frozen\t7\tv2\t/sys/fs/cgroup/job\n"  // twice: once
+      "signalled\t8\troot\t1\t1.0\tsleep\tsleep 9\tt\t-\t/d\n"
+      "alive\t8\troot\t1\t1.0\tsleep\tsleep 9\tt\t-\t/d\n"
+      "traced\t8\t0\t-\n";
+  auto v = judge_action(act, exec_result(0, out, ""), {0});
+  CHECK(v.unkillable.empty());
+  REQUIRE(v.frozen.size() == 1);
+  CHECK(v.frozen[0] == Frozen{7, "python3", "S", {{FrozenCgroup::Version::v2, "/sys/fs/cgroup/job"}}});
+  REQUIRE(v.traced.size() == 1);
+  CHECK(v.traced[0] == Traced{8, "sleep", 0, ""});
+  CHECK(v.reason == "PID 8 (sleep) is stopped by a tracer outside this PID namespace (TracerPid reads 0 here): CONT "
+                    "does not resume it; detach or end the tracer where it runs; PID 7 (python3), in state S, is in the "
+                    "frozen cgroup /sys/fs/cgroup/job: it does not run, so the signal is pending until it is thawed: "
+                    "echo 0 > /sys/fs/cgroup/job/cgroup.freeze");
+  // A survivor of KILL in D keeps its frozen cgroups under `unkillable`, not twice.
+  v = judge_action(act,
+                   exec_result(0, "alive\t7\troot\t1\t1.0\tpython3\tpython3 x.py\tD:__refrigerator\t-\t/d\n"
+                                  "unkillable\t7\tD\t__refrigerator\nfrozen\t7\tv1\t/sys/fs/cgroup/freezer/j\n",
+                               ""),
+                   {0});
+  CHECK(v.frozen.empty());
+  REQUIRE(v.unkillable.size() == 1);
+  CHECK(v.unkillable[0].frozen.size() == 1);
+  // v1, two cgroups.
+  auto f = parse_frozen("frozen\t9\tv1\t/sys/fs/cgroup/freezer/a\nfrozen\t9\tv2\t/sys/fs/cgroup/unified/b\n");
+  REQUIRE(f.size() == 1);
+  CHECK(frozen_text(f[0]) == "PID 9 is in the frozen cgroups /sys/fs/cgroup/freezer/a and /sys/fs/cgroup/unified/b: it "
+                             "does not run, so the signal is pending until they are thawed: echo THAWED > "
+                             "/sys/fs/cgroup/freezer/a/freezer.state && echo 0 > /sys/fs/cgroup/unified/b/cgroup.freeze");
+}

@@ -963,3 +963,35 @@ TEST_CASE("holders: the perl gatherer and the POSIX-tools one give the same line
   CHECK(r.code == 5);
   CHECK(r.err.find("ratchet: could not check: the /proc scan (perl) failed") != std::string::npos);
 }
+
+TEST_CASE("tracer: a process in tracing stop whose TracerPid reads 0 is traced from outside this PID namespace",
+          "[steps][library][kill]") {
+  // The holder and the scan in a PID namespace of their own (unshare, its own /proc); the stand-in debugger
+  // outside it, which that namespace cannot see.
+  if (run_sh("command -v unshare && command -v nsenter").code != 0) {
+    WARN("no unshare or nsenter here: not run");
+    return;
+  }
+  OwnedProcess ns("exec unshare -p -f --mount-proc sh -c 'sleep 100940 & wait'");
+  std::string outer;
+  REQUIRE(eventually([&] {
+    outer = run_sh("for p in /proc/[0-9]*; do [ \"$({ tr '\\0' ' ' < $p/cmdline; } 2>/dev/null)\" = 'sleep 100940 ' ] && "
+                 "echo ${p#/proc/}; done").out;
+    return !outer.empty();
+  }));
+  outer.pop_back();
+  std::string inner = run_sh("awk '$1 == \"NSpid:\" { print $NF }' /proc/" + outer + "/status").out;
+  inner.pop_back();
+  REQUIRE(inner != outer);
+  const std::string libfile = testing::temp_dir("ratchet-pidns") + "/l";
+  testing::write_file(libfile, steps::host_library());
+  auto inside = [&] {
+    return run_sh("nsenter -t " + outer + " -p -m sh -c '. " + libfile + "; ratchet_tracer " + inner + "'").out;
+  };
+  CHECK(inside() == "");  // not traced
+  OwnedProcess tracer(std::string("exec ") + RATCHET_TRACER + " " + outer);
+  REQUIRE(eventually([&] { return state_of(std::stol(outer)) == "t"; }));
+  CHECK(inside() == "traced\t" + inner + "\t0\t-\n");
+  // Seen from here, the tracer is named.
+  CHECK(lib("ratchet_tracer " + outer).out == "traced\t" + outer + "\t" + std::to_string(tracer.pid()) + "\ttracer\n");
+}

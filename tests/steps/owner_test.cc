@@ -45,7 +45,6 @@ TEST_CASE("owner: systemd system and user units, sessions, cgroup v2 and v1", "[
         "kind=unit name=nvidia-persistenced.service scope=system");
   CHECK(owner_field("4:memory:/process_api/af0d\n1:cpu:/\n0::/\n") == "-");
   CHECK(owner_field("0::/\n") == "-");
-  CHECK(owner_field("") == "-");
   // A cgroup no rule knows (the lent GPU machine's supervisor, a batch job): its path, never "no owner".
   CHECK(owner_field("0::/process_api/2acf1b030f29f3b6c34bdd389ef0359d\n") ==
         "kind=cgroup name=/process_api/2acf1b030f29f3b6c34bdd389ef0359d");
@@ -70,9 +69,9 @@ TEST_CASE("owner: containers of Docker, containerd, CRI-O and Podman, and Kubern
   // Podman's monitor is not the container: its cgroup, by path.
   CHECK(owner_field("0::/machine.slice/libpod-conmon-" + kHex64 + ".scope\n") ==
         "kind=cgroup name=/machine.slice/libpod-conmon-" + kHex64 + ".scope");
-  // Rootless Podman under a user manager: the container wins over the user unit.
+  // Rootless Podman under a user manager: the container wins over the user unit, with its user.
   CHECK(owner_field("0::/user.slice/user-0.slice/user@0.service/user.slice/libpod-" + kHex64 + ".scope\n") ==
-        "kind=container scope=podman id=" + kHex64);
+        "kind=container scope=podman user=root id=" + kHex64);
   // A pod, systemd driver (dashes of the UID escaped as _) and cgroupfs driver (v1).
   CHECK(owner_field("0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_0000_1111_2222_333344445555.slice/"
                     "cri-containerd-" + kHex64 + ".scope\n") ==
@@ -107,11 +106,11 @@ TEST_CASE("owner: odd bytes in a cgroup path are %-encoded, a newline in it goes
 }
 
 TEST_CASE("owner: typed, as data and back, and which owners bring a killed process back", "[steps][owner]") {
-  CHECK(steps::parse_owner("-")->kind == "none");
+  CHECK(steps::parse_owner("-")->kind == steps::OwnerKind::none);
   CHECK_FALSE(steps::parse_owner(""));
   CHECK_FALSE(steps::parse_owner("name=x"));         // no kind
   CHECK_FALSE(steps::parse_owner("kind=unit junk"));  // a word without '='
-  steps::Owner u{.kind = "unit", .name = "a.service", .scope = "user", .user = "alice", .restart = "on-failure"};
+  steps::Owner u{.kind = steps::OwnerKind::unit, .name = "a.service", .scope = "user", .user = "alice", .restart = "on-failure"};
   auto v = steps::to_value(u);
   CHECK(v["unit"] == util::Value("a.service"));
   CHECK(v["restarts"] == util::Value(true));
@@ -120,12 +119,12 @@ TEST_CASE("owner: typed, as data and back, and which owners bring a killed proce
   forged["restarts"] = false;
   CHECK_FALSE(steps::owner_from(forged));
   CHECK(steps::describe(u) == "user unit a.service of alice (Restart=on-failure)");
-  CHECK_FALSE(steps::restarts({.kind = "unit", .name = "b.service", .restart = "no"}));
-  CHECK_FALSE(steps::restarts({.kind = "unit", .name = "b.service"}));  // Restart= not known: not claimed
-  CHECK(steps::restarts({.kind = "container", .id = "abc"}));
-  CHECK_FALSE(steps::restarts({.kind = "container", .restart = "no", .id = "abc"}));
-  CHECK(steps::restarts({.kind = "pod", .id = "u"}));
-  CHECK_FALSE(steps::restarts({.kind = "session", .id = "3"}));
+  CHECK_FALSE(steps::restarts({.kind = steps::OwnerKind::unit, .name = "b.service", .restart = "no"}));
+  CHECK_FALSE(steps::restarts({.kind = steps::OwnerKind::unit, .name = "b.service"}));  // Restart= not known: not claimed
+  CHECK(steps::restarts({.kind = steps::OwnerKind::container, .id = "abc"}));
+  CHECK_FALSE(steps::restarts({.kind = steps::OwnerKind::container, .restart = "no", .id = "abc"}));
+  CHECK(steps::restarts({.kind = steps::OwnerKind::pod, .id = "u"}));
+  CHECK_FALSE(steps::restarts({.kind = steps::OwnerKind::session, .id = "3"}));
 
   auto h = steps::parse_process_line("42\troot\t100\t1700000000.00\tpy\tpython3 x\tD:nv_wait\tkind=unit name=s.service "
                                      "scope=system restart=always\t/dev/nvidia0");
@@ -135,4 +134,74 @@ TEST_CASE("owner: typed, as data and back, and which owners bring a killed proce
   CHECK(h->files == std::vector<std::string>{"/dev/nvidia0"});
   CHECK(steps::holder_from(steps::to_value(*h)) == h);
   CHECK_FALSE(steps::parse_process_line("42\troot\t100\t1700000000.00\tpy\tpython3 x\t/dev/nvidia0"));  // the old shape
+}
+
+TEST_CASE("owner: an unreadable or empty /proc/PID/cgroup is an unknown owner, never none", "[steps][owner]") {
+  // Unreadable (a process gone before the read), or read empty (gone mid-read): unknown, with the file.
+  auto r = run_sh(steps::with_library("ratchet_owner 1 /nonexistent-r27/cgroup; printf '%s\\n' \"$RATCHET_OWNER\""));
+  CHECK(r.out == "kind=unknown name=/nonexistent-r27/cgroup\n");
+  CHECK(owner_field("").rfind("kind=unknown name=/", 0) == 0);
+  // "none" stays the root cgroup's alone.
+  CHECK(owner_field("0::/\n") == "-");
+  auto o = steps::parse_owner("kind=unknown name=/proc/42/cgroup");
+  REQUIRE(o);
+  CHECK(o->kind == steps::OwnerKind::unknown);
+  CHECK(steps::describe(*o) == "could not tell the owner: /proc/42/cgroup unreadable");
+  CHECK_FALSE(steps::restarts(*o));
+  auto v = steps::to_value(*o);
+  CHECK(v["kind"] == util::Value("unknown"));
+  CHECK(steps::owner_from(v) == o);
+  // Kinds are typed: a word the library does not print is no owner; none is "-" only.
+  CHECK_FALSE(steps::parse_owner("kind=bogus name=x"));
+  CHECK_FALSE(steps::parse_owner("kind=none"));
+  for (auto k : {util::OwnerKind::none, util::OwnerKind::unknown, util::OwnerKind::unit, util::OwnerKind::container,
+                 util::OwnerKind::pod, util::OwnerKind::session, util::OwnerKind::cgroup})
+    CHECK(util::parse_owner_kind(util::name(k)) == k);
+  // A holder line of an unknown owner keeps it through the transcript's data.
+  auto h = steps::parse_process_line("42\troot\t100\t1700000000.00\tpy\tpython3 x\tS\tkind=unknown name=/proc/42/cgroup\t/d");
+  REQUIRE(h);
+  CHECK(h->owner->kind == steps::OwnerKind::unknown);
+  CHECK(steps::holder_from(steps::to_value(*h)) == h);
+}
+
+TEST_CASE("owner: Podman and CRI-O containers named from their runtime's files, restart policy not told",
+          "[steps][owner]") {
+  // A stand-in containers/storage (RATCHET_CONTAINERS_ROOT), never this machine's /var/lib.
+  std::string root = testing::temp_dir("ratchet-containers");
+  const std::string other = "ffff" + kHex64.substr(4);
+  run_sh("mkdir -p '" + root + "/overlay-containers/" + kHex64 + "/userdata'");
+  // Pretty-printed, another container first, the metadata an escaped JSON string.
+  testing::write_file(root + "/overlay-containers/containers.json",
+                      "[\n  {\"id\": \"" + other + "\", \"names\": [\"other\"]},\n  {\n    \"id\": \"" + kHex64 +
+                          "\",\n    \"names\": [\n      \"sglang-web\", \"alias\"\n    ],\n    \"metadata\": "
+                          "\"{\\\"image-name\\\":\\\"x\\\"}\"\n  }\n]\n");
+  testing::write_file(root + "/overlay-containers/" + kHex64 + "/userdata/config.json",
+                      R"({"ociVersion":"1.0.2","annotations":{"io.kubernetes.pod.namespace":"ml",)"
+                      R"("io.kubernetes.container.name":"server","io.kubernetes.pod.name":"sglang-0"}})");
+  const std::string env = "RATCHET_CONTAINERS_ROOT='" + root + "' ";
+  CHECK(owner_field("0::/machine.slice/libpod-" + kHex64 + ".scope/container\n", env) ==
+        "kind=container name=sglang-web scope=podman id=" + kHex64);
+  CHECK(owner_field("0::/machine.slice/libpod-" + other + ".scope\n", env) ==
+        "kind=container name=other scope=podman id=" + other);
+  CHECK(owner_field("0::/system.slice/crio-" + kHex64 + ".scope\n", env) ==
+        "kind=container name=server scope=cri-o id=" + kHex64 + " pod=ml/sglang-0");
+  // In a pod's cgroup: the pod, named by CRI-O's annotations.
+  CHECK(owner_field("0::/kubepods.slice/kubepods-pod1a2b3c4d_0000_1111_2222_333344445555.slice/crio-" + kHex64 +
+                        ".scope\n",
+                    env) == "kind=pod name=ml/sglang-0 scope=cri-o id=1a2b3c4d-0000-1111-2222-333344445555");
+  // The monitors are not the container.
+  CHECK(owner_field("0::/system.slice/crio-conmon-" + kHex64 + ".scope\n", env) ==
+        "kind=cgroup name=/system.slice/crio-conmon-" + kHex64 + ".scope");
+  // No files: the id alone.
+  CHECK(owner_field("0::/system.slice/crio-" + other + ".scope\n", env) == "kind=container scope=cri-o id=" + other);
+  auto o = steps::parse_owner("kind=container name=server scope=cri-o id=" + kHex64 + " pod=ml/sglang-0");
+  REQUIRE(o);
+  CHECK(o->pod == "ml/sglang-0");
+  CHECK(steps::describe(*o) ==
+        "container server (cri-o 0123456789ab) of pod ml/sglang-0, whether something restarts it cannot be told");
+  CHECK(steps::owner_from(steps::to_value(*o)) == o);
+  auto rootless = steps::parse_owner("kind=container name=web scope=podman user=alice id=" + kHex64);
+  REQUIRE(rootless);
+  CHECK(steps::describe(*rootless) ==
+        "container web (podman 0123456789ab, rootless, of alice), whether something restarts it cannot be told");
 }

@@ -116,7 +116,7 @@ TEST_CASE("process lines parse into holders", "[steps]") {
   REQUIRE(h);
   CHECK(h->pid == 4242);
   CHECK(h->state == "S");
-  CHECK(h->owner == steps::Owner{.kind = "none"});
+  CHECK(h->owner == steps::Owner{.kind = steps::OwnerKind::none});
   CHECK(h->start_ticks == 123);
   CHECK(h->started == "2026-11-30T00:53:20Z");
   CHECK(h->files == std::vector<std::string>({"/dev/nvidia0", "/dev/nvidiactl"}));

@@ -5,8 +5,9 @@
 # Holder/process line format (tab-separated):
 #   pid  user  start_ticks  start_epoch  comm  cmdline  state  owner  file  file ...
 # state: /proc/PID/stat's state letter (R S D T t Z ...), "D:WCHAN" for D.
-# owner: "-", or KEY=VALUE words joined by blanks (kind name scope user restart
-# id; ratchet_owner), each VALUE %-encoded as a file plus a blank -> %20.
+# owner: "-" (the root cgroup), or KEY=VALUE words joined by blanks (kind name
+# scope user restart id; ratchet_owner; kind=unknown when /proc/PID/cgroup is
+# unreadable), each VALUE %-encoded as a file plus a blank -> %20.
 # Each file is %-encoded (% -> %25, TAB -> %09, newline -> %0A), so no byte of a
 # path can split a field or a line. Exit statuses of checks: 0 holds, 1 does
 # not hold, 2 bad target (a pattern that matches nothing), 3 recycled PID,
@@ -360,7 +361,7 @@ ratchet_cgroup_path() { # PATH
   # A systemd slice escapes a pod UID's dashes as underscores.
   while :; do case "$_pod" in *_*) _pod=${_pod%%_*}-${_pod#*_} ;; *) break ;; esac; done
   if [ -n "$_pod" ]; then RATCHET_OK=pod RATCHET_OS=$_rt RATCHET_OI=$_pod RATCHET_ON=$_cid
-  elif [ -n "$_rt" ]; then RATCHET_OK=container RATCHET_OS=$_rt RATCHET_OI=$_cid
+  elif [ -n "$_rt" ]; then RATCHET_OK=container RATCHET_OS=$_rt RATCHET_OI=$_cid RATCHET_OU=$_uuid  # rootless: its user
   elif [ -n "$_uunit" ]; then RATCHET_OK=unit RATCHET_OS=user RATCHET_ON=$_uunit RATCHET_OU=$_uuid
   elif [ -n "$_sess" ]; then RATCHET_OK=session RATCHET_ON="session-$_sess.scope" RATCHET_OI=$_sess RATCHET_OU=$_suid
   elif [ -n "$_unit" ]; then RATCHET_OK=unit RATCHET_OS=system RATCHET_ON=$_unit
@@ -373,11 +374,14 @@ ratchet_cgroup_path() { # PATH
 # v1 hierarchy (cgroupfs drivers put /docker/ID, /kubepods/... there); else
 # kind cgroup, the v2 (or name=systemd) path as its name. A path holding a
 # newline goes on at the next line that is not "N:...:" (v2 and name=systemd
-# only). Returns 1 when the process is in the root cgroup (or none is read).
+# only). Returns 1 when the process is in the root cgroup, 2 when FILE is
+# unreadable or reads empty (a process that went mid-read): the owner is
+# unknown, never "none" (fail closed).
 ratchet_cgroup_owner() { # FILE
-  local _c _cur _l _other _p _r _sd _v2
-  _v2='' _sd='' _other='' _cur=''
+  local _c _cur _l _n _other _p _r _sd _v2
+  _v2='' _sd='' _other='' _cur='' _n=0
   { while IFS= read -r _l || [ -n "$_l" ]; do
+      _n=$((_n + 1))
       case "$_l" in
         [0-9]*:*:*)
           _r=${_l#*:}; _c=${_r%%:*}; _p=${_r#*:}
@@ -389,6 +393,7 @@ ratchet_cgroup_owner() { # FILE
         *) case "$_cur" in v2) _v2="$_v2$RATCHET_NL$_l" ;; sd) _sd="$_sd$RATCHET_NL$_l" ;; esac ;;
       esac
     done < "$1"; } 2>/dev/null
+  [ "$_n" -gt 0 ] || return 2
   ratchet_cgroup_path "$_v2" && return 0
   ratchet_cgroup_path "$_sd" && return 0
   while [ -n "$_other" ]; do
@@ -447,13 +452,19 @@ ratchet_unit_restart() { # system|user USER UNIT [UID]
 # so readably (Docker: config.v2.json "Name" and hostconfig.json
 # "RestartPolicy" under RATCHET_DOCKER_ROOT, /var/lib/docker; containerd (CRI):
 # the task's config.json annotations under RATCHET_CONTAINERD_ROOT,
-# /run/containerd/io.containerd.runtime.v2.task/k8s.io); "" when they do not.
+# /run/containerd/io.containerd.runtime.v2.task/k8s.io; Podman: the first of
+# "names" of its entry in overlay-containers/containers.json under
+# RATCHET_CONTAINERS_ROOT, /var/lib/containers/storage, or for a rootless one
+# (HOME, its user's) HOME/.local/share/containers/storage; CRI-O: the
+# io.kubernetes.{container.name,pod.namespace,pod.name} annotations of
+# overlay-containers/ID/userdata/config.json there); "" when they do not.
+# Podman and CRI-O files hold no restart policy: RATCHET_CRESTART stays "".
 # Once per container in this shell.
-ratchet_container_names() { # RUNTIME ID
+ratchet_container_names() { # RUNTIME ID [HOME]
   local _d _f _k
   RATCHET_CNAME='' RATCHET_CRESTART='' RATCHET_CPOD=''
   case "$2" in ''|*[!0-9a-f]*) return 0 ;; esac
-  _k="ctr:$1:$2"
+  _k="ctr:$1:$2:${3:-}"
   if ratchet_cache_get "$_k"; then
     RATCHET_CNAME=${RATCHET_CV%%/*}; RATCHET_CV=${RATCHET_CV#*/}
     RATCHET_CRESTART=${RATCHET_CV%%/*}; RATCHET_CPOD=${RATCHET_CV#*/}
@@ -475,6 +486,20 @@ ratchet_container_names() { # RUNTIME ID
             if (s ~ /sandbox-name/) n = v; else ns = v } }
           END { if (n != "") print (ns != "" ? ns "/" : "") n }' "$_f" 2>/dev/null)
       fi ;;
+    podman)
+      _d=${RATCHET_CONTAINERS_ROOT:-/var/lib/containers/storage}
+      [ -z "${3:-}" ] || _d=$3/.local/share/containers/storage
+      _f=$_d/overlay-containers/containers.json
+      [ ! -r "$_f" ] || RATCHET_CNAME=$(ratchet_podman_name "$2" < "$_f") ;;
+    cri-o)
+      _f=${RATCHET_CONTAINERS_ROOT:-/var/lib/containers/storage}/overlay-containers/$2/userdata/config.json
+      if [ -r "$_f" ]; then
+        RATCHET_CNAME=$(grep -o '"io.kubernetes.container.name" *: *"[^"]*"' "$_f" 2>/dev/null | head -n 1 | sed 's|"$||; s|.*"||')
+        RATCHET_CPOD=$(awk '{ while (match($0, /"io\.kubernetes\.pod\.(name|namespace)" *: *"[^"]*"/)) {
+            s = substr($0, RSTART, RLENGTH); $0 = substr($0, RSTART + RLENGTH); v = s; sub(/"$/, "", v); sub(/^.*"/, "", v)
+            if (s ~ /pod\.name"/) n = v; else ns = v } }
+          END { if (n != "") print (ns != "" ? ns "/" : "") n }' "$_f" 2>/dev/null)
+      fi ;;
   esac
   # Names as the runtimes allow them: no | or / to break the cache, no blank.
   case "$RATCHET_CNAME" in *[!A-Za-z0-9_.-]*) RATCHET_CNAME='' ;; esac
@@ -483,20 +508,50 @@ ratchet_container_names() { # RUNTIME ID
   ratchet_cache_put "$_k" "$RATCHET_CNAME/$RATCHET_CRESTART/$RATCHET_CPOD"
 }
 
-# Sets RATCHET_OWNER to PID's owner field (see header): "-", or
+# Podman's containers.json (a JSON array of {"id", "names": [...], ...}) on
+# stdin: prints the first name of the entry whose "id" is ID; nothing if none.
+ratchet_podman_name() { # ID
+  RP_ID=$1 awk '{ t = t $0 "\n" }
+    END {
+      id = "\"" ENVIRON["RP_ID"] "\""
+      while ((i = index(t, id)) > 0) {
+        pre = substr(t, 1, i - 1); t = substr(t, i + length(id))
+        if (pre !~ /"id"[ \t\n]*:[ \t\n]*$/) continue
+        j = index(t, "\"id\""); if (j > 0) t = substr(t, 1, j - 1)  # this entry only
+        if (match(t, /"names"[ \t\n]*:[ \t\n]*\[[ \t\n]*"[^"]*"/)) { s = substr(t, RSTART, RLENGTH); sub(/"$/, "", s); sub(/^.*"/, "", s); print s }
+        exit
+      } }'
+}
+
+# Sets RATCHET_OWNER to PID's owner field (see header): "-" (the root
+# cgroup), "kind=unknown name=FILE" (FILE unreadable: ratchet_cgroup_owner), or
 # "kind=K name=N scope=S user=U restart=R id=I" (each but kind left out when
 # empty). FILE (a test's) replaces /proc/PID/cgroup.
 ratchet_owner() { # PID [CGROUP_FILE]
-  local _o _r _u
-  RATCHET_OWNER=-
-  ratchet_cgroup_owner "${2:-/proc/$1/cgroup}" || return 0
+  local _f _h _o _p _r _u
+  RATCHET_OWNER=- _f=${2:-/proc/$1/cgroup} _p=''
+  ratchet_cgroup_owner "$_f"
+  case $? in
+    0) ;;
+    2) ratchet_esc_word "$_f"; RATCHET_OWNER="kind=unknown name=$RATCHET_ESC"; return 0 ;;
+    *) return 0 ;;
+  esac
   _r='' _u=''
   case "$RATCHET_OU" in ''|*[!0-9]*) ;; *) ratchet_uid_name "$RATCHET_OU"; _u=$RATCHET_UNAME ;; esac
   case "$RATCHET_OK" in
     unit) case "$RATCHET_ON" in *.service) ratchet_unit_restart "$RATCHET_OS" "$_u" "$RATCHET_ON" "$RATCHET_OU"; _r=$RATCHET_RESTART ;; esac ;;
     container)
-      ratchet_container_names "$RATCHET_OS" "$RATCHET_OI"
-      RATCHET_ON=$RATCHET_CNAME _r=$RATCHET_CRESTART ;;
+      _h=''  # a rootless container's storage is under its user's home (read once per UID)
+      if [ -n "$_u" ]; then
+        if ratchet_cache_get "home:$RATCHET_OU"; then _h=$RATCHET_CV
+        else
+          _h=$(awk -F: -v u="$RATCHET_OU" '$3 == u { print $6; exit }' /etc/passwd 2>/dev/null)
+          case "$_h" in *[!A-Za-z0-9_./-]*) _h='' ;; esac  # a cache key: no | or =
+          ratchet_cache_put "home:$RATCHET_OU" "$_h"
+        fi
+      fi
+      ratchet_container_names "$RATCHET_OS" "$RATCHET_OI" "$_h"
+      RATCHET_ON=$RATCHET_CNAME _r=$RATCHET_CRESTART _p=$RATCHET_CPOD ;;
     pod)
       ratchet_container_names "$RATCHET_OS" "$RATCHET_ON"
       RATCHET_ON=$RATCHET_CPOD ;;
@@ -507,6 +562,7 @@ ratchet_owner() { # PID [CGROUP_FILE]
   ratchet_esc_word "$_u"; [ -z "$RATCHET_ESC" ] || _o="$_o user=$RATCHET_ESC"
   [ -z "$_r" ] || _o="$_o restart=$_r"
   ratchet_esc_word "$RATCHET_OI"; [ -z "$RATCHET_ESC" ] || _o="$_o id=$RATCHET_ESC"
+  [ -z "$_p" ] || _o="$_o pod=$_p"  # checked by ratchet_container_names: no blank, no odd byte
   RATCHET_OWNER=$_o
 }
 
@@ -1385,11 +1441,17 @@ ratchet_frozen_walk() { # PID VERSION MOUNT PATH FILE
 # PID's tracer (TracerPid in /proc/PID/status: a debugger, strace), as
 # "traced<TAB>PID<TAB>TRACER_PID<TAB>TRACER_COMM" (a tab in the comm a blank,
 # "?" unreadable); nothing when none traces it (0), or it is gone. Shell
-# builtins only. A tracer in another PID namespace reads as 0: none named.
+# builtins only. A tracer this PID namespace cannot see reads as 0: a process
+# in tracing stop (State t, read with TracerPid from the same file) with
+# TracerPid 0 is "traced<TAB>PID<TAB>0<TAB>-" (traced from outside).
 ratchet_tracer() { # PID
-  local _c _k _v _x
-  _v=''
-  { while read -r _k _v _x; do [ "$_k" = TracerPid: ] && break; _v=''; done < "/proc/$1/status"; } 2>/dev/null
+  local _c _k _st _tp _v _x
+  _st='' _tp=''
+  { while read -r _k _v _x; do
+      case "$_k" in State:) _st=$_v ;; TracerPid:) _tp=$_v; break ;; esac
+    done < "/proc/$1/status"; } 2>/dev/null
+  _v=$_tp
+  if [ "$_v" = 0 ] && [ "$_st" = t ]; then printf 'traced\t%s\t0\t-\n' "$1"; return 0; fi
   case "$_v" in ''|0|*[!0-9]*) return 0 ;; esac
   _c=''
   { IFS= read -r _c < "/proc/$_v/comm"; } 2>/dev/null
@@ -1402,8 +1464,8 @@ ratchet_tracer() { # PID
 # Prints "signalled<TAB>line", "skipped<TAB>line" (recycled PID),
 # "continued<TAB>line" (a stopped process sent CONT after TERM, INT, HUP or
 # QUIT), "alive<TAB>line" for survivors, "unkillable<TAB>PID<TAB>D<TAB>WCHAN"
-# for a survivor of KILL in uninterruptible sleep (and a `frozen` line for
-# each frozen cgroup it is in: ratchet_frozen), a `traced` line
+# for a survivor of KILL in uninterruptible sleep, a `frozen` line for each
+# frozen cgroup a survivor is in, whatever its state (ratchet_frozen), a `traced` line
 # (ratchet_tracer) for a survivor in tracing stop (state t: CONT does not
 # resume it, only its tracer can), and holders_of's node lines;
 # right before the signals, the clock and each target's parent
@@ -1459,10 +1521,11 @@ ratchet_kill() { # [--signal S] [--wait-ms N] [--tree] [--user U] [--exclude A,B
     printf 'alive\t%s\n' "$_l"
     if [ -n "$_kill" ] && [ "$RATCHET_STATE" = D ]; then
       _w=$(cat "/proc/$_p/wchan" 2>/dev/null); printf 'unkillable\t%s\tD\t%s\n' "$_p" "${_w:-?}"
-      ratchet_frozen "$_p"
     elif [ "$RATCHET_STATE" = t ]; then
       ratchet_tracer "$_p"
     fi
+    # In any state: a cgroup v2 freeze leaves its tasks in S, not D.
+    ratchet_frozen "$_p"
   done
   return 0
 }
