@@ -99,12 +99,14 @@ std::string SessionShell::check_idle() {
 
 void SessionShell::close() {
   ch_.reset();
+  become_ = false;
   dir_.clear();
   library_.clear();
 }
 
 std::string SessionShell::open(ssh_session s, const Target& t, util::Millis timeout, bool* no_channel,
-                               const std::atomic<bool>* cancel) {
+                               const std::atomic<bool>* cancel, const BecomeStart* become,
+                               std::optional<SudoRefusal>* refusal) {
   close();
   *no_channel = true;
   if (cancel && cancel->load()) return "interrupted";
@@ -121,8 +123,11 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
   // stderr too (so it cannot reach the first command's stderr).
   const std::string go_id = new_run_id();
   const std::string go = go_line(go_id);
-  const std::string payload = session_start_payload(hello);
-  const std::string line = exec_line(go_id, payload.size()) + payload;
+  // A become shell: sudo's password line right after the payload, read by
+  // the starter (become.sh) into its memory, never by sudo from this stream.
+  const std::string payload =
+      become ? become_start_payload(hello, become->user) + become->password + "\n" : session_start_payload(hello);
+  const std::string line = exec_line(go_id, payload.size() - (become ? become->password.size() + 1 : 0)) + payload;
   const size_t first = line.size() - payload.size();
   size_t sent = 0;
   std::string out, err;
@@ -160,6 +165,17 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
       if (nl + 1 != out.size() || dir_.empty()) why = "unexpected output after the ready line";
       break;
     }
+    if (c->ended() && become && refusal && err.find(go) != std::string::npos &&
+        err.find("ratchet-session: ") == std::string::npos && err.find("ratchet-become: ") == std::string::npos &&
+        out.find(go) != std::string::npos) {
+      // Neither the starter nor the shell said why: sudo did (after the go line).
+      SudoRefusal r;
+      r.status = c->status_seen ? c->exit_status : 1;
+      r.said = err.substr(err.find(go) + go.size());
+      *refusal = r;
+      why = fmt::format("sudo refused to start the become shell ({}): {}", c->how(), first_line(r.said).substr(0, 200));
+      break;
+    }
     if (c->ended()) {
       std::string said = first_line(err.substr(std::min(err.find("ratchet-session: "), err.size())));
       if (said.empty()) said = first_line(out);  // a forced command's answer, an rc file's
@@ -185,6 +201,7 @@ std::string SessionShell::open(ssh_session s, const Target& t, util::Millis time
     return why;
   }
   ch_ = std::move(c);
+  become_ = become != nullptr;
   return "";
 }
 
@@ -198,13 +215,19 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
   not_started_ = false;
   ExecRequest req = in;
   if (req.run_id.empty()) req.run_id = new_run_id();
+  // A second channel runs as the command does: through sudo, from the login.
+  ExecRequest outer = req;
+  if (become_) {  // the shell already is that user: no sudo in it
+    req.become = Become{};
+    req.become_password.clear();
+  }
   const std::string nonce = new_session_nonce();
   const SessionRequest sreq =
       session_request(req, dir_, req.library != nullptr && !library_.empty() && library_ == req.library->text);
   const std::string frame = session_frame(nonce, sreq);
-  Wire wire;  // what the watchdog needs: the run id, sudo -S's line
+  Wire wire;  // what a second channel's watchdog needs: the run id, sudo -S's line
   wire.run_id = req.run_id;
-  if (req.become.enabled && req.become.password) wire.become_stdin = req.become_password + "\n";
+  if (outer.become.enabled && outer.become.password) wire.become_stdin = outer.become_password + "\n";
 
   ssh_channel ch = ch_->ch;
   CaptureBuffer out(req.capture), err(req.capture);
@@ -229,7 +252,7 @@ ExecResult SessionShell::exec(ssh_session s, const Target& t, const ExecRequest&
   ssh_event_add_session(event, s);
   auto on_second_channel = [&](long long left, util::Millis refused_wait = util::Millis(0)) {
     ssh_event_remove_session(event, s);
-    std::string how = arm_watchdog(s, t, req, wire, proc, left, refused_wait);
+    std::string how = arm_watchdog(s, t, outer, wire, proc, left, refused_wait);
     ssh_event_add_session(event, s);
     return how;
   };

@@ -20,6 +20,18 @@ std::string session_start_payload(std::string_view hello) {
                                 util::shell_quote(session_script()), hello));
 }
 
+std::string become_start_payload(std::string_view hello, const std::string& user) {
+  // sudo ran under LC_ALL=C (its messages in English); where sudo kept that
+  // LC_ALL, the login's own value ($1 when $2 is 1) or none is put back, so
+  // that the commands get the locale a `sudo` of their own would give them.
+  const std::string root = fmt::format(
+      "if [ -n \"${{LC_ALL+1}}\" ]; then if [ \"$2\" = 1 ]; then LC_ALL=$1; export LC_ALL; else unset LC_ALL; fi; "
+      "fi; exec env {} /bin/sh -c {} ratchet-session {}",
+      kSelfEnv, util::shell_quote(session_script()), hello);
+  return payload_of(fmt::format("exec env {} /bin/sh -c {} ratchet-become {} {}", kSelfEnv,
+                                util::shell_quote(become_script()), util::shell_quote(user), util::shell_quote(root)));
+}
+
 std::string session_ready_prefix(std::string_view hello) {
   return fmt::format("ratchet-session {} ready ", hello);
 }

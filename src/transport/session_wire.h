@@ -19,6 +19,19 @@ namespace ratchet::transport {
 /// client sends it once the go line came, and nothing more until ready.
 std::string session_start_payload(std::string_view hello);
 
+/// The payload that starts a become shell instead (docs/transport.md, "Become
+/// with a password"): the login user's starter (become_script below), marked
+/// as ratchet's own, given `user` ("" = sudo's default, root) and ROOT, the
+/// line that sudo runs as `/bin/sh -c ROOT ...`: it puts the login's LC_ALL
+/// back and execs the session shell as session_start_payload does. The client
+/// sends sudo's password line right after it, then nothing until ready.
+std::string become_start_payload(std::string_view hello, const std::string& user);
+
+/// The become shell's starter (src/transport/sh/become.sh joined, as wire.h's
+/// scripts are), run as the login user as `/bin/sh -c SCRIPT ratchet-become
+/// USER ROOT`: reads sudo's password line from stdin, runs `sudo -k -A` once.
+std::string_view become_script();
+
 /// The line the shell prints once ready, without its directory:
 /// "ratchet-session HELLO ready " (then DIR and '\n').
 std::string session_ready_prefix(std::string_view hello);

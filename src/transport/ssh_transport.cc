@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <random>
 #include <thread>
@@ -56,7 +57,26 @@ class SshTransport final : public Transport {
   int fd_ = -1;  ///< the socket from chain_ that session_ rides on; -1 when direct
   bool connected_ = false;
   ssh::Setup setup_;
+  /// A command of a password become in that become's own shell (one sudo
+  /// authentication per user and session); nullopt: it runs as any other,
+  /// its sudo asking on its own (after *note says why, where something failed).
+  std::optional<ExecResult> exec_become(const ExecRequest& req, std::string* note);
+  /// Closes the idle shells but `keep` (sshd's MaxSessions: theirs may be needed).
+  void close_idle_except(const ssh::SessionShell* keep);
+  /// Asks for a channel again after sshd refused one: closes the other shells first.
+  std::string open_shell(ssh::SessionShell& sh, const ExecRequest& req, bool* no_channel,
+                         const ssh::BecomeStart* become = nullptr,
+                         std::optional<ssh::SudoRefusal>* refusal = nullptr);
+
   ssh::SessionShell shell_;  ///< with ExecMode::session, once started
+  /// The become shells, by become user ("" = root), once started.
+  std::map<std::string, std::unique_ptr<ssh::SessionShell>> become_shells_;
+  /// Per become user: sudo's refusal to start its shell, answered again
+  /// without asking sudo (no second failed authentication).
+  std::map<std::string, ExecResult> become_refused_;
+  /// Per become user: why its shell could not start (its commands then run
+  /// with a sudo of their own, as on a channel).
+  std::map<std::string, std::string> become_fallback_;
   std::unique_ptr<ssh::KeepaliveWatch> keepalive_;  ///< while connected, when setup_.keepalive asks for one
   std::string fallback_;     ///< why the session shell could not start ("" = it may)
 };
@@ -126,23 +146,21 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
   // sshd's MaxSessions: a channel just closed holds its session until sshd has
   // reaped what ran on it, and an idle session shell holds one for good. A
   // refused channel is asked for again (nothing was sent), after the idle
-  // shell is closed (it ends at its EOF), for up to 5 s.
+  // shells are closed (each ends at its EOF), for up to 5 s.
   const auto until = Clock::now() + std::min<util::Millis>(ep_.connect_timeout, util::Millis(5'000));
   auto again = [&](const std::string& error) {
     if (!ssh::channel_refused(error) || Clock::now() >= until || (req.cancel && req.cancel->load())) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return true;
   };
-  // A fresh session shell, its channel asked for again while sshd refuses it.
-  auto open_shell = [&](bool* no_channel) {
-    std::string why;
-    do why = shell_.open(session_, t, ep_.connect_timeout, no_channel, req.cancel);
-    while (*no_channel && again(why));
-    return why;
-  };
   std::string note;
   // A streamed file (copy) needs a channel's flow control: the shell frames a known-size input.
-  if (ep_.exec_mode == ExecMode::session && fallback_.empty() && req.stdin_file.empty() && req.stdout_fd < 0) {
+  const bool shell_mode =
+      ep_.exec_mode == ExecMode::session && fallback_.empty() && req.stdin_file.empty() && req.stdout_fd < 0;
+  if (shell_mode && req.become.enabled && req.become.password) {
+    if (std::optional<ExecResult> r = exec_become(req, &note)) return *r;
+  }
+  if (shell_mode) {
     // A shell that ended between commands (sshd's ChannelTimeout, a kill) is
     // no fault of this command: it runs in a fresh one, and says so.
     if (shell_.is_open()) {
@@ -153,7 +171,7 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     }
     if (!shell_.is_open()) {
       bool no_channel = false;
-      std::string why = open_shell(&no_channel);
+      std::string why = open_shell(shell_, req, &no_channel);
       if (!why.empty() && no_channel) {  // the session itself failed: a channel would too
         ExecResult r;
         r.error = why;
@@ -161,7 +179,8 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
       }
       if (!why.empty()) {
         fallback_ = why;
-        note = fmt::format("the session shell could not start ({}): one channel per command from here", why);
+        note += fmt::format("{}the session shell could not start ({}): one channel per command from here",
+                            note.empty() ? "" : "; ", why);
       }
     }
     if (shell_.is_open()) {
@@ -170,7 +189,7 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
         // A command before this one removed the shell's directory: this one
         // never started, and runs in a fresh shell.
         bool no_channel = false;
-        if (open_shell(&no_channel).empty()) {
+        if (open_shell(shell_, req, &no_channel).empty()) {
           r = shell_.exec(session_, t, req, keepalive_.get());
           note = "the session shell's directory had been removed (by an earlier command): this command ran in a "
                  "fresh shell";
@@ -182,14 +201,96 @@ ExecResult SshTransport::exec(const ExecRequest& req) {
     }
   }
   ExecResult r = ssh::exec_channel(session_, t, req, keepalive_.get());
-  if (shell_.is_open() && ssh::channel_refused(r.error)) shell_.close();  // the next command starts a fresh one
+  if (ssh::channel_refused(r.error)) close_idle_except(nullptr);  // the next command starts fresh ones
   while (again(r.error)) r = ssh::exec_channel(session_, t, req, keepalive_.get());
   if (!note.empty()) r.warning = r.warning.empty() ? note : note + "; " + r.warning;
   if (keepalive_ && keepalive_->lost()) connected_ = false;  // the next command reconnects
   return r;
 }
 
+std::string SshTransport::open_shell(ssh::SessionShell& sh, const ExecRequest& req, bool* no_channel,
+                                     const ssh::BecomeStart* become, std::optional<ssh::SudoRefusal>* refusal) {
+  const auto until = Clock::now() + std::min<util::Millis>(ep_.connect_timeout, util::Millis(5'000));
+  // sudo may wait on its PAM stack (a second factor): the command's own deadline, when longer.
+  const util::Millis wait = become ? std::max(ep_.connect_timeout, req.host_timeout) : ep_.connect_timeout;
+  std::string why;
+  for (;;) {
+    why = sh.open(session_, setup_.target, wait, no_channel, req.cancel, become, refusal);
+    if (!*no_channel || !ssh::channel_refused(why) || Clock::now() >= until || (req.cancel && req.cancel->load()))
+      return why;
+    close_idle_except(&sh);  // an idle shell holds a session sshd may count
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void SshTransport::close_idle_except(const ssh::SessionShell* keep) {
+  if (&shell_ != keep) shell_.close();
+  for (auto& [user, sh] : become_shells_)
+    if (sh.get() != keep) sh->close();
+}
+
+std::optional<ExecResult> SshTransport::exec_become(const ExecRequest& req, std::string* note) {
+  const std::string& user = req.become.user;
+  if (auto it = become_refused_.find(user); it != become_refused_.end()) return it->second;
+  if (become_fallback_.count(user) != 0) return std::nullopt;
+  // One line only (a password with a newline goes ahead of a command's stdin, as on a channel).
+  if (req.become_password.find_first_of(std::string("\n\0", 2)) != std::string::npos) return std::nullopt;
+  auto& sh = become_shells_[user];
+  if (!sh) sh = std::make_unique<ssh::SessionShell>();
+  std::string started;
+  if (sh->is_open()) {
+    if (std::string gone = sh->check_idle(); !gone.empty())
+      *note = fmt::format("the become shell had ended since the last command ({}): sudo was asked again", gone);
+  }
+  if (!sh->is_open()) {
+    bool no_channel = false;
+    std::optional<ssh::SudoRefusal> refusal;
+    const ssh::BecomeStart b{user, req.become_password};
+    std::string why = open_shell(*sh, req, &no_channel, &b, &refusal);
+    if (refusal) {  // nothing ran: sudo's answer, as a command's, for the become probe to read
+      ExecResult r;
+      r.exit_code = refusal->status;
+      r.err.data = refusal->said;
+      r.err.total = refusal->said.size();
+      if (!req.cancel || !req.cancel->load()) become_refused_[user] = r;
+      return r;
+    }
+    if (!why.empty() && no_channel) {
+      ExecResult r;
+      r.error = why;
+      return r;
+    }
+    if (!why.empty()) {
+      become_fallback_[user] = why;
+      *note = fmt::format("the become shell could not start ({}): sudo asks for the password for every command "
+                          "from here",
+                          why);
+      return std::nullopt;
+    }
+    started = "started";
+  }
+  ExecResult r = sh->exec(session_, setup_.target, req, keepalive_.get());
+  if (sh->last_not_started()) {  // a command removed the shell's directory: a fresh one (sudo asks again)
+    bool no_channel = false;
+    const ssh::BecomeStart b{user, req.become_password};
+    std::optional<ssh::SudoRefusal> refusal;
+    if (open_shell(*sh, req, &no_channel, &b, &refusal).empty()) {
+      r = sh->exec(session_, setup_.target, req, keepalive_.get());
+      *note = "the become shell's directory had been removed (by an earlier command): this command ran in a fresh "
+              "one (sudo was asked again)";
+      started = "started";
+    }
+  }
+  if (!note->empty()) r.warning = r.warning.empty() ? *note : *note + "; " + r.warning;
+  if (keepalive_ && keepalive_->lost()) connected_ = false;  // the next command reconnects
+  return r;
+}
+
 void SshTransport::close() {
+  for (auto& [user, sh] : become_shells_) sh->close();  // their channels go before the session
+  become_shells_.clear();
+  become_refused_.clear();
+  become_fallback_.clear();
   shell_.close();  // its channel goes before the session
   fallback_.clear();
   keepalive_.reset();  // its counters live in the session until then

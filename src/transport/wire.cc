@@ -56,6 +56,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "transport/session_wire.h"
 #include "transport/transport.h"
 #include "util/shell.h"
 
@@ -97,6 +98,10 @@ const std::string& session_text() {
   static const std::string s = join_script(kSessionScriptSource);
   return s;
 }
+const std::string& become_text() {
+  static const std::string s = join_script(kBecomeScriptSource);
+  return s;
+}
 
 std::string become_prefix(const Become& b) {
   std::string prefix = "exec ";
@@ -121,6 +126,7 @@ util::Millis arm_after(util::Millis timeout) {
 std::string_view run_script() { return run_text(); }
 std::string_view watchdog_script() { return watchdog_text(); }
 std::string_view session_script() { return session_text(); }
+std::string_view become_script() { return become_text(); }
 
 std::string sudo_argv(const Become& b, const std::string& command) {
   Become plain = b;

@@ -20,6 +20,8 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
+#include <cstdlib>
 
 #include "support/files.h"
 #include "support/local_proc.h"
@@ -97,6 +99,49 @@ int count_of(const std::string& hay, const std::string& needle) {
   int n = 0;
   for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
   return n;
+}
+
+/// Whether every PID listed in `file` on the host is gone within 5 s; *alive: those left.
+bool listed_pids_end(SystemdHost& host, const std::string& file, std::string* alive) {
+  return ratchet::testing::eventually([&] {
+    alive->clear();
+    host.ssh("for p in $(cat " + file + "); do test -d /proc/$p && echo $p; done; true", alive);
+    return alive->empty();
+  }, 5000);
+}
+
+/// Starts ratchet with `args` (output to /dev/null, `env` added to its
+/// environment: never to an argv); returns its PID.
+pid_t start_ratchet(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 1);
+    dup2(null, 2);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    args.insert(args.begin(), RATCHET_BINARY);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+/// Once `file` on the host lists two PIDs (the command started), ^C to the
+/// ratchet `pid`; returns its wait status, *started whether the file came.
+int interrupt_when_listed(SystemdHost& host, pid_t pid, const std::string& file, bool* started) {
+  *started = ratchet::testing::eventually([&] {
+    std::string pids;
+    host.ssh("cat " + file + " 2>/dev/null", &pids);
+    return count_of(pids, " ") == 1;
+  });
+  if (*started) usleep(300'000);
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
 }
 
 std::string user_inventory(SystemdHost& host, const std::string& dir, const std::string& user) {
@@ -293,35 +338,17 @@ TEST_CASE("become: ^C stops a command running under sudo, children included", "[
   std::ofstream(pb) << "name = \"int\"\n[[step]]\nid = \"slow\"\nkind = \"run\"\nbecome = true\n"
                        "command = \"sleep 60 & echo $$ $! > /root/int-pids; wait\"\n";
   std::string t = dir + "/t.jsonl";
-  pid_t pid = fork();
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 1);
-    dup2(null, 2);
-    std::string bin = RATCHET_BINARY;
-    execl(bin.c_str(), bin.c_str(), "run", pb.c_str(), "-i", user_inventory(host, dir, "carol").c_str(), "-F",
-          "none", "--transport", transport.c_str(), "--transcript", t.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  std::string pids;
-  bool started = ratchet::testing::eventually([&] {
-    pids.clear();
-    host.ssh("cat /root/int-pids 2>/dev/null", &pids);
-    return count_of(pids, " ") == 1;
-  });
-  if (started) usleep(300'000);
-  kill(pid, SIGINT);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  pid_t pid = start_ratchet({"run", pb, "-i", user_inventory(host, dir, "carol"), "-F", "none", "--transport",
+                              transport, "--transcript", t});
+  bool started = false;
+  const int status = interrupt_when_listed(host, pid, "/root/int-pids", &started);
   REQUIRE(started);
+  std::string pids;
+  host.ssh("cat /root/int-pids", &pids);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 130);
   std::string alive = "?";
-  bool gone = ratchet::testing::eventually([&] {
-    alive.clear();
-    host.ssh("for p in $(cat /root/int-pids); do test -d /proc/$p && echo $p; done; true", &alive);
-    return alive.empty();
-  }, 5000);
+  bool gone = listed_pids_end(host, "/root/int-pids", &alive);
   INFO("still alive: " << alive << " (of " << pids << ")");
   CHECK(gone);
   auto tr = ratchet::transcript::read_transcript(t);
@@ -426,4 +453,213 @@ TEST_CASE("become on a host without sudo: the probe says so in seconds and names
   std::string ran;
   host.ssh("test -e /tmp/ran && echo ran; true", &ran);
   CHECK(ran.empty());
+}
+
+namespace {
+
+/// A password sudo user `name` on `host` whose every PAM authentication by
+/// sudo (pam_exec, optional, ahead of common-auth) adds a line to COUNT.
+struct CountedAuth {
+  static constexpr const char* kCount = "/var/tmp/ratchet-pam.count";
+  SystemdHost& host;
+  CountedAuth(SystemdHost& h, const std::string& name, const std::string& pw) : host(h) {
+    REQUIRE(run_sh(SystemdHost::script() + " add-user " + host.state_dir() + " " + name + " password=" + pw).code == 0);
+    std::string out;
+    REQUIRE(host.ssh(std::string("printf '#!/bin/sh\\necho x >> ") + kCount +
+                         "\\n' > /usr/local/sbin/ratchet-pam-count && chmod 755 /usr/local/sbin/ratchet-pam-count && "
+                         "sed -i '/^@include common-auth/i auth optional pam_exec.so /usr/local/sbin/ratchet-pam-count' "
+                         "/etc/pam.d/sudo && grep -c ratchet-pam-count /etc/pam.d/sudo",
+                     &out) == 0);
+    REQUIRE(out == "1\n");
+  }
+  /// How many times sudo's PAM stack authenticated so far.
+  int count() {
+    std::string out;
+    host.ssh(std::string("cat ") + kCount + " 2>/dev/null | wc -l", &out);
+    return std::atoi(out.c_str());
+  }
+};
+
+std::string steps_playbook(const std::string& dir, int n, const std::string& command) {
+  std::string p = dir + "/steps.toml";
+  std::ofstream f(p);
+  f << "name = \"ten\"\n";
+  for (int i = 1; i <= n; ++i)
+    f << "[[step]]\nid = \"s" << i << "\"\nkind = \"run\"\nbecome = true\ncommand = \"" << command << "\"\n";
+  return p;
+}
+
+/// A file holding `pw` (the run reads it into its environment: never in an argv).
+std::string pw_file(const std::string& dir, const std::string& pw) {
+  ratchet::testing::write_file(dir + "/become-pw", pw);
+  return dir + "/become-pw";
+}
+
+/// The R13 lab: a systemd host with a password sudo user alice whose sudo
+/// authentications are counted, and a temp dir for the run's files.
+struct R13Lab {
+  SystemdHost host;
+  std::string pw;
+  CountedAuth auth;
+  std::string dir;
+  R13Lab(const std::string& password, const std::string& tag)
+      : pw(password), auth(host, "alice", password), dir(ratchet::testing::temp_dir(tag.c_str())) {}
+  /// `ratchet run PB` as alice, with `password` (default: the right one) in
+  /// --become-password-env (read from a file: in no argv), then `extra`.
+  ratchet::testing::ShellResult run(const std::string& pb, const std::string& t, const std::string& extra = "",
+                                    const std::string& password = "") {
+    return run_sh("BECOME_PW=$(cat " + pw_file(dir, password.empty() ? pw : password) + ") " + RATCHET_BINARY +
+                  " run " + pb + " -i " + user_inventory(host, dir, "alice") +
+                  " -F none --become-password-env BECOME_PW --transcript " + t + extra);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("R13: a password become run of 10 steps authenticates once per host on the session shell",
+          "[systemd][e2e][become]") {
+  R13Lab lab("Pw-r13-5d1e07", "ratchet-become-once");
+  const std::string& pw = lab.pw;
+  const std::string pb = steps_playbook(lab.dir, 10, "id -u");
+  auto run = [&](const std::string& transport, const std::string& t) {
+    return lab.run(pb, t, " --transport " + transport);
+  };
+
+  SECTION("session shell (the default): one authentication, the password nowhere") {
+    ArgvWatch watch(pw);
+    const std::string t = lab.dir + "/session.jsonl";
+    auto r = run("session", t);
+    watch.finish();
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    const int n = lab.auth.count();
+    INFO("authentications: " << n);
+    CHECK(n >= 1);
+    CHECK(n <= 2);  // the Must; this design: exactly one (the become shell's start)
+    CHECK(n == 1);
+    auto st = statuses(t);
+    for (int i = 1; i <= 10; ++i) CHECK(st["s" + std::to_string(i)] == "changed");
+    int roots = 0;
+    for (const auto& e : ratchet::transcript::read_transcript(t).events)
+      roots += e["event"] == "output" && e.value("data", "") == "0\n";
+    CHECK(roots == 10);  // each step ran as root
+    for (const auto& h : watch.hits()) UNSCOPED_INFO("argv holding the password: " << h);
+    CHECK(watch.hits().empty());
+    CHECK(slurp(t).find(pw) == std::string::npos);
+    CHECK((r.out + r.err).find(pw) == std::string::npos);
+  }
+
+  SECTION("channel transport: sudo authenticates for every command (why the session shell is the default)") {
+    const std::string t = lab.dir + "/channel.jsonl";
+    auto r = run("channel", t);
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK(lab.auth.count() >= 11);  // the password probe, then one per step (and the run's audit line)
+  }
+}
+
+TEST_CASE("R13: a wrong become password fails in seconds after one attempt and runs nothing",
+          "[systemd][e2e][become]") {
+  R13Lab lab("Pw-r13-wrong-8c2a", "ratchet-become-wrong");
+  const std::string& pw = lab.pw;
+  auto& host = lab.host;
+  const std::string pb = steps_playbook(lab.dir, 3, "touch /root/ran");
+  const std::string t = lab.dir + "/t.jsonl";
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = lab.run(pb, t, "", "nope-" + pw);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(secs < 20);
+  CHECK(r.out.find("become: sudo rejected the become password (to run as root)") != std::string::npos);
+  CHECK(r.out.find("1 incorrect password attempt") != std::string::npos);
+  CHECK((r.out + r.err).find(pw) == std::string::npos);
+  CHECK(slurp(t).find(pw) == std::string::npos);
+  // One attempt: PAM ran for the password, and once more for sudo's second
+  // ask, which found no password and ended sudo.
+  CHECK(lab.auth.count() <= 2);
+  auto st = statuses(t);
+  CHECK(st["s1"] == "failed");
+  CHECK(st["s2"] == "skipped");
+  std::string ran;
+  host.ssh("test -e /root/ran && echo ran; true", &ran);
+  CHECK(ran.empty());
+}
+
+TEST_CASE("R13: a command in the become shell still ends at its deadline and at ^C", "[systemd][e2e][become]") {
+  R13Lab lab("Pw-r13-stop-3b9f", "ratchet-become-stop");
+  auto& host = lab.host;
+  const std::string& dir = lab.dir;
+  std::string pb = dir + "/p.toml";
+  std::ofstream(pb) << "name = \"stop\"\n[[step]]\nid = \"server\"\nkind = \"run\"\nbecome = true\ntimeout = \"3s\"\n"
+                       "command = \"sleep 60 & echo $$ $! > /root/pids; exec sleep 300\"\n";
+  const std::string t = dir + "/t.jsonl";
+  const std::string inv = user_inventory(host, dir, "alice");
+  auto pids_gone = [&] {
+    std::string pids;
+    host.ssh("cat /root/pids", &pids);
+    REQUIRE(count_of(pids, " ") == 1);
+    std::string alive = "?";
+    bool gone = listed_pids_end(host, "/root/pids", &alive);
+    INFO("still alive: " << alive << " (of " << pids << ")");
+    CHECK(gone);
+  };
+
+  SECTION("the deadline") {
+    auto r = lab.run(pb, t);
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK(statuses(t)["server"] == "failed");
+    pids_gone();
+  }
+
+  SECTION("^C") {
+    pid_t pid = start_ratchet({"run", pb, "-i", inv, "-F", "none", "--become-password-env", "BECOME_PW",
+                               "--transcript", t},
+                              {{"BECOME_PW", lab.pw}});
+    bool started = false;
+    const int status = interrupt_when_listed(host, pid, "/root/pids", &started);
+    REQUIRE(started);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 130);
+    pids_gone();
+  }
+  CHECK(lab.auth.count() == 1);  // neither stop asked sudo again
+}
+
+TEST_CASE("R13: a cached sudo credential never turns the become password into a command's input (C13)",
+          "[systemd][e2e][become]") {
+  const std::string transport = GENERATE("session", "channel");
+  R13Lab lab("Pw-r13-cached-61d4", "ratchet-become-cached");
+  auto& host = lab.host;
+  const std::string& pw = lab.pw;
+  const std::string& dir = lab.dir;
+  std::string out;
+  // One credential for every sudo of alice, whatever its terminal or parent.
+  REQUIRE(host.ssh("printf 'Defaults:alice timestamp_type=global\\n' > /etc/sudoers.d/80-alice-global && "
+                   "chmod 440 /etc/sudoers.d/80-alice-global",
+                   &out) == 0);
+  // The credential is cached mid-run, after the become probe found that sudo
+  // needs the password (`sudo -v` as alice, the password on its stdin); the
+  // become commands after it read stdin with `cat`.
+  std::string pb = dir + "/cached.toml";
+  std::ofstream(pb) << "name = \"cached\"\n[secrets]\npw = \"env:BECOME_PW\"\n"
+                       "[[step]]\nid = \"first\"\nkind = \"run\"\nbecome = true\ncommand = \"id -u\"\n"
+                       "[[step]]\nid = \"cache\"\nkind = \"run\"\nbecome = false\nstdin = \"{{ pw }}\\n\"\n"
+                       "command = \"sudo -S -p '' -v && sudo -n true && echo cached\"\n"
+                       "[[step]]\nid = \"c1\"\nkind = \"run\"\nbecome = true\ncommand = \"cat; echo end\"\n"
+                       "[[step]]\nid = \"c2\"\nkind = \"run\"\nbecome = true\ncommand = \"cat; echo end\"\n";
+  const std::string t = dir + "/t.jsonl";
+  auto r = lab.run(pb, t, " --transport " + transport);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  std::map<std::string, std::string> stdout_of;
+  for (const auto& e : ratchet::transcript::read_transcript(t).events)
+    if (e["event"] == "output" && e["stream"] == "stdout") stdout_of[e["step"]] += e.value("data", "");
+  CHECK(stdout_of["first"] == "0\n");
+  CHECK(statuses(t)["cache"] == "changed");  // `sudo -v` took, `sudo -n` found the credential (its output is redacted: a secret came on its stdin)
+  CHECK(stdout_of["c1"] == "end\n");  // nothing came on stdin: not the password
+  CHECK(stdout_of["c2"] == "end\n");
+  CHECK(slurp(t).find(pw) == std::string::npos);
+  CHECK((r.out + r.err).find(pw) == std::string::npos);
 }

@@ -175,3 +175,26 @@ TEST_CASE("session: nonces are 32 hex digits and the start line names its hello"
                                            " ratchet-session h1\n#ratchet-end");
   CHECK(session_ready_prefix("h1") == "ratchet-session h1 ready ");
 }
+
+TEST_CASE("session: a become shell starts through one sudo -k -A, as the login user's starter", "[transport]") {
+  const std::string p = become_start_payload("h2", "app");
+  const std::string head = "exec env RATCHET_SELF=1 /bin/sh -c " + util::shell_quote(become_script()) + " ratchet-become app ";
+  REQUIRE(p.rfind(head, 0) == 0);
+  CHECK(p.size() > head.size() + kPayloadEnd.size());
+  CHECK(p.substr(p.size() - kPayloadEnd.size()) == kPayloadEnd);
+  // ROOT: the login's LC_ALL back, then the session shell, marked as ratchet's own, named by its hello.
+  const std::string root = p.substr(head.size(), p.size() - head.size() - kPayloadEnd.size());
+  CHECK(root.find("exec env RATCHET_SELF=1 /bin/sh -c ") != std::string::npos);
+  CHECK(root.find(" ratchet-session h2") != std::string::npos);
+  CHECK(root.find("unset LC_ALL") != std::string::npos);
+  // sudo: once, its password from the askpass helper (never from the stdin
+  // the requests come on), asking even with a cached credential (-k).
+  const std::string_view s = become_script();
+  CHECK(s.find("sudo -k -A -p \"\" -H -u \"$1\" -- /bin/sh -c \"$2\"") != std::string_view::npos);
+  CHECK(s.find("sudo -k -A -p \"\" -H -- /bin/sh -c \"$2\"") != std::string_view::npos);
+  CHECK(s.find("-S") == std::string_view::npos);
+  CHECK(s.find("SUDO_ASKPASS=") != std::string_view::npos);
+  CHECK(become_start_payload("h2", "").rfind("exec env RATCHET_SELF=1 /bin/sh -c " + util::shell_quote(become_script()) +
+                                                 " ratchet-become '' ",
+                                             0) == 0);
+}

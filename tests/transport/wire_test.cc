@@ -1,4 +1,5 @@
 #include "transport/wire.h"
+#include "transport/session_wire.h"
 
 #include <catch2/catch.hpp>
 
@@ -50,8 +51,8 @@ TEST_CASE("run ids are 16 hex digits, new every time", "[transport]") {
   CHECK(seen.size() == 100);
 }
 
-TEST_CASE("the run, watchdog and session scripts travel single-quoted as is", "[transport]") {
-  for (std::string_view s : {run_script(), watchdog_script(), session_script()}) {
+TEST_CASE("the run, watchdog, session and become scripts travel single-quoted as is", "[transport]") {
+  for (std::string_view s : {run_script(), watchdog_script(), session_script(), become_script()}) {
     CHECK(s.find('\'') == std::string_view::npos);  // so quoting never rewrites it
     CHECK(s.find('\\') == std::string_view::npos);  // read alike by sh, csh and fish
     CHECK(s.find('\n') == std::string_view::npos);  // csh rejects newlines in quotes
@@ -152,7 +153,7 @@ TEST_CASE("the become probe runs sudo in the C locale and sudo_argv is what a su
 TEST_CASE("the wire scripts' sources join into one equivalent line", "[transport]") {
   // Every code line of src/transport/sh/*.sh ends a command, so that joining
   // lines with a space means what the file means; sh -n accepts both.
-  for (const char* name : {"run.sh", "watchdog.sh", "session.sh"}) {
+  for (const char* name : {"run.sh", "watchdog.sh", "session.sh", "become.sh"}) {
     INFO(name);
     std::ifstream in(std::string(RATCHET_SOURCE_DIR) + "/src/transport/sh/" + name);
     REQUIRE(in);
@@ -170,7 +171,7 @@ TEST_CASE("the wire scripts' sources join into one equivalent line", "[transport
       if (!ends_command) CHECK(in.peek() == EOF);  // only the last line may end without one
     }
   }
-  for (std::string_view s : {run_script(), watchdog_script(), session_script()})
+  for (std::string_view s : {run_script(), watchdog_script(), session_script(), become_script()})
     CHECK(std::system(("sh -n -c " + util::shell_quote(s)).c_str()) == 0);
 }
 
