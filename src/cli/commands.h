@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "cli/options.h"
-#include "engine/status.h"
 #include "plan/plan.h"
+#include "run/exit.h"
 
 namespace ratchet::cli {
 
@@ -21,11 +21,8 @@ int cmd_plan(const Options& o);
 /// (read-only); 0 every host probed, 1 a check could not run, 3 unreachable, 4 host key.
 int cmd_probe(const Options& o, const std::vector<std::string>& argv);
 
-/// The exit code for hosts that ended so: 130, 4, 1, 3 in that order of
-/// precedence, else 0 (README.md, "Exit codes").
-int exit_code_for(const std::vector<engine::HostStatus>& statuses, bool interrupted);
-/// The run_end / --json status for an exit code: "ok", "failed", "unreachable", "host_key", "interrupted".
-std::string exit_name(int code);
+using run::exit_code_for;
+using run::exit_name;
 
 /// The saved plan `apply` executes, for run_start's "plan".
 struct AppliedPlan {

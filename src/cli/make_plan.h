@@ -7,18 +7,10 @@
 
 namespace ratchet::cli {
 
-/// "user@hostname" of whoever runs ratchet here (a plan's made.by, the lock's
-/// holder, run_start's run_by); "unknown" for either part not found.
-std::string who_here();
-
-/// The plan of every host of L: each step rendered (dry secrets), each
-/// endpoint resolved through ssh config with the keys known_hosts lists for
-/// it, and the provenance (files with sha256, selection, who, when).
-/// Connects to nothing. Prints every error to stderr and returns nullopt (exit 2).
+/// The plan of every host of L as the options select (plan/make.h): each step
+/// rendered (dry secrets), each endpoint resolved, the provenance. Connects to
+/// nothing. Prints every error to stderr and returns nullopt (exit 2).
 std::optional<plan::Plan> make_plan(const Loaded& L, const Options& o);
-
-/// `path` absolute and normalised (unchanged when it is "" or cannot be made absolute).
-std::string absolute_path(const std::string& path);
 
 /// Which file of P's sources (or `also`, e.g. the plan file being applied) an
 /// output at `path` would overwrite: "the playbook /x/pb.toml" or "" for none.

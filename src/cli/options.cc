@@ -14,6 +14,7 @@
 #include "playbook/loader.h"
 #include "playbook/target_check.h"
 #include "cli/usage.h"
+#include "run/secrets.h"
 #include "util/text.h"
 
 namespace ratchet::cli {
@@ -164,37 +165,14 @@ std::optional<Loaded> load_all(const Options& o, bool hosts_optional) {
 }
 
 std::optional<playbook::Value> resolve_secrets(const playbook::Playbook& pb, bool dry_run) {
-  playbook::Value out = playbook::Value::table();
-  for (const auto& [name, source] : pb.secrets) {
-    if (dry_run) {
-      out[name] = "***";
-      continue;
-    }
-    if (source == "-e") {
-      out[name] = pb.extra_secrets.at(name);
-      continue;
-    }
-    if (source.rfind("env:", 0) == 0) {
-      const char* v = std::getenv(source.substr(4).c_str());
-      if (!v) {
-        std::cerr << fmt::format("ratchet: error: secret `{}`: environment variable {} is not set\n",
-                                 name, source.substr(4));
-        return std::nullopt;
-      }
-      out[name] = std::string(v);
-    } else if (source.rfind("file:", 0) == 0) {
-      std::ifstream in(source.substr(5), std::ios::binary);
-      if (!in) {
-        std::cerr << fmt::format("ratchet: error: secret `{}`: cannot read {}\n", name, source.substr(5));
-        return std::nullopt;
-      }
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      std::string v = ss.str();
-      while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
-      out[name] = v;
-    }
+  if (dry_run) {
+    playbook::Value out = playbook::Value::table();
+    for (const auto& kv : pb.secrets) out[kv.first] = "***";
+    return out;
   }
+  std::string err;
+  auto out = run::resolve_secrets(pb, &err);
+  if (!out) std::cerr << "ratchet: error: " << err << "\n";
   return out;
 }
 

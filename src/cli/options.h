@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "engine/scope.h"
 #include "util/duration.h"
 #include "playbook/model.h"
 #include "transport/transport.h"

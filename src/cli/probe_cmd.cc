@@ -14,6 +14,7 @@
 #include "engine/probe.h"
 #include "plan/codec.h"
 #include "util/duration.h"
+#include "util/path.h"
 #include "util/text.h"
 
 namespace ratchet::cli {
@@ -128,7 +129,7 @@ int cmd_probe(const Options& o, const std::vector<std::string>& argv) {
   if (!o.out.empty()) {
     if (std::string hit = clobbered_source(*P, o.out); !hit.empty())
       return usage_error("plan", fmt::format("--out {} is {}: the plan goes to a file of its own", o.out, hit));
-    if (absolute_path(o.out) == absolute_path(o.transcript))
+    if (util::absolute_path(o.out) == util::absolute_path(o.transcript))
       return usage_error("plan", fmt::format("--out and --transcript are both {}: give each its own file", o.out));
   }
   auto R = probe_plan(*L, *P, o, argv, o.transcript, false);

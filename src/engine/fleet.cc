@@ -1,5 +1,7 @@
 #include "engine/fleet.h"
 
+#include "transcript/run_events.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -45,8 +47,7 @@ HostReport not_run(const HostJob& job, HostStatus status, const std::string& why
   r.status = status;
   r.reason = why;
   for (StepStatus k : kStepStatuses) r.counts[std::string(name(k))] = 0;  // same shape as a run host
-  shared.w->emit(transcript::events::kHostEnd, {{"host", r.host}, {"status", name(r.status)},
-                              {"counts", r.counts}, {"ms", 0}, {"reason", why}});
+  transcript::write_host_end(*shared.w, {r.host, std::string(name(r.status)), r.counts, 0, why, std::nullopt});
   shared.progress->host_done(r);
   return r;
 }

@@ -1,5 +1,6 @@
 #include "engine/host_run.h"
 
+#include "transcript/run_events.h"
 #include "engine/fetch.h"
 
 #include <fmt/format.h>
@@ -241,10 +242,10 @@ HostReport HostRun::finish() {
     }
   }
   rep_.ms = start_ms_ ? now_ms() - start_ms_ : 0;
-  json ev = {{"host", rep_.host}, {"status", name(rep_.status)}, {"counts", rep_.counts}, {"ms", rep_.ms}};
-  if (!rep_.reason.empty()) ev["reason"] = rep_.reason;
-  if (!rep_.stopped_at.empty()) ev["stopped_at"] = rep_.stopped_at;
-  shared_.w->emit(transcript::events::kHostEnd, ev);
+  transcript::HostEnd end{rep_.host, std::string(name(rep_.status)), rep_.counts, rep_.ms, std::nullopt, std::nullopt};
+  if (!rep_.reason.empty()) end.reason = rep_.reason;
+  if (!rep_.stopped_at.empty()) end.stopped_at = rep_.stopped_at;
+  transcript::write_host_end(*shared_.w, end);
   write_audit();  // after host_end: it carries that line's digest
   ex_.reset();
   t_.close();

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "transcript/run_events.h"
 #include "engine/probe_words.h"
 #include "engine/ratchet_loop.h"
 #include "playbook/when.h"
@@ -321,9 +322,7 @@ HostProbe probe_host(const HostJob& job, transport::Transport& t, const ProbeSha
     rep.reason = err->message;
     rep.cause = transport::cause_name(err->kind);
     rep.ms = util::ms_since(t0);
-    w.emit(transcript::events::kHostEnd,
-           {{"host", rep.host}, {"status", name(rep.status)}, {"counts", json::object()}, {"ms", rep.ms},
-            {"reason", rep.reason}});
+    transcript::write_host_end(w, {rep.host, std::string(name(rep.status)), {}, rep.ms, rep.reason, std::nullopt});
     return rep;
   }
   rep.connected = fmt::format("{}@{}:{}", info.user, info.address, info.port);
@@ -356,9 +355,9 @@ HostProbe probe_host(const HostJob& job, transport::Transport& t, const ProbeSha
   }
   t.close();
   rep.ms = util::ms_since(t0);
-  json end = {{"host", rep.host}, {"status", name(rep.status)}, {"counts", counts}, {"ms", rep.ms}};
-  if (!rep.reason.empty()) end["reason"] = rep.reason;
-  w.emit(transcript::events::kHostEnd, end);
+  transcript::HostEnd end{rep.host, std::string(name(rep.status)), counts, rep.ms, std::nullopt, std::nullopt};
+  if (!rep.reason.empty()) end.reason = rep.reason;
+  transcript::write_host_end(w, end);
   return rep;
 }
 

@@ -8,7 +8,7 @@
 
 namespace ratchet::plan {
 
-/// Renders each step of `pb` for `host` against `scope` (engine::host_scope
+/// Renders each step of `pb` for `host` against `scope` (plan::host_scope
 /// with no run info and dry secrets) into out->steps; out->host and out->vars
 /// are set, out->endpoint is left to the caller. Appends "host H: file:line:col:
 /// step S: ..." to *errors for each step that does not render; true when none failed.

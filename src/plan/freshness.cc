@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "playbook/doc.h"
 #include "playbook/local_tree.h"
 #include "util/hash.h"
+#include "util/path.h"
 
 namespace ratchet::plan {
 
@@ -24,6 +26,43 @@ std::string age_text(long long seconds) {
 }
 
 }  // namespace
+
+std::vector<std::string> load_differences(const Plan& p, const playbook::Playbook& pb) {
+  std::vector<std::string> why;
+  if (pb.sha256 != p.sources.front().sha256)
+    why.push_back(fmt::format("the playbook {} changed while apply read it: sha256 {} in the plan, {} loaded",
+                              p.sources.front().path, p.sources.front().sha256, pb.sha256));
+  for (const auto& s : p.sources) {
+    if (s.role == "include") {
+      auto f = std::find_if(pb.includes.begin(), pb.includes.end(),
+                            [&](const playbook::IncludedFile& x) { return util::absolute_path(x.path) == s.path; });
+      if (f == pb.includes.end() || f->sha256 != s.sha256)
+        why.push_back(fmt::format("included file {} changed while apply read it: sha256 {} in the plan, {} loaded", s.path,
+                                  s.sha256, f == pb.includes.end() ? "none" : f->sha256));
+      continue;
+    }
+    if (s.role == "copy") {  // a copy source's file, by its path: the tree just read must hold it unchanged
+      bool same = false;
+      for (const auto& it : pb.files)
+        for (const auto& e : it.second.tree)
+          same |= e.type == playbook::TreeEntry::Type::file && util::absolute_path(e.path) == s.path &&
+                  e.sha256 == s.sha256;
+      if (!same)
+        why.push_back(fmt::format("copy source file {} changed while apply read it: sha256 {} in the plan", s.path,
+                                  s.sha256));
+      continue;
+    }
+    if (s.role != "template" && s.role != "unit_file") continue;
+    auto f = pb.files.find(s.name);
+    if (f == pb.files.end() || f->second.sha256 != s.sha256)
+      why.push_back(fmt::format("{} {} changed while apply read it: sha256 {} in the plan, {} loaded", s.role, s.path,
+                                s.sha256, f == pb.files.end() ? "none" : f->second.sha256));
+  }
+  if (pb.secrets != p.secrets)
+    why.push_back("the plan's `secrets` (where each secret comes from) are not the playbook's [secrets]: "
+                  "not a file `ratchet plan --out` wrote from it");
+  return why;
+}
 
 std::vector<std::string> stale_reasons(const Plan& p, const Here& here) {
   std::vector<std::string> out;

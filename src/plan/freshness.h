@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "playbook/model.h"
 #include "util/duration.h"
 
 namespace ratchet::plan {
@@ -24,6 +25,13 @@ struct Here {
 /// playbook, an included file, a template or a unit file it was made from changed or went
 /// missing since (each named with both sha256s). Reads those files.
 std::vector<std::string> stale_reasons(const Plan& p, const Here& here);
+
+/// One line per file of the model just loaded (`pb`, from the plan's own
+/// inputs) whose sha256 is not the plan's (empty: none): the playbook, each
+/// included file, copy source file, template and unit file; and the
+/// playbook's [secrets] against the plan's. What `apply` checks after it loads:
+/// a file swapped between stale_reasons and the load is caught here.
+std::vector<std::string> load_differences(const Plan& p, const playbook::Playbook& pb);
 
 /// One line per difference between a host's endpoint or vars in the saved plan
 /// and in the one built now (empty: none): address, port, user, jump, identity,

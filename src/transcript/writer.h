@@ -31,12 +31,12 @@ class Writer {
   /// head, ...fields} as one line with one write(2); run_end also gets
   /// "host_digests" (transcript/chain.h). Every string of `fields` passes
   /// through the secret mask. Thread-safe.
-  /// Where checks_events(), an event that does not fit its row of events.h
-  /// (events::check_event) throws std::logic_error, also on a writer that records nothing.
+  /// An event that does not fit its row of events.h (events::check_event)
+  /// throws std::logic_error, also on a writer that records nothing.
   void emit(const std::string& event, nlohmann::json fields = nlohmann::json::object());
 
-  /// Whether emit() checks each event: in builds with asserts on (no NDEBUG:
-  /// Debug, which the tests and CI use).
+  /// Whether emit() checks each event: true in every build type (a check of
+  /// a few fields is cheap; issue 28).
   static bool checks_events();
 
   /// Every later occurrence of `value` in any string becomes "***" (empty:

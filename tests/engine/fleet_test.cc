@@ -11,7 +11,7 @@
 
 #include "engine/fleet.h"
 #include "plan/build.h"
-#include "engine/scope.h"
+#include "plan/scope.h"
 #include "playbook/loader.h"
 #include "support/scratch_dir.h"
 #include "transcript/reader.h"
@@ -54,7 +54,7 @@ struct Fleet {
       j.host.name = name;
       j.host.vars = {{"pause", pause}};
       j.endpoint.name = name;
-      j.scope = engine::host_scope(pb, nullptr, j.host, {}, playbook::Value::table(), nullptr);
+      j.scope = plan::host_scope(pb, nullptr, j.host, {}, playbook::Value::table(), nullptr);
       std::vector<std::string> plan_errors;
       REQUIRE(plan::plan_host(pb, j.host, j.scope, &plans[jobs.size()], &plan_errors));
       j.plan = &plans[jobs.size()];

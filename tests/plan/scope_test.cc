@@ -1,11 +1,11 @@
 #include <catch2/catch.hpp>
 
-#include "engine/scope.h"
+#include "plan/scope.h"
 
 using namespace ratchet;
 using ratchet::playbook::Value;
 
-TEST_CASE("host scope: playbook < group < host < -e, plus built-ins", "[engine]") {
+TEST_CASE("host scope: playbook < group < host < -e, plus built-ins", "[plan]") {
   playbook::Playbook pb;
   pb.name = "p";
   pb.sha256 = "abc";
@@ -19,8 +19,8 @@ TEST_CASE("host scope: playbook < group < host < -e, plus built-ins", "[engine]"
   inv.order = {"box"};
   inv.groups["lab"] = {"box"};
   inv.group_vars["lab"] = {{"unit", "from-group"}, {"g", true}};
-  engine::RunInfo run{"R1", "2026-11-30T00:00:00Z"};
-  auto s = engine::host_scope(pb, &inv, h, {"e"}, {{"token", "s3cret"}}, &run);
+  plan::RunInfo run{"R1", "2026-11-30T00:00:00Z"};
+  auto s = plan::host_scope(pb, &inv, h, {"e"}, {{"token", "s3cret"}}, &run);
   CHECK(s["unit"] == "from-host");
   CHECK(s["g"] == true);
   CHECK(s["e"] == "from -e");
@@ -28,7 +28,7 @@ TEST_CASE("host scope: playbook < group < host < -e, plus built-ins", "[engine]"
   CHECK(s["host"]["address"] == "10.0.0.1");
   CHECK(s["run"]["id"] == "R1");
   CHECK(s["playbook"]["sha256"] == "abc");
-  auto dry = engine::host_scope(pb, &inv, h, {}, Value::table(), nullptr);
+  auto dry = plan::host_scope(pb, &inv, h, {}, Value::table(), nullptr);
   CHECK_FALSE(dry.contains("run"));
   CHECK(dry["e"] == "from-host");
 }

@@ -1,11 +1,11 @@
-#include "engine/scope.h"
+#include "plan/scope.h"
 
 #include <fmt/format.h>
 
 #include "playbook/inventory.h"
 #include "ratchet/version.h"
 
-namespace ratchet::engine {
+namespace ratchet::plan {
 
 using playbook::Value;
 
@@ -25,4 +25,4 @@ Value host_scope(const playbook::Playbook& pb, const playbook::Inventory* inv,
   return s;
 }
 
-}  // namespace ratchet::engine
+}  // namespace ratchet::plan

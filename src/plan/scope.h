@@ -5,7 +5,7 @@
 
 #include "playbook/model.h"
 
-namespace ratchet::engine {
+namespace ratchet::plan {
 
 /// Facts about this run that templates may use (run.id, run.started).
 struct RunInfo {
@@ -21,4 +21,4 @@ playbook::Value host_scope(const playbook::Playbook& pb, const playbook::Invento
                            const playbook::Host& host, const std::vector<std::string>& extra_keys,
                            const playbook::Value& secrets, const RunInfo* run);
 
-}  // namespace ratchet::engine
+}  // namespace ratchet::plan
