@@ -18,6 +18,7 @@
 #include "cli/usage.h"
 #include "cli/printer.h"
 #include "cli/recap.h"
+#include "cli/sign_run.h"
 #include "cli/become_password.h"
 #include "cli/live_progress.h"
 #include "engine/artifacts.h"
@@ -156,6 +157,9 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
       why = fmt::format("--report {} is {}: the report goes to a file of its own", o.report, hit);
     if (!why.empty()) return usage_error(o.command.empty() ? "run" : o.command, why);
   }
+  std::string sign_err;  // the key that signs at the end (--sign): found before anything connects
+  auto sign_key = sign_key_for(o, *L, path, &sign_err);
+  if (!sign_err.empty()) return usage_error(o.command.empty() ? "run" : o.command, sign_err);
   transcript::Writer w(path);
   for (const auto& it : secrets->as_table()) w.add_secret(it.second.as_string());
   // Every value a --secret name was given with -e, not only the last that won:
@@ -310,6 +314,7 @@ int execute_plan(const Loaded& loaded, const plan::Plan& P, const Options& o, co
                        util::format_duration(util::Millis(wall_ms)), path)
         << std::flush;
   if (!w.failed()) human << digest_lines(w, reps) << std::flush;
+  if (sign_key) code = sign_at_end(w, *sign_key, code, human);  // after run_end: signs its final head
   for (const auto& r : reps)  // did not fail the host (the audit line, a lock not released)
     for (const auto& warn : r.warnings)
       std::cerr << util::escaped_line(w.mask(fmt::format("ratchet: warning: {}: {}", r.host, warn))) << "\n";
