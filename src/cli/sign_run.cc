@@ -13,7 +13,7 @@ namespace ratchet::cli {
 std::optional<transcript::SignKey> sign_key_for(const Options& o, const Loaded& L, const std::string& transcript,
                                                 std::string* err) {
   err->clear();
-  (void)L;  // the inventory's [defaults] `sign` comes with its loader
+  (void)L;  // an inventory default (issue 29: `sign = true` in its [defaults]) is not read yet
   if (!o.sign && o.sign_key.empty()) return std::nullopt;
   const std::string why = "--sign";
   // The signature goes beside the transcript: /dev/null, a pipe or a terminal keeps none.
