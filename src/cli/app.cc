@@ -175,7 +175,7 @@ static void add_run_options(CLI::App* sub, Options& o) {
   sub->add_flag("--break-lock", o.break_lock, "take a stale lock (its holder's session is gone); recorded");
   sub->add_flag("--sign", o.sign,
                 "at the end, sign the run's final head with your SSH key (ssh-keygen -Y sign) into TRANSCRIPT.sig "
-                "(default: the agent's first key; docs/transcript.md)");
+                "(default: the agent's first key; `sign = true` in the inventory's [defaults] does the same)");
   sub->add_option("--sign-key", o.sign_key,
                   "sign with this key FILE: a private key, or a .pub whose private half is in the agent "
                   "(implies --sign)");

@@ -13,9 +13,9 @@ namespace ratchet::cli {
 std::optional<transcript::SignKey> sign_key_for(const Options& o, const Loaded& L, const std::string& transcript,
                                                 std::string* err) {
   err->clear();
-  (void)L;  // an inventory default (issue 29: `sign = true` in its [defaults]) is not read yet
-  if (!o.sign && o.sign_key.empty()) return std::nullopt;
-  const std::string why = "--sign";
+  const bool by_flag = o.sign || !o.sign_key.empty();
+  if (!by_flag && !(L.inv && L.inv->sign)) return std::nullopt;
+  const std::string why = by_flag ? "--sign" : "`sign = true` in " + L.inv->path;
   // The signature goes beside the transcript: /dev/null, a pipe or a terminal keeps none.
   struct stat st {};
   if (::stat(transcript.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {

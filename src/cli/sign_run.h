@@ -1,5 +1,6 @@
 #pragma once
-// `run --sign` / `apply --sign` (or --sign-key): which key
+// `run --sign` / `apply --sign` (or --sign-key, or `sign = true` in the
+// inventory's [defaults]): which key
 // signs, checked before anything connects, and the signing after run_end
 // (transcript/sign.h does the signing; docs/transcript.md, "Signature").
 #include <optional>
@@ -12,8 +13,8 @@
 
 namespace ratchet::cli {
 
-/// The key to sign the run with, when --sign or --sign-key asks for a
-/// signature (`L`: the run's inventory, for run defaults); nullopt when none is asked
+/// The key to sign the run with, when --sign, --sign-key or the inventory's
+/// [defaults] `sign = true` asks for a signature; nullopt when none is asked
 /// (*err "") or when it cannot be made (*err: the usage error's message, naming the fix).
 std::optional<transcript::SignKey> sign_key_for(const Options& o, const Loaded& L, const std::string& transcript,
                                                 std::string* err);

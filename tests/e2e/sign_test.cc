@@ -240,3 +240,21 @@ TEST_CASE("a signing that fails at the run's end exits 1 naming why and keeps th
   CHECK(v.code == 1);
   CHECK(v.err.find("was not signed: signing failed when it ended (line ") != std::string::npos);
 }
+
+TEST_CASE("sign = true in the inventory's defaults signs as --sign does, and names the inventory when it cannot",
+          "[ssh][e2e][sign]") {
+  Env e("[defaults]\nsign = true\n");
+  const std::string t = e.dir + "/t.jsonl";
+  auto none = e.run(t, "", "SSH_AUTH_SOCK=");
+  CHECK(none.code == 2);
+  CHECK(none.err.find("`sign = true` in " + e.inv + ": no key to sign with: SSH_AUTH_SOCK is not set") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(t));
+  SshAgent agent;
+  agent.add(e.alice);
+  auto r = e.run(t, "", "SSH_AUTH_SOCK=" + shell_quote(agent.socket()));
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("(the agent's first key (ssh-ed25519 alice)): " + t + ".sig\n") != std::string::npos);
+  CHECK(e.verify(t, "--allowed-signers " + e.allowed).code == 0);
+}
