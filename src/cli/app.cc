@@ -173,6 +173,12 @@ static void add_run_options(CLI::App* sub, Options& o) {
   sub->add_flag("--lock", o.lock, "take the lock on every host, as `lock = true` does (docs/playbook.md)");
   sub->add_option("--lock-wait", o.lock_wait, "wait up to DURATION for a held lock, e.g. 5m (default: fail at once)");
   sub->add_flag("--break-lock", o.break_lock, "take a stale lock (its holder's session is gone); recorded");
+  sub->add_flag("--sign", o.sign,
+                "at the end, sign the run's final head with your SSH key (ssh-keygen -Y sign) into TRANSCRIPT.sig "
+                "(default: the agent's first key; `sign = true` in the inventory's [defaults] does the same)");
+  sub->add_option("--sign-key", o.sign_key,
+                  "sign with this key FILE: a private key, or a .pub whose private half is in the agent "
+                  "(implies --sign)");
 }
 
 /// The subcommand argv names ("" = none): the first argument that is one.
@@ -306,6 +312,13 @@ int main(int argc, char** argv) {
                    "with --verify: also require this digest (a run's final head or a host's digest, as `run` "
                    "printed it; `sha256:` optional)")
       ->needs(verify);
+  auto* allowed = show->add_option("--allowed-signers", so.allowed_signers,
+                                   "with --verify: also check TRANSCRIPT.sig against this allowed_signers FILE "
+                                   "(ssh-keygen -Y verify) and say who signed")
+                      ->needs(verify);
+  show->add_option("--signer", so.signer,
+                   "with --allowed-signers: require this principal (default: the one the file names for the key)")
+      ->needs(allowed);
 
   ReportOptions ro;
   auto* report = app.add_subcommand("report", "write a transcript's run as one self-contained HTML file");
@@ -314,6 +327,11 @@ int main(int argc, char** argv) {
   report->add_option("transcript", ro.path, "transcript file (.jsonl)")->required();
   report->add_option("-o,--out", ro.out, "the HTML file to write (mode 0600, replaced atomically)")->required();
   report->add_option("--run", ro.run_id, "the run of this id (default: the file's last run)");
+  auto* report_allowed = report->add_option(
+      "--allowed-signers", ro.allowed_signers,
+      "check the run's signature (TRANSCRIPT.sig) against this allowed_signers FILE and show who signed "
+      "(default: the signer's key as recorded, not checked)");
+  report->add_option("--signer", ro.signer, "with --allowed-signers: require this principal")->needs(report_allowed);
 
   ExecOptions eo;
   auto* exec = app.add_subcommand("exec", "run one ad hoc command on hosts");

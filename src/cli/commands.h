@@ -63,6 +63,8 @@ struct ShowOptions {
   bool verify = false;  ///< --verify: check the hash chain
   std::string digest;   ///< --digest: with --verify, a digest kept elsewhere
   bool digest_given = false;
+  std::string allowed_signers;  ///< --allowed-signers FILE: with --verify, check TRANSCRIPT.sig too
+  std::string signer;           ///< --signer ID: the principal required ("" = the one the file names)
 };
 /// `ratchet show`: the transcript for a person (or filtered JSON Lines).
 /// --verify: 0 when every run's chain is intact (and --digest is one of its
@@ -74,6 +76,8 @@ struct ReportOptions {
   std::string path;    ///< the transcript
   std::string out;     ///< -o FILE
   std::string run_id;  ///< --run ID ("" = the file's last run)
+  std::string allowed_signers;  ///< --allowed-signers FILE: check the run's signature (else it is only shown)
+  std::string signer;           ///< --signer ID: the principal required
 };
 /// `ratchet report TRANSCRIPT -o FILE`: the run as one self-contained HTML file
 /// (mode 0600, written atomically). 0 written (also for a cut run), 1 the file

@@ -26,7 +26,8 @@ Want want_of(const CLI::Option* o) {
     if (n == "plan") return Want::files;
     if (n == "host" || n == "targets") return Want::hosts;
   } else {
-    for (const char* f : {"inventory", "ssh-config", "known-hosts", "transcript", "report", "out", "become-password-file"})
+    for (const char* f : {"inventory", "ssh-config", "known-hosts", "transcript", "report", "out", "become-password-file",
+                          "sign-key", "allowed-signers"})
       if (n == f) return Want::files;
     if (n == "limit" || n == "target" || n == "host") return Want::hosts;
     if (n.find("tag") != std::string::npos) return Want::tags;

@@ -44,6 +44,8 @@ struct Options {
   bool lock = false;                    ///< --lock: take the lock on every host (docs/playbook.md, "Lock and audit")
   std::string lock_wait = "0";          ///< --lock-wait DURATION: wait for a held lock ("0" = fail at once)
   bool break_lock = false;              ///< --break-lock: take a stale lock (its holder's session gone)
+  bool sign = false;                    ///< run/apply --sign: sign the final head with an SSH key (transcript/sign.h)
+  std::string sign_key;                 ///< --sign-key FILE: that key ("" = the agent's first); implies --sign
   /// Which steps run (plan/selection.h): --tags, --skip-tags (comma-separated,
   /// repeatable), --start-at STEP, --step ID (repeatable).
   std::vector<std::string> tags, skip_tags, steps;

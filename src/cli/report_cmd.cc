@@ -31,7 +31,7 @@ int cmd_report(const ReportOptions& o) {
     return usage_error(
         "report",
         fmt::format("-o {} is the transcript itself: the report goes to a file of its own", o.out));
-  auto m = report::make_report(o.path, o.out, o.run_id);
+  auto m = report::make_report(o.path, o.out, o.run_id, o.allowed_signers, o.signer);
   if (m.error == report::LoadError::usage) return usage_error("report", m.message);
   if (m.error == report::LoadError::no_event) {
     std::cerr << util::escaped_line("ratchet: error: " + m.message) << "\n";

@@ -17,6 +17,7 @@
 #include "cli/printer.h"
 #include "cli/recap.h"
 #include "cli/run_settings.h"
+#include "cli/sign_run.h"
 #include "cli/usage.h"
 #include "plan/selection.h"
 #include "run/plan_run.h"
@@ -104,10 +105,11 @@ void print_json(const run::PlanResult& R, const run::PlanRequest& r) {
   std::cout << sum.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
 }
 
-/// After the run: the recap, the digests, the warnings, the report, the transcript's failure.
-void print_ended(std::ostream& human, int human_fd, bool color, const run::PlanResult& R, const Options& o,
-                 const std::string& path) {
-  const auto& w = *R.writer;
+/// After the run: the recap, the digests, the signature (--sign: R.code becomes 1 when
+/// signing fails on an ok run), the warnings, the report, the transcript's failure.
+void print_ended(std::ostream& human, int human_fd, bool color, run::PlanResult& R, const Options& o,
+                 const std::string& path, const std::optional<transcript::SignKey>& sign_key) {
+  auto& w = *R.writer;
   size_t cols = 0;  // a terminal: recap reasons cut to its width
   if (winsize ws{}; isatty(human_fd) && ioctl(human_fd, TIOCGWINSZ, &ws) == 0) cols = ws.ws_col;
   human << w.mask(recap_table(R.reps, color, cols))
@@ -115,6 +117,7 @@ void print_ended(std::ostream& human, int human_fd, bool color, const run::PlanR
                        util::format_duration(util::Millis(R.ms)), path)
         << std::flush;
   if (!w.failed()) human << digest_lines(w, R.reps) << std::flush;
+  if (sign_key) R.code = sign_at_end(w, *sign_key, R.code, human);  // after run_end: signs its final head
   for (const auto& r : R.reps)  // did not fail the host (the audit line, a lock not released)
     for (const auto& warn : r.warnings)
       std::cerr << util::escaped_line(w.mask(fmt::format("ratchet: warning: {}: {}", r.host, warn))) << "\n";
@@ -145,6 +148,9 @@ int execute_plan(const Loaded& L, const plan::Plan& P, const Options& o, const s
                                                 : default_transcript(L.pb.name, util::file_stamp(r.settings.started));
   if (auto why = outputs_problem(o, P, r.settings.transcript, applied ? applied->path : ""); !why.empty())
     return usage_error(o.command.empty() ? "run" : o.command, why);
+  std::string sign_err;  // the key that signs at the end (--sign): found before anything connects
+  auto sign_key = sign_key_for(o, L, r.settings.transcript, &sign_err);
+  if (!sign_err.empty()) return usage_error(o.command.empty() ? "run" : o.command, sign_err);
   // With --json, stdout carries only the summary; people read stderr.
   std::ostream& human = o.json ? std::cerr : std::cout;
   const int human_fd = o.json ? 2 : 1;
@@ -172,7 +178,7 @@ int execute_plan(const Loaded& L, const plan::Plan& P, const Options& o, const s
   };
   auto R = run::run_plan(r, d, wall0);
   if (!R.ran) return R.code;
-  print_ended(human, human_fd, color, R, o, r.settings.transcript);
+  print_ended(human, human_fd, color, R, o, r.settings.transcript, sign_key);
   if (o.json) print_json(R, r);
   return R.code;
 }

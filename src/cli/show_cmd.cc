@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "cli/commands.h"
 #include "plan/codec.h"
 #include "playbook/doc.h"
@@ -22,6 +24,7 @@
 #include "transcript/events.h"
 #include "transcript/reader.h"
 #include "transcript/render.h"
+#include "transcript/sign.h"
 #include "transcript/tail.h"
 #include "util/spell.h"
 #include "util/text.h"
@@ -56,12 +59,57 @@ int no_match(const std::string& path, const char* flag, const std::string& value
   return usage_error("show", msg);
 }
 
+/// `show --verify --allowed-signers`: after the chain, TRANSCRIPT.sig against the
+/// final head of the file's last signed run (else its last run); 0 good, 1 not.
+int verify_signature(const ShowOptions& o, const transcript::ChainCheck& check, const std::string& text) {
+  auto say_not = [&](const std::string& why) {
+    std::cerr << util::escaped_line(fmt::format("ratchet: {}: signature: {}", o.path, why)) << "\n";
+    return kExitFailed;
+  };
+  if (check.runs.empty()) return say_not("no whole run to check a signature against");
+  size_t pick = check.runs.size() - 1;
+  std::vector<transcript::RunSignature> sigs;
+  for (size_t k = 0; k < check.runs.size(); ++k) {
+    sigs.push_back(transcript::signature_of(text, check.runs[k]));
+    if (sigs[k].line != 0 && sigs[k].error.empty()) pick = k;
+  }
+  const auto& r = check.runs[pick];
+  const auto& sig = sigs[pick];
+  const std::string run = r.run_id.empty() ? fmt::format("the run from line {}", r.first_line) : "run " + r.run_id;
+  if (sig.line != 0 && !sig.error.empty())
+    return say_not(fmt::format("{} was not signed: signing failed when it ended (line {}): {}", run, sig.line,
+                               sig.error));
+  auto c = transcript::verify_signature(transcript::signature_path(o.path), r.head, o.allowed_signers, o.signer);
+  if (!c.ok) return say_not(fmt::format("the final head {} of {}: {}", r.head, run, c.problem));
+  if (sig.line != 0 && !sig.key.empty() && sig.key != c.key)
+    return say_not(fmt::format("{} records key {} (line {}), but {} was made with key {}", run, sig.key, sig.line,
+                               transcript::signature_path(o.path), c.key));
+  std::cout << util::escaped_line(fmt::format("signature: the final head {} of {} is signed by {} (key {}), "
+                                              "allowed by {}",
+                                              r.head, run, c.principal, c.key, o.allowed_signers))
+            << "\n";
+  if (sig.line == 0)
+    std::cerr << util::escaped_line(fmt::format("ratchet: note: {}: {} has no signature event (the line after its "
+                                                "run_end); {} signs its head all the same",
+                                                o.path, run, transcript::signature_path(o.path)))
+              << "\n";
+  if (pick + 1 < check.runs.size())
+    std::cerr << util::escaped_line(fmt::format("ratchet: note: {}: the {} run(s) after {} are not covered by the "
+                                                "signature",
+                                                o.path, check.runs.size() - pick - 1, run))
+              << "\n";
+  return kExitOk;
+}
+
 /// `show --verify`: every run's chain, then --digest (docs/transcript.md, "Hash chain").
 int verify(const ShowOptions& o) {
   std::string want;
   if (o.digest_given && (want = transcript::parse_digest(o.digest)).empty())
     return usage_error("show", fmt::format("--digest {}: not a sha256 digest (64 hex digits, `sha256:` optional)",
                                            o.digest));
+  if (!o.allowed_signers.empty() && ::access(o.allowed_signers.c_str(), R_OK) != 0)
+    return usage_error("show", fmt::format("--allowed-signers {}: cannot read it ({})", o.allowed_signers,
+                                           std::strerror(errno)));
   std::error_code ec;
   std::ifstream in(o.path, std::ios::binary);
   if (std::filesystem::is_directory(o.path, ec) || !in) {
@@ -90,6 +138,8 @@ int verify(const ShowOptions& o) {
     std::cout << util::escaped_line(fmt::format("{}: every chain is intact ({} run{}, {} lines)", o.path,
                                                 check.runs.size(), check.runs.size() == 1 ? "" : "s", check.lines))
               << "\n";
+  if (!o.allowed_signers.empty())  // who signed: the chain above holds first
+    if (int rc = verify_signature(o, check, ss.str()); rc != kExitOk) return rc;
   // With --digest the question is whether the run it names is whole: a run
   // stopped earlier in the same file does not change that answer.
   if (!o.digest_given) return check.cut.empty() ? kExitOk : kExitFailed;

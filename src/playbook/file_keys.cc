@@ -45,7 +45,13 @@ const std::vector<FieldSpec>& piece_fields() {
 }
 
 const std::vector<FieldSpec>& inventory_fields() {
-  static const std::vector<FieldSpec> f = {{"hosts", T::table}, {"groups", T::table}, {"group_vars", T::table}};
+  static const std::vector<FieldSpec> f = {
+      {"hosts", T::table}, {"groups", T::table}, {"group_vars", T::table}, {"defaults", T::table}};
+  return f;
+}
+
+const std::vector<FieldSpec>& inventory_defaults_fields() {
+  static const std::vector<FieldSpec> f = {{"sign", T::boolean}};
   return f;
 }
 

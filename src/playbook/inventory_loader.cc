@@ -220,6 +220,20 @@ std::optional<Inventory> read_inventory(const Doc& doc, const DocPath& at,
       inv.group_vars[it.first] = it.second;
     }
   }
+  if (auto def = table("defaults")) {  // run defaults: `sign`
+    std::vector<std::string> names;
+    for (const auto& f : inventory_defaults_fields()) names.push_back(f.name);
+    for (const auto& it : def->as_table()) {
+      DocPath p = at / "defaults" / it.first;
+      if (std::find(names.begin(), names.end(), it.first) == names.end())
+        d.error(doc.key_at(p), fmt::format("unknown key `{}` in the inventory's [defaults]", it.first),
+                hint_for(it.first, names));
+      else if (std::string err = type_error(it.first, it.second, T::boolean, false); !err.empty())
+        d.error(doc.at(p), err, "write sign = true or sign = false");
+      else
+        inv.sign = it.second.as_bool();
+    }
+  }
   if (errors->size() != before) return std::nullopt;
   return inv;
 }

@@ -217,6 +217,7 @@ json inventory_schema() {
                                {"propertyNames", {{"not", {{"const", "all"}}}}},
                                {"additionalProperties", value(plain_field("members", T::strings), false)}};
   j["properties"]["group_vars"] = {{"type", "object"}, {"additionalProperties", {{"type", "object"}}}};
+  j["properties"]["defaults"] = object_of(inventory_defaults_fields());
   return j;
 }
 

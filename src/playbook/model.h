@@ -95,6 +95,8 @@ struct Inventory {
   std::map<std::string, std::vector<std::string>> groups;
   std::map<std::string, Value> group_vars;  ///< group name -> vars table
   std::vector<std::string> order;           ///< host names in file order (empty: use name order)
+  /// [defaults] sign = true: `run` and `apply` sign the run record, as --sign (transcript/sign.h).
+  bool sign = false;
 };
 
 /// A number of hosts written as N or "N%" (of the hosts selected for the run).

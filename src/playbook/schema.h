@@ -105,8 +105,11 @@ const std::vector<FieldSpec>& include_entry_fields();
 /// Keys an included file (a piece) holds at its top level: vars, step.
 const std::vector<FieldSpec>& piece_fields();
 
-/// Keys an inventory takes (a file's top level, or a playbook's [inventory]): hosts, groups, group_vars.
+/// Keys an inventory takes (a file's top level, or a playbook's [inventory]): hosts, groups, group_vars, defaults.
 const std::vector<FieldSpec>& inventory_fields();
+
+/// Keys an inventory's [defaults] takes, run defaults for `run` and `apply`: sign.
+const std::vector<FieldSpec>& inventory_defaults_fields();
 
 /// Keys an inventory host takes (inventory_loader.cc): address, port, user, ... .
 const std::vector<FieldSpec>& host_fields();

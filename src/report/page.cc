@@ -106,6 +106,11 @@ std::string header_html(const Source& src) {
                                     : src.chain == ChainState::cut  ? "cut"
                                                                     : "broken",
                                     esc(src.chain_text)));
+  out += row("signed", fmt::format(R"(<span class="{}" id="signature" data-signature="{}">{}</span>)",
+                                   src.signature_state == "good"  ? "good"
+                                   : src.signature_state == "bad" || src.signature_state == "failed" ? "bad"
+                                                                                                      : "dim",
+                                   src.signature_state, esc(src.signature_text)));
   out +=
       row("transcript",
           "<code>" + esc(src.path) + "</code>" +

@@ -16,7 +16,8 @@ struct Made {
 
 /// Reads `transcript`, renders its run `run_id` ("" = the last) and writes it to
 /// `out` (write_private_atomic). A failed write is LoadError::usage with its message.
-Made make_report(const std::string& transcript, const std::string& out,
-                 const std::string& run_id = "");
+/// With `allowed_signers`, the run's signature is checked (report/signature.h).
+Made make_report(const std::string& transcript, const std::string& out, const std::string& run_id = "",
+                 const std::string& allowed_signers = "", const std::string& signer = "");
 
 }  // namespace ratchet::report

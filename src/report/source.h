@@ -26,6 +26,10 @@ struct Source {
   std::string head;        ///< the run's final head, when intact
   std::vector<std::pair<std::string, std::string>> host_digests;  ///< host, digest (intact runs)
   size_t problems = 0;  ///< events with a field of another type than events.h says
+  /// Who signed the run (report/signature.h): "none", "unchecked" (as recorded),
+  /// "failed" (signing failed), "good", "bad" (checked), "unknown" (chain not
+  /// intact); and the words for people.
+  std::string signature_state = "none", signature_text = "not signed";
 };
 
 enum class LoadError {

@@ -9,6 +9,7 @@
 
 #include "transcript/events.h"
 #include "transcript/reader.h"
+#include "transcript/sign.h"
 #include "util/hash.h"
 
 namespace ratchet::transcript {
@@ -21,6 +22,9 @@ std::string Chain::prev_for(std::string_view event) const {
 
 void Chain::written(std::string_view event, std::string_view host, std::string_view line) {
   if (event == events::kRunStart) hosts_.clear();  // a new run: a chain of its own
+  // A `signature` line (after run_end, transcript/sign.h) is no part of the
+  // run: head() stays the run's final head, the digest of its run_end.
+  if (event == events::kSignature) return;
   head_ = line_digest(line);
   if (event == events::kHostEnd) hosts_[std::string(host)] = head_;
 }
@@ -39,6 +43,7 @@ struct Walk {
   bool in_run = false;
   RunDigests run;
   std::string last_digest;  // of the line before
+  size_t signature_line = 0;  // the last `signature` line seen (transcript/sign.h)
 
   /// The problem with complete line `n`, or "".
   std::string line(size_t n, std::string_view text) {
@@ -60,11 +65,13 @@ struct Walk {
       run = RunDigests{};
       run.first_line = n;
       if (const std::string* id = string_at(j, "run_id")) run.run_id = *id;
+    } else if (*ev == events::kSignature && !in_run && !out.runs.empty() && out.runs.back().last_line == n - 1) {
+      return signature(n, j);
     } else {
       if (!in_run)
         return n == 1 ? fmt::format("line 1: {} is not run_start (a transcript begins with run_start)", *ev)
-                      : fmt::format("line {}: {} after the run_end of line {} (a run begins with run_start)", n,
-                                    *ev, n - 1);
+                      : fmt::format("line {}: {} after the {} of line {} (a run begins with run_start)", n, *ev,
+                                    signature_line == n - 1 ? "signature" : "run_end", n - 1);
       if (prev == j.end())
         return fmt::format("line {}: no prev (written before the hash chain, or edited)", n);
       if (!prev->is_string() || prev->get_ref<const std::string&>() != last_digest)
@@ -82,6 +89,21 @@ struct Walk {
     }
     last_digest = digest;
     return "";
+  }
+
+  /// The problem with `signature` line `n` (`j`), right after a run_end, or "":
+  /// it chains to run_end and names run_end's digest as the head it signs.
+  std::string signature(size_t n, const nlohmann::json& j) {
+    auto prev = j.find("prev");
+    if (prev == j.end() || !prev->is_string() || prev->get_ref<const std::string&>() != last_digest)
+      return fmt::format("line {}: prev does not match line {}", n, n - 1);
+    RunDigests& r = out.runs.back();
+    const std::string* head = string_at(j, "head");
+    if (!head || *head != r.head)
+      return fmt::format("line {}: signature names head {}, not the final head of line {}", n,
+                         head ? *head : "(none)", n - 1);
+    signature_line = n;
+    return "";  // only a run_start (which has no prev) may follow
   }
 
   /// Whether run_end `j`'s host_digests name exactly the digests of the run's host_end lines.

@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "transcript/sign.h"
+
 namespace ratchet::transcript::events {
 
 namespace {
@@ -89,6 +91,8 @@ constexpr Field kAuditFields[] = {
 constexpr Field kRunEndFields[] = {
     {"status", S, req}, {"exit_code", I, req}, {"hosts", O, req}, {"counts", O, opt}, {"ms", I, opt},
     {"host_digests", O, opt}};
+constexpr Field kSignatureFields[] = {
+    {"head", S, req}, {"namespace", S, req}, {"file", S, req}, {"key", S, opt}, {"error", S, opt}};
 constexpr Field kCommonFields[] = {{"event", S, req}, {"t", S, req}, {"prev", S, opt}};
 
 constexpr Event kEvents[] = {
@@ -110,6 +114,8 @@ constexpr Event kEvents[] = {
     {kHostEnd, "a host is done: its status and step counts", kHostEndFields, ""},
     {kAudit, "the audit line appended on a host after its host_end, with that line's digest", kAuditFields, ""},
     {kRunEnd, "the run ended: its status and exit code (always last)", kRunEndFields, ""},
+    {kSignature, "the run's final head was signed with the operator's SSH key (after run_end), or why not",
+     kSignatureFields, "key error"},
 };
 
 bool has_type(const nlohmann::json& v, Type t) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "transcript/events.h"
+#include "transcript/sign.h"
 
 namespace ratchet::transcript {
 
@@ -104,7 +105,12 @@ ReadResult read_transcript(const std::string& path) {
     start = end + 1;
   }
   // A hostile line may hold "event" of any type; only the string "run_end" ends a run.
-  if (!r.cut_off && !r.events.empty() && !is_event(r.events.back(), events::kRunEnd))
+  // A run's `signature` follows its run_end (run --sign): the run finished.
+  const bool ended = !r.events.empty() &&
+                     (is_event(r.events.back(), events::kRunEnd) ||
+                      (is_event(r.events.back(), events::kSignature) && r.events.size() > 1 &&
+                       is_event(r.events[r.events.size() - 2], events::kRunEnd)));
+  if (!r.cut_off && !r.events.empty() && !ended)
     notes.push_back(fmt::format("transcript has no run_end after {} events: the run did not finish",
                                 r.events.size()));
   for (size_t i = 0; i < notes.size(); ++i) r.note += (i ? "\n" : "") + notes[i];

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "transcript/events.h"
+#include "transcript/sign.h"
 #include "transcript/value_json.h"
 #include "util/duration.h"
 #include "util/gpu_table.h"
@@ -316,6 +317,15 @@ void on_run_end(Page& p, const json& e, const std::string&, std::string&) {
   p.tail += fmt::format("{} {} (exit {}) at {}\n", p.what, str(e, "status"), str(e, "exit_code"), str(e, "t"));
 }
 
+void on_signature(Page& p, const json& e, const std::string&, std::string&) {
+  if (e.contains("error"))
+    p.tail += fmt::format("not signed: {}\n", str(e, "error"));
+  else
+    p.tail += fmt::format("signed: final head {} by key {} ({}; not checked here: show --verify --allowed-signers "
+                          "FILE)\n",
+                          str(e, "head"), str(e, "key"), str(e, "file"));
+}
+
 /// One renderer per kind of events.h (a test holds the two tables to each other).
 const std::map<std::string_view, RenderFn>& renderers() {
   namespace ev = events;
@@ -326,7 +336,7 @@ const std::map<std::string_view, RenderFn>& renderers() {
       {ev::kOutput, on_output},          {ev::kExit, on_exit},                {ev::kEvidence, on_evidence},
       {ev::kStepEnd, on_step_end},       {ev::kHostEnd, on_host_end},
       {ev::kLock, on_lock},              {ev::kAudit, on_audit},         {ev::kRunEnd, on_run_end},
-      {ev::kFetch, on_fetch},
+      {ev::kFetch, on_fetch},            {ev::kSignature, on_signature},
   };
   return m;
 }

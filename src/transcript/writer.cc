@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "transcript/events.h"
+#include "transcript/sign.h"
 #include "util/clock.h"
 #include "util/text.h"
 
@@ -128,12 +129,14 @@ void Writer::emit(const std::string& event, nlohmann::json fields) {
   std::string t = util::rfc3339_ms(std::chrono::system_clock::now());
   fields.erase("prev");  // the chain's, below
   if (event == events::kRunEnd) fields.erase("host_digests");
+  if (event == events::kSignature) fields.erase("head");
   std::lock_guard<std::mutex> lock(mu_);
   if (!failure_.empty()) return;  // nothing after a failed write: the file ends where it broke
   if (!secrets_.empty()) mask_tree_unlocked(fields);
   // The chain's fields are hex digests and host names as written (masked
   // above): added after the mask, so the chain hashes the bytes in the file.
   if (event == events::kRunEnd && !chain_.host_digests().empty()) fields["host_digests"] = chain_.host_digests();
+  if (event == events::kSignature) fields["head"] = chain_.head();  // what was signed: run_end's digest
   std::string rest = dump(fields);  // "{}" or "{...}"
   std::string prev = chain_.prev_for(event);
   // The event's name is ratchet's own constant (events.h), never masked: a

@@ -18,6 +18,7 @@
 #include "transport/stdin_feed.h"
 #include "transport/transport.h"
 #include "transport/wire.h"
+#include "util/subprocess.h"
 
 namespace ratchet::transport {
 
@@ -31,21 +32,6 @@ std::string signal_name(int sig) {
   return abbrev ? abbrev : std::to_string(sig);
 }
 
-/// write(2) without dying of SIGPIPE when the reader is gone (returns -1, EPIPE).
-ssize_t write_nosigpipe(int fd, const char* data, size_t n) {
-  sigset_t pipe_set, old;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-  ssize_t w = ::write(fd, data, n);
-  if (w < 0 && errno == EPIPE) {
-    timespec zero{};
-    sigtimedwait(&pipe_set, nullptr, &zero);  // consume the pending SIGPIPE
-    errno = EPIPE;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  return w;
-}
 
 [[noreturn]] void exec_child(const std::string& command, int in, int out, int err) {
   setsid();  // like sshd: the command leads its own session and process group
@@ -143,7 +129,7 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
   for (size_t at = 0; at < wire.line.size() && Clock::now() < deadline;) {
     pollfd w{fds[0], POLLOUT, 0};
     poll(&w, 1, 100);
-    ssize_t n = write_nosigpipe(fds[0], wire.line.data() + at, wire.line.size() - at);
+    ssize_t n = util::write_nosigpipe(fds[0], wire.line.data() + at, wire.line.size() - at);
     if (n > 0) at += size_t(n);
     else if (n < 0 && errno != EAGAIN && errno != EINTR) break;  // it ended before reading it
   }
@@ -213,7 +199,7 @@ ExecResult LocalTransport::exec(const ExecRequest& given) {
           close_fd(0);
           continue;
         }
-        ssize_t w = write_nosigpipe(fds[0], pending.data(), std::min<size_t>(pending.size(), 65536));
+        ssize_t w = util::write_nosigpipe(fds[0], pending.data(), std::min<size_t>(pending.size(), 65536));
         if (w > 0) input.consume(size_t(w));
         if (w < 0 && errno != EAGAIN) close_fd(0);
         continue;

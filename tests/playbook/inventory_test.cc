@@ -211,3 +211,24 @@ TEST_CASE("an inventory with no hosts says so, naming the file", "[playbook]") {
   CHECK(resolve_targets(inv, {"all"}, {}, &err).empty());
   CHECK(err == "inventory empty.toml defines no hosts: add a [hosts.NAME] table with its address");
 }
+
+TEST_CASE("an inventory's [defaults] sign is read and a wrong key or type there is named", "[playbook]") {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("ratchet-inv-sign-" + std::to_string(getpid()) + ".toml"))
+                         .string();
+  std::ofstream(path) << "[defaults]\nsign = true\n[hosts.a]\naddress = \"10.0.0.1\"\n";
+  std::vector<LoadError> errors;
+  auto inv = load_inventory(path, &errors);
+  std::filesystem::remove(path);
+  REQUIRE(inv);
+  CHECK(inv->sign);
+  CHECK_FALSE(lab().sign);
+  CHECK(errors_of("[defaults]\nsing = true\n[hosts.a]\n") ==
+        "inv.toml:2:1: error: unknown key `sing` in the inventory's [defaults] (did you mean `sign`?)\n"
+        "    sing = true\n"
+        "    ^\n");
+  CHECK(errors_of("[defaults]\nsign = \"yes\"\n[hosts.a]\n") ==
+        "inv.toml:2:8: error: `sign` must be a boolean, not a string (write sign = true or sign = false)\n"
+        "    sign = \"yes\"\n"
+        "           ^\n");
+}

@@ -35,7 +35,8 @@ json then_of(const json& table, const std::string& kind) {
 std::set<std::string> every_key() {
   std::set<std::string> out;
   for (const auto* t : {&top_fields(), &defaults_fields(), &common_step_fields(), &rung_fields(),
-                        &inventory_fields(), &host_fields(), &include_entry_fields(), &piece_fields()})
+                        &inventory_fields(), &inventory_defaults_fields(), &host_fields(), &include_entry_fields(),
+                        &piece_fields()})
     for (const auto& f : *t) out.insert(f.name);
   for (const auto& k : step_kinds())
     for (const auto& f : k.fields) out.insert(f.name);

@@ -8,6 +8,7 @@
 #include "support/files.h"
 #include "support/local_proc.h"
 #include "transcript/chain.h"
+#include "transcript/sign.h"
 #include "transcript/writer.h"
 #include "util/hash.h"
 
@@ -275,4 +276,58 @@ TEST_CASE("chain: a transcript written before the chain says it has no prev", "[
   CHECK(verify_chain("{\"t\":1}\n").problem == "line 1: no event name");
   CHECK(verify_chain(R"({"event":"run_start","prev":"x"})" "\n").problem ==
         "line 1: run_start carries prev (a chain begins at run_start)");
+}
+
+TEST_CASE("chain: a signature event after run_end chains to it names its head and leaves the run's head alone",
+          "[transcript]") {
+  const std::string path = ratchet::testing::temp_dir("ratchet-chain") + "/t.jsonl";
+  std::string head;
+  {
+    Writer w(path);
+    write_run(w, "R1");
+    head = w.head();
+    w.emit(events::kSignature, {{"head", head}, {"namespace", "ratchet-transcript"}, {"file", path + ".sig"},
+                                {"key", "ED25519 SHA256:abc"}});
+    CHECK(w.head() == head);  // the run's final head is still run_end's
+    write_run(w, "R2");
+  }
+  auto lines = lines_of(read_file(path));
+  REQUIRE(lines.size() == 29);
+  auto sig = json::parse(lines[14]);
+  CHECK(sig["event"] == "signature");
+  CHECK(sig["prev"] == head);
+  CHECK(sig["head"] == head);
+  auto c = verify_chain(read_file(path));
+  CHECK(c.problem == "");
+  REQUIRE(c.runs.size() == 2);
+  CHECK(c.runs[0].head == head);
+  auto s0 = signature_of(read_file(path), c.runs[0]);
+  CHECK(s0.line == 15);
+  CHECK(s0.key == "ED25519 SHA256:abc");
+  CHECK(s0.error == "");
+  CHECK(signature_of(read_file(path), c.runs[1]).line == 0);
+  CHECK(c.runs[1].first_line == 16);
+
+  SECTION("a signature naming another head is refused") {
+    auto j = json::parse(lines[14]);
+    j["head"] = std::string(64, '0');
+    lines[14] = j.dump() + "\n";
+    CHECK(verify_chain(joined(lines)).problem ==
+          "line 15: signature names head " + std::string(64, '0') + ", not the final head of line 14");
+  }
+  SECTION("a signature whose prev is not run_end's digest is refused") {
+    auto j = json::parse(lines[14]);
+    j["prev"] = std::string(64, '1');
+    lines[14] = j.dump() + "\n";
+    CHECK(verify_chain(joined(lines)).problem == "line 15: prev does not match line 14");
+  }
+  SECTION("a line after the signature that begins no run is named") {
+    lines.insert(lines.begin() + 15, lines[14]);
+    CHECK(verify_chain(joined(lines)).problem ==
+          "line 16: signature after the signature of line 15 (a run begins with run_start)");
+  }
+  SECTION("a signature inside a run, before its run_end, is a line of the run whose prev must fit") {
+    std::swap(lines[13], lines[14]);
+    CHECK(verify_chain(joined(lines)).problem == "line 14: prev does not match line 13");
+  }
 }

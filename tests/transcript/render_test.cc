@@ -10,6 +10,7 @@
 
 #include "transcript/events.h"
 #include "transcript/render.h"
+#include "transcript/sign.h"
 
 using namespace ratchet::transcript;
 
@@ -183,6 +184,8 @@ TEST_CASE("show renders a sample event of every kind of the table, each in a lin
       {events::kHostEnd, "  host S: 1 S\n"},
       {events::kAudit, "  audit line appended to S (digest S)\n"},
       {events::kRunEnd, "run S (exit 1) at T\n"},
+      {events::kSignature, "signed: final head S by key S (S; not checked here: show --verify --allowed-signers "
+                           "FILE)\n"},
   };
   for (const auto& kind : events::all()) {
     INFO(kind.name);
