@@ -995,3 +995,22 @@ TEST_CASE("tracer: a process in tracing stop whose TracerPid reads 0 is traced f
   // Seen from here, the tracer is named.
   CHECK(lib("ratchet_tracer " + outer).out == "traced\t" + outer + "\t" + std::to_string(tracer.pid()) + "\ttracer\n");
 }
+
+TEST_CASE("the host library as built has no comment line and stays under 100000 bytes, well inside one argument's cap",
+          "[steps][library]") {
+  // Under become the library travels in one argument of sudo's sh -c, and Linux
+  // refuses an argument of 131072 bytes or more (MAX_ARG_STRLEN).
+  const std::string& lib_text = steps::host_library();
+  CHECK(lib_text.size() < 100000);
+  CHECK(lib_text.find("ratchet_no_holders()") != std::string::npos);
+  size_t comments = 0;
+  for (size_t at = 0; at < lib_text.size();) {
+    size_t nl = lib_text.find('\n', at);
+    std::string line = lib_text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    size_t first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line[first] == '#') ++comments;
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  CHECK(comments == 0);
+}
