@@ -26,14 +26,15 @@ using namespace ratchet::testing;
 
 namespace {
 
-// A UID no other test's user is likely to have: the chroot's /proc is this
-// machine's, and a process of another test's user with the same UID would be
-// `alpine` to the scan (and, not dumpable, unreadable).
-constexpr int kUid = 42727;
 const char* const kChroot =
     "/run/ratchet-r27";  // in the sshd's namespace, where /run is its own overlay
 
 struct BusyBoxHost {
+  /// A UID no other test's user has, one per test case: the chroot's /proc is this
+  /// machine's, and a process of another test's user (or of another case's SSH
+  /// session, ctest runs them side by side) with the same UID would be `alpine`
+  /// to the scan (and, not dumpable, unreadable: a warning in the step's reason).
+  const int uid;
   std::string dir = temp_dir("ratchet-r27");
   std::string root = dir + "/root";  // the chroot tree, bind-mounted at kChroot for the sshd
   SshdHost sshd{
@@ -41,7 +42,7 @@ struct BusyBoxHost {
           "SSHD_HOST_ETC_OVERLAY=1 EXTRA_SSHD_CONFIG='Match User alpine\\n  ChrootDirectory ") +
       kChroot + "'"};
 
-  BusyBoxHost() {
+  explicit BusyBoxHost(int uid_) : uid(uid_) {
     chmod(dir.c_str(), 0755);
     for (const char* d :
          {"bin", "sbin", "usr/bin", "usr/sbin", "dev", "proc", "tmp", "etc", "home/alpine", "w"})
@@ -50,10 +51,10 @@ struct BusyBoxHost {
     chmod((root + "/tmp").c_str(), 01777);
     write_file(root + "/dev/null", "");  // a mount point: /dev/null is bound over it
     write_file(root + "/etc/passwd",
-               "root:x:0:0:root:/root:/bin/sh\nalpine:x:" + std::to_string(kUid) + ":" +
-                   std::to_string(kUid) + ":alpine:/home/alpine:/bin/sh\n");
-    write_file(root + "/etc/group", "root:x:0:\nalpine:x:" + std::to_string(kUid) + ":\n");
-    const std::string ids = std::to_string(kUid) + ":" + std::to_string(kUid);
+               "root:x:0:0:root:/root:/bin/sh\nalpine:x:" + std::to_string(uid) + ":" +
+                   std::to_string(uid) + ":alpine:/home/alpine:/bin/sh\n");
+    write_file(root + "/etc/group", "root:x:0:\nalpine:x:" + std::to_string(uid) + ":\n");
+    const std::string ids = std::to_string(uid) + ":" + std::to_string(uid);
     ShellResult t = run_sh("cp /bin/busybox '" + root + "/bin/busybox' && chroot '" + root +
                            "' /bin/busybox --install -s && chown " + ids + " '" + root +
                            "/home/alpine' '" + root + "/w'");
@@ -62,7 +63,7 @@ struct BusyBoxHost {
     // The user (in the sshd's /etc overlay), the tree at kChroot, /proc and /dev/null in it.
     ShellResult m =
         run_sh("nsenter -t " + std::to_string(sshd.pid()) + " -m sh -ec 'useradd -u " +
-               std::to_string(kUid) + " -M -p \"*\" -s /bin/sh -d /home/alpine alpine; mkdir -p " +
+               std::to_string(uid) + " -M -p \"*\" -s /bin/sh -d /home/alpine alpine; mkdir -p " +
                kChroot + "; mount --bind " + root + " " + kChroot + "; mount --bind /proc " +
                kChroot + "/proc; mount --bind /dev/null " + kChroot + "/dev/null'");
     INFO(m.out << m.err);
@@ -105,7 +106,7 @@ TEST_CASE(
     "as on a "
     "plain host over both transports and service says it cannot check",
     "[ssh][e2e]") {
-  BusyBoxHost host;
+  BusyBoxHost host{42727};
   // What the login finds there: BusyBox's ash, a find that cannot -printf, none of the others.
   ShellResult probe = host.as_alpine(
       "id -u; readlink /bin/sh; readlink /proc/$$/exe; find /proc/self/fd -maxdepth 0 -printf \"\" "
@@ -113,20 +114,20 @@ TEST_CASE(
       "echo printf=$?; for t in openssl pgrep systemctl sudo getent bash; do command -v $t; done; "
       "echo end");
   INFO(probe.out << probe.err);
-  CHECK(probe.out == std::to_string(kUid) + "\n/bin/busybox\n/bin/busybox\nprintf=1\nend\n");
+  CHECK(probe.out == std::to_string(host.uid) + "\n/bin/busybox\n/bin/busybox\nprintf=1\nend\n");
 
   for (const std::string transport : {"session", "channel"}) {
     INFO("over " << transport);
     const std::string h = "/w/" + transport;  // as the host sees it
     const std::string here = host.root + h;   // the same directory from this machine
     std::filesystem::create_directories(here);
-    chown(here.c_str(), kUid, kUid);
+    chown(here.c_str(), host.uid, host.uid);
     EveryKind k{h, host.dir + "/" + transport, "alpine"};
     write_file(here + "/held", "");
     // The holder runs in the chroot as alpine, as any process of that host would.
     OwnedProcess holder("exec nsenter -t " + std::to_string(host.sshd.pid()) +
-                        " -m chroot --userspec=" + std::to_string(kUid) + ":" +
-                        std::to_string(kUid) + " " + kChroot + " /bin/sh -c 'exec sleep 1027 3<" +
+                        " -m chroot --userspec=" + std::to_string(host.uid) + ":" +
+                        std::to_string(host.uid) + " " + kChroot + " /bin/sh -c 'exec sleep 1027 3<" +
                         k.held() + "'");
     REQUIRE(eventually([&] {
       return std::filesystem::exists("/proc/" + std::to_string(holder.pid()) + "/fd/3");
@@ -145,7 +146,7 @@ TEST_CASE(
     struct stat st {};
     REQUIRE(stat((here + "/write.txt").c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0640);
-    CHECK(st.st_uid == static_cast<uid_t>(kUid));
+    CHECK(st.st_uid == static_cast<uid_t>(host.uid));
     CHECK(read_file(here + "/tree/bin/tool.sh") == "#!/bin/sh\necho tool\n");
     CHECK(read_file(here + "/tree/a.conf") == "conf\n");
     CHECK(read_file(host.dir + "/" + transport + "/box" + h + "/run.out") == "ran\n");  // fetched
@@ -177,17 +178,17 @@ TEST_CASE(
     "procps and "
     "say which tool is missing",
     "[ssh][e2e]") {
-  BusyBoxHost host;
+  BusyBoxHost host{42728};
   const auto in_chroot = [&](const std::string& script) {
     return "exec nsenter -t " + std::to_string(host.sshd.pid()) +
-           " -m chroot --userspec=" + std::to_string(kUid) + ":" + std::to_string(kUid) + " " +
+           " -m chroot --userspec=" + std::to_string(host.uid) + ":" + std::to_string(host.uid) + " " +
            kChroot + " /bin/sh -c '" + script + "'";
   };
   for (const std::string transport : {"session", "channel"}) {
     INFO("over " << transport);
     const std::string h = "/w/" + transport, here = host.root + h;
     std::filesystem::create_directories(here);
-    chown(here.c_str(), kUid, kUid);
+    chown(here.c_str(), host.uid, host.uid);
     // Stand-ins in the chroot as alpine: one to kill by pattern (no pgrep there), one by PID file.
     const std::string sleep_a = transport == "session" ? "1127" : "1137",
                       sleep_b = transport == "session" ? "1128" : "1138";
